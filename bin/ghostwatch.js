@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+// Ink colours through chalk, which ignores NO_COLOR (no-color.org) but honours FORCE_COLOR=0.
+// Translate before chalk is first imported; --no-color gets the same treatment.
+if ((process.env.NO_COLOR ?? '') !== '' || process.argv.includes('--no-color')) {
+  process.env.FORCE_COLOR = '0';
+}
+try {
+  await import('../dist/src/cli/main.js');
+} catch (error) {
+  if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/src/cli/main.js')) {
+    console.error('ghostwatch: not built yet; run `npm run build` in the ghostwatch folder');
+    process.exit(2);
+  }
+  throw error;
+}

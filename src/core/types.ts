@@ -1,0 +1,255 @@
+// The domain vocabulary of ghostwatch. Pure data: no I/O, no clock, no Node APIs.
+// All times are Unix epoch milliseconds on the LOCAL clock unless a field says otherwise.
+
+/** Verdicts for session entries (design.md, "Verdicts"). */
+export const SESSION_VERDICTS = [
+  'live',
+  'ghost',
+  'zombie',
+  'reused',
+  'superseded',
+  'pending',
+  'offline',
+  'remote',
+  'unverified',
+] as const;
+export type SessionVerdict = (typeof SESSION_VERDICTS)[number];
+
+/** Verdicts for claims / locks. */
+export const CLAIM_VERDICTS = ['held', 'stale-claim'] as const;
+export type ClaimVerdict = (typeof CLAIM_VERDICTS)[number];
+
+export type Verdict = SessionVerdict | ClaimVerdict;
+export const VERDICTS: readonly Verdict[] = [...SESSION_VERDICTS, ...CLAIM_VERDICTS];
+
+/**
+ * A session as a registry reports it, normalized by its source adapter.
+ * `pid` and `port` stay as the registry sent them: core decides whether they are usable,
+ * so a hostile or broken registry can never make us signal pid 0, -1 or 1.
+ * Registry timestamps are on the REGISTRY's clock (converted to ms by the adapter);
+ * `Policy.registryClockOffsetMs` says how far that clock is from ours.
+ */
+export interface SessionEntry {
+  readonly source: string;
+  readonly id: string;
+  /** Host the session runs on, as the registry reports it. */
+  readonly machine?: string | undefined;
+  readonly cwd?: string | undefined;
+  readonly port?: unknown;
+  readonly pid?: unknown;
+  /** The registry says this session is offline (it will sweep it later). */
+  readonly offline?: boolean | undefined;
+  /** Registry status text, for display only (e.g. "active", "offline", "stopped"). */
+  readonly status?: string | undefined;
+  /** Registry clock. */
+  readonly lastSeen?: number | undefined;
+  /** Registry clock. */
+  readonly offlineSince?: number | undefined;
+  /** Registry clock. */
+  readonly registeredAt?: number | undefined;
+  /** Process start time as the registering client read it: the AGENT's clock (same host, so ours when local). */
+  readonly pidStartedAt?: number | undefined;
+  /** Local clock: when ghostwatch first observed this entry with its current pid. Set by the engine. */
+  readonly firstObservedAt?: number | undefined;
+  /** Order in which ghostwatch saw entries join (higher = later); entries of one snapshot share a value. */
+  readonly joinSeq?: number | undefined;
+  /** The entry exactly as the registry sent it, for the detail view, JSON and the audit log. */
+  readonly raw?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** A claim / lock on a resource, held by a session. */
+export interface ClaimEntry {
+  readonly source: string;
+  readonly resource: string;
+  /** The id of the holding session, when the registry names one. */
+  readonly holder?: string | undefined;
+  readonly pid?: unknown;
+  /** Host of the claim's pid, when the source knows it (local-only sources set this host). */
+  readonly machine?: string | undefined;
+  /** Registry clock. */
+  readonly acquiredAt?: number | undefined;
+  /** Free text: who set a manual lock, why. Display only. */
+  readonly note?: string | undefined;
+  readonly raw?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** What the registries say, merged across sources. */
+export interface RegistryView {
+  readonly sessions: readonly SessionEntry[];
+  readonly claims: readonly ClaimEntry[];
+}
+
+/** Outcome of kill(pid, 0): ok and EPERM both mean the process exists. */
+export type KillResult = 'ok' | 'ESRCH' | 'EPERM' | 'error';
+
+/** What the OS said about one pid at one moment. */
+export interface PidFacts {
+  readonly pid: number;
+  readonly kill: KillResult;
+  /** errno text or message when kill === 'error' or a read failed. */
+  readonly error?: string | undefined;
+  /** Process state letter (Linux /proc stat field 3, macOS ps stat first letter): R S D Z T ... */
+  readonly state?: string | undefined;
+  /** Process start time, local clock, epoch ms. */
+  readonly startedAt?: number | undefined;
+  /** Local clock: when these facts were read. */
+  readonly checkedAt: number;
+  /** From the process table scan, for "who is this pid" evidence. */
+  readonly process?: ProcessInfo | undefined;
+}
+
+/** One row of the process table scan. */
+export interface ProcessInfo {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly name: string;
+  readonly cmd: string;
+  /** Local clock, epoch ms. */
+  readonly startedAt?: number | undefined;
+}
+
+export type PortResult = 'open' | 'refused' | 'timeout' | 'error';
+
+export interface PortFacts {
+  readonly port: number;
+  readonly result: PortResult;
+  readonly detail?: string | undefined;
+  readonly checkedAt: number;
+}
+
+/** The operating system's ground truth, as last probed. */
+export interface OsFacts {
+  readonly pids: ReadonlyMap<number, PidFacts>;
+  readonly ports: ReadonlyMap<number, PortFacts>;
+}
+
+export interface Policy {
+  /** This host's name (os.hostname()). */
+  readonly hostName: string;
+  /** Other names this host answers to (--host-alias). */
+  readonly hostAliases: readonly string[];
+  /** A `pending-*` entry older than this is a straggler. Default 120 s. */
+  readonly pendingTtlMs: number;
+  /** Slack when comparing a process start time with a registration time (clock resolution, rounding). */
+  readonly startToleranceMs: number;
+  /** Per source: registry clock minus local clock, in ms (0 when unknown). */
+  readonly registryClockOffsetMs?: Readonly<Record<string, number>> | undefined;
+}
+
+export const DEFAULT_PENDING_TTL_MS = 120_000;
+export const DEFAULT_START_TOLERANCE_MS = 2_000;
+
+export function defaultPolicy(hostName: string, overrides: Partial<Policy> = {}): Policy {
+  return {
+    hostName,
+    hostAliases: [],
+    pendingTtlMs: DEFAULT_PENDING_TTL_MS,
+    startToleranceMs: DEFAULT_START_TOLERANCE_MS,
+    ...overrides,
+  };
+}
+
+/** Which time a start-time comparison was made against. */
+export type StartReference = 'pid_started_at' | 'registered_at' | 'first_observed';
+
+/** Everything a verdict was decided on. JSON-safe: shown in the detail view, `check --json` and the audit log. */
+export interface Evidence {
+  readonly host: {
+    readonly machine: string | null;
+    readonly local: boolean;
+    readonly matchedAs?: 'exact' | 'short-name' | 'alias' | undefined;
+  };
+  readonly pid?:
+    | {
+        readonly value: number | null;
+        readonly raw: unknown;
+        /** Why the registry's pid cannot be used, when it cannot. */
+        readonly unusable?: string | undefined;
+      }
+    | undefined;
+  /** kill(pid, 0) result. */
+  readonly kill?: KillResult | undefined;
+  readonly killError?: string | undefined;
+  readonly state?: string | undefined;
+  readonly start?:
+    | {
+        readonly processStartedAt: number;
+        readonly reference: StartReference;
+        /** The reference time, converted to the local clock. */
+        readonly referenceAt: number;
+        /** processStartedAt - referenceAt. Positive: the process started after the reference. */
+        readonly deltaMs: number;
+        readonly toleranceMs: number;
+      }
+    | undefined;
+  readonly port?: { readonly port: number; readonly result: PortResult | 'not-probed'; readonly detail?: string | undefined } | undefined;
+  readonly pending?:
+    | {
+        readonly ageMs: number;
+        readonly from: 'registered_at' | 'first_observed' | 'last_seen' | 'unknown';
+        readonly ttlMs: number;
+      }
+    | undefined;
+  /** Other entries of the same source claiming the same live pid. */
+  readonly siblings?: readonly string[] | undefined;
+  readonly newestBy?: 'registered_at' | 'join_order' | 'last_seen' | undefined;
+  readonly registry?: { readonly status?: string | undefined; readonly offlineSince?: number | undefined } | undefined;
+  /** For an offline entry on this host: what the local check alone would have said. */
+  readonly underlying?: SessionVerdict | undefined;
+  /** Who this pid is now, from the process table scan. */
+  readonly process?: ProcessInfo | undefined;
+  /** Claims: the holder's own verdict, or why the holder is missing. */
+  readonly holder?:
+    | { readonly id: string | null; readonly present: boolean; readonly verdict?: Verdict | undefined; readonly underlying?: SessionVerdict | undefined }
+    | undefined;
+  /** Local clock: when the OS facts used were read. */
+  readonly checkedAt?: number | undefined;
+}
+
+export interface SessionFinding {
+  readonly kind: 'session';
+  readonly source: string;
+  readonly id: string;
+  readonly verdict: SessionVerdict;
+  readonly problem: boolean;
+  /** Evictable without force. Every finding can be evicted with force. */
+  readonly evictable: boolean;
+  /** One line, plain words. */
+  readonly reason: string;
+  /** Extra qualifier, e.g. "resolving" for a young pending entry. */
+  readonly note?: string | undefined;
+  readonly evidence: Evidence;
+  readonly entry: SessionEntry;
+}
+
+export interface ClaimFinding {
+  readonly kind: 'claim';
+  readonly source: string;
+  /** The claimed resource. */
+  readonly id: string;
+  readonly holder: string | null;
+  readonly verdict: ClaimVerdict;
+  readonly problem: boolean;
+  readonly evictable: boolean;
+  readonly reason: string;
+  readonly note?: string | undefined;
+  readonly evidence: Evidence;
+  readonly entry: ClaimEntry;
+}
+
+export type Finding = SessionFinding | ClaimFinding;
+
+/** design.md's table: which verdicts are problems, which are evictable without force. */
+export const VERDICT_TRAITS: Readonly<Record<Verdict, { readonly problem: boolean; readonly evictable: boolean }>> = {
+  live: { problem: false, evictable: false },
+  ghost: { problem: true, evictable: true },
+  zombie: { problem: true, evictable: true },
+  reused: { problem: true, evictable: true },
+  superseded: { problem: true, evictable: true },
+  pending: { problem: true, evictable: true },
+  offline: { problem: false, evictable: true },
+  remote: { problem: false, evictable: false },
+  unverified: { problem: false, evictable: false },
+  held: { problem: false, evictable: false },
+  'stale-claim': { problem: true, evictable: true },
+};

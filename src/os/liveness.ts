@@ -1,0 +1,215 @@
+// Liveness probing: kill(pid, 0) for every usable pid, plus (full mode) state and start time
+// from /proc on Linux or one `ps` spawn per batch on macOS.
+import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import type { KillResult, PidFacts } from '../core/types.js';
+import { isUsablePid } from '../core/pid.js';
+
+export interface ProbeOptions {
+  /** Also read state and start time (costs a /proc read per live pid, or one ps spawn on macOS). */
+  readonly full?: boolean;
+  readonly signal?: AbortSignal;
+  readonly now?: () => number;
+}
+
+/** Pids handled between two yields to the event loop. */
+const CHUNK = 128;
+/** Pids per macOS ps spawn (keeps the comma list far below ARG_MAX). */
+const PS_BATCH = 1000;
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+export function errorCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+export function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message.split('\n')[0] ?? String(err);
+  return String(err);
+}
+
+/** Map what kill(pid, 0) threw onto a KillResult. EPERM means alive but someone else's. */
+export function killResultFromError(err: unknown): { kill: KillResult; error?: string } {
+  const code = errorCode(err);
+  if (code === 'ESRCH') return { kill: 'ESRCH' };
+  if (code === 'EPERM') return { kill: 'EPERM' };
+  return { kill: 'error', error: code ?? errorText(err) };
+}
+
+export function killZero(pid: number): { kill: KillResult; error?: string } {
+  try {
+    process.kill(pid, 0);
+    return { kill: 'ok' };
+  } catch (err) {
+    return killResultFromError(err);
+  }
+}
+
+/** Parse /proc/<pid>/stat. comm may contain spaces and ')' so fields are split after the LAST ')'. */
+export function parseProcStat(
+  text: string,
+): { state: string; startTicks: number; ppid: number; comm: string } | undefined {
+  const open = text.indexOf('(');
+  const close = text.lastIndexOf(')');
+  if (open < 0 || close < open) return undefined;
+  const comm = text.slice(open + 1, close);
+  // rest[0] is field 3 (state); field N is rest[N - 3].
+  const rest = text.slice(close + 1).trim().split(/\s+/);
+  const state = rest[0];
+  const ppid = Number(rest[1]);
+  const startTicks = Number(rest[19]);
+  if (!state || !Number.isInteger(ppid) || !Number.isFinite(startTicks)) return undefined;
+  return { state, startTicks, ppid, comm };
+}
+
+export function ticksToEpochMs(ticks: number, btimeSec: number, clkTck: number): number {
+  return btimeSec * 1000 + Math.round((ticks * 1000) / clkTck);
+}
+
+let clockCache: { btimeSec: number; clkTck: number } | null | undefined;
+
+/** Boot time and CLK_TCK, read once: both are fixed for the life of the machine. */
+export function linuxClock(): { btimeSec: number; clkTck: number } | undefined {
+  if (clockCache !== undefined) return clockCache ?? undefined;
+  try {
+    const m = /^btime\s+(\d+)/m.exec(readFileSync('/proc/stat', 'utf8'));
+    if (!m?.[1]) throw new Error('no btime in /proc/stat');
+    let clkTck = 100;
+    try {
+      const out = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+      if (Number.isInteger(out) && out > 0) clkTck = out;
+    } catch {
+      // getconf missing (minimal images): 100 is the value on every mainstream Linux arch.
+    }
+    clockCache = { btimeSec: Number(m[1]), clkTck };
+  } catch {
+    clockCache = null;
+  }
+  return clockCache ?? undefined;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const DARWIN_LINE = /^\s*(\d+)\s+(\S+)\s+\w{3}\s+(\w{3})\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\s+(\d{4})\s*$/;
+
+/** Parse `LC_ALL=C ps -o pid=,stat=,lstart=` output. lstart is local time, 1 s resolution. */
+export function parseDarwinPs(output: string): Map<number, { state: string; startedAt: number }> {
+  const result = new Map<number, { state: string; startedAt: number }>();
+  for (const line of output.split('\n')) {
+    const m = DARWIN_LINE.exec(line);
+    if (!m) continue;
+    const [, pid, stat, mon, day, hh, mm, ss, year] = m;
+    const month = MONTHS.indexOf(mon ?? '');
+    if (month < 0) continue;
+    const startedAt = new Date(Number(year), month, Number(day), Number(hh), Number(mm), Number(ss)).getTime();
+    if (Number.isNaN(startedAt)) continue;
+    result.set(Number(pid), { state: (stat ?? '').charAt(0), startedAt });
+  }
+  return result;
+}
+
+export function abortError(signal: AbortSignal | undefined): Error {
+  const reason: unknown = signal?.reason;
+  if (reason instanceof Error) return reason;
+  const err = new Error('The operation was aborted');
+  err.name = 'AbortError';
+  return err;
+}
+
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw abortError(signal);
+}
+
+export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function readLinuxDetails(facts: Mutable<PidFacts>): void {
+  const clock = linuxClock();
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${facts.pid}/stat`, 'utf8');
+  } catch (err) {
+    const code = errorCode(err);
+    // The process died (and was reaped) between kill and read.
+    if (code === 'ENOENT' || code === 'ESRCH') facts.kill = 'ESRCH';
+    else facts.error = `reading /proc/${facts.pid}/stat: ${code ?? errorText(err)}`;
+    return;
+  }
+  const parsed = parseProcStat(text);
+  if (!parsed) {
+    facts.error = `unparseable /proc/${facts.pid}/stat`;
+    return;
+  }
+  facts.state = parsed.state;
+  if (clock) facts.startedAt = ticksToEpochMs(parsed.startTicks, clock.btimeSec, clock.clkTck);
+}
+
+function runPs(pids: readonly number[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'ps',
+      ['-o', 'pid=,stat=,lstart=', '-p', pids.join(',')],
+      { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' }, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout) => {
+        // ps exits 1 when some pid vanished meanwhile; its stdout still lists the others.
+        if (err && !(typeof (err as { code?: unknown }).code === 'number' && stdout)) reject(err);
+        else resolve(stdout);
+      },
+    );
+  });
+}
+
+async function readDarwinDetails(alive: Mutable<PidFacts>[], signal: AbortSignal | undefined): Promise<void> {
+  for (let i = 0; i < alive.length; i += PS_BATCH) {
+    throwIfAborted(signal);
+    const batch = alive.slice(i, i + PS_BATCH);
+    let parsed: Map<number, { state: string; startedAt: number }>;
+    try {
+      parsed = parseDarwinPs(await runPs(batch.map((f) => f.pid)));
+    } catch (err) {
+      const why = errorCode(err) ?? errorText(err);
+      for (const f of batch) f.error = `ps failed (${why}); state and start time unknown`;
+      continue;
+    }
+    for (const f of batch) {
+      const row = parsed.get(f.pid);
+      if (row) {
+        f.state = row.state;
+        f.startedAt = row.startedAt;
+      } else {
+        // Not listed: it probably died since kill(); ask kill again rather than guess.
+        Object.assign(f, killZero(f.pid));
+      }
+    }
+  }
+}
+
+/**
+ * kill(pid, 0) every usable pid (unusable ones are left out of the result, never signalled),
+ * in chunks with a yield between them so a big registry cannot stall the UI.
+ */
+export async function probePids(pids: readonly number[], opts: ProbeOptions = {}): Promise<Map<number, PidFacts>> {
+  const now = opts.now ?? Date.now;
+  const { signal } = opts;
+  const full = opts.full === true;
+  const platform = process.platform;
+  const usable = [...new Set(pids.filter((p) => isUsablePid(p)))];
+  const result = new Map<number, PidFacts>();
+  const darwinAlive: Mutable<PidFacts>[] = [];
+
+  for (let i = 0; i < usable.length; i += CHUNK) {
+    if (i > 0) await yieldToLoop();
+    throwIfAborted(signal);
+    for (const pid of usable.slice(i, i + CHUNK)) {
+      const facts: Mutable<PidFacts> = { pid, checkedAt: now(), ...killZero(pid) };
+      const alive = facts.kill === 'ok' || facts.kill === 'EPERM';
+      if (full && alive) {
+        if (platform === 'linux') readLinuxDetails(facts);
+        else if (platform === 'darwin') darwinAlive.push(facts);
+      }
+      result.set(pid, facts);
+    }
+  }
+  if (darwinAlive.length > 0) await readDarwinDetails(darwinAlive, signal);
+  throwIfAborted(signal);
+  return result;
+}

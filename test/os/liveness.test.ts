@@ -1,0 +1,145 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import {
+  killResultFromError,
+  parseDarwinPs,
+  parseProcStat,
+  probePids,
+  ticksToEpochMs,
+} from '../../src/os/liveness.js';
+import { childrenOf, isLinux, killAndReap, otherUsersPid, pollUntil, spawnSleep } from './helpers.js';
+
+const spawned: ChildProcess[] = [];
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await Promise.all(spawned.splice(0).map(killAndReap));
+});
+
+describe('probePids on real processes', () => {
+  it('a running child is ok, not a zombie, and its start time is the spawn time', async () => {
+    const spawnAt = Date.now();
+    const child = spawnSleep();
+    spawned.push(child);
+    const facts = (await probePids([child.pid], { full: true })).get(child.pid);
+    expect(facts?.kill).toBe('ok');
+    expect(facts?.error).toBeUndefined();
+    if (isLinux || process.platform === 'darwin') {
+      expect(facts?.state).toBeDefined();
+      expect(facts?.state).not.toBe('Z');
+      // Within 1 s, plus a little: /proc/stat's btime (and macOS lstart) has whole-second resolution.
+      expect(Math.abs((facts?.startedAt ?? 0) - spawnAt)).toBeLessThan(1100);
+    }
+    const quick = (await probePids([child.pid], { now: () => 42 })).get(child.pid);
+    expect(quick).toEqual({ pid: child.pid, kill: 'ok', checkedAt: 42 });
+  });
+
+  it('a SIGKILLed and reaped child is ESRCH, in both modes', async () => {
+    const child = spawnSleep();
+    await killAndReap(child);
+    expect((await probePids([child.pid])).get(child.pid)?.kill).toBe('ESRCH');
+    const full = (await probePids([child.pid], { full: true })).get(child.pid);
+    expect(full?.kill).toBe('ESRCH');
+    expect(full?.state).toBeUndefined();
+  });
+
+  it.runIf(isLinux)('a real zombie passes kill(pid, 0) and has state Z', async () => {
+    // The exec'd sleep inherits the backgrounded child and never reaps it.
+    const sh = spawn('sh', ['-c', 'sleep 0.1 & exec sleep 30'], { stdio: 'ignore' });
+    spawned.push(sh);
+    const shPid = sh.pid as number;
+    const zombie = await pollUntil(() => {
+      for (const pid of childrenOf(shPid)) {
+        try {
+          if (parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.state === 'Z') return pid;
+        } catch {
+          // not there yet
+        }
+      }
+      return undefined;
+    }, 3000);
+    expect(zombie, 'no zombie child appeared within 3 s').toBeDefined();
+    const facts = (await probePids([zombie as number], { full: true })).get(zombie as number);
+    expect(facts?.kill).toBe('ok');
+    expect(facts?.state).toBe('Z');
+  });
+
+  it('never signals unusable pids and leaves them out of the result', async () => {
+    const spy = vi.spyOn(process, 'kill');
+    const result = await probePids([1, 0, -1, 1.5, Number.NaN, Infinity, 2 ** 40, process.pid], { full: true });
+    expect([...result.keys()]).toEqual([process.pid]);
+    expect(spy.mock.calls.length).toBeGreaterThan(0);
+    for (const [pid] of spy.mock.calls) expect(pid).toBe(process.pid);
+  });
+
+  it('EPERM for another user\'s process means alive', async (ctx) => {
+    ctx.skip(process.getuid?.() === 0, 'running as root: root never gets EPERM from kill(pid, 0)');
+    const pid = otherUsersPid();
+    if (pid === undefined) return ctx.skip('no process owned by another user exists here');
+    const facts = (await probePids([pid], { full: true })).get(pid);
+    expect(['EPERM', 'ESRCH']).toContain(facts?.kill); // ESRCH only if it exited meanwhile
+  });
+
+  it('maps kill errors onto KillResult', () => {
+    const err = (code: string) => Object.assign(new Error(`kill ${code}`), { code });
+    expect(killResultFromError(err('ESRCH'))).toEqual({ kill: 'ESRCH' });
+    expect(killResultFromError(err('EPERM'))).toEqual({ kill: 'EPERM' });
+    expect(killResultFromError(err('EINVAL'))).toEqual({ kill: 'error', error: 'EINVAL' });
+    expect(killResultFromError(new Error('weird'))).toEqual({ kill: 'error', error: 'weird' });
+  });
+
+  it('1,000 pids finish, yield to the event loop and honour abort', async () => {
+    const pids = Array.from({ length: 1000 }, (_, i) => 2 + i);
+    let immediateRan = false;
+    setImmediate(() => (immediateRan = true));
+    const result = await probePids(pids, { full: true });
+    expect(immediateRan).toBe(true);
+    expect(result.size).toBe(1000);
+
+    const ac = new AbortController();
+    setImmediate(() => ac.abort());
+    await expect(probePids(pids, { signal: ac.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(probePids([process.pid], { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+  });
+});
+
+describe('parseProcStat', () => {
+  const tail = '1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 98765 1000 200';
+  it('splits after the LAST ")" so comm may hold spaces and parens', () => {
+    expect(parseProcStat(`1234 (a) b (c)) S ${tail}`)).toEqual({ comm: 'a) b (c)', state: 'S', ppid: 1, startTicks: 98765 });
+    expect(parseProcStat(`77 (Web Content) Z 5 ${tail.slice(2)}\n`)).toMatchObject({ comm: 'Web Content', state: 'Z', ppid: 5 });
+  });
+  it('rejects garbage', () => {
+    expect(parseProcStat('')).toBeUndefined();
+    expect(parseProcStat('1234 (x) S')).toBeUndefined();
+    expect(parseProcStat('1234 no parens at all')).toBeUndefined();
+  });
+  it('converts clock ticks to epoch ms', () => {
+    expect(ticksToEpochMs(98765, 1_700_000_000, 100)).toBe(1_700_000_000_000 + 987_650);
+    expect(ticksToEpochMs(3, 10, 1000)).toBe(10_003);
+  });
+});
+
+describe('parseDarwinPs', () => {
+  // Recorded shape of `LC_ALL=C ps -o pid=,stat=,lstart= -p ...` on macOS (pid column right-aligned).
+  const output = [
+    '    1 Ss   Mon Nov 22 02:47:13 2026',
+    '  412 S<s  Sun Nov  1 09:05:00 2026',
+    ' 8123 Z+   Tue Dec 31 23:59:59 2024',
+    '54321 R+   Wed Jan  7 00:00:01 2026',
+    'garbage line',
+    '',
+  ].join('\n');
+  it('reads pid, state letter and local start time', () => {
+    const rows = parseDarwinPs(output);
+    expect([...rows.keys()]).toEqual([1, 412, 8123, 54321]);
+    expect(rows.get(1)).toEqual({ state: 'S', startedAt: new Date(2026, 10, 22, 2, 47, 13).getTime() });
+    expect(rows.get(412)).toEqual({ state: 'S', startedAt: new Date(2026, 10, 1, 9, 5, 0).getTime() });
+    expect(rows.get(8123)?.state).toBe('Z');
+    expect(rows.get(54321)).toEqual({ state: 'R', startedAt: new Date(2026, 0, 7, 0, 0, 1).getTime() });
+  });
+  it('ignores empty output', () => {
+    expect(parseDarwinPs('').size).toBe(0);
+  });
+});
