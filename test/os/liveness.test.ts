@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import type { PidFacts } from '../../src/core/types.js';
 import {
   killResultFromError,
   parseDarwinPs,
@@ -74,11 +76,38 @@ describe('probePids on real processes', () => {
   });
 
   it('EPERM for another user\'s process means alive', async (ctx) => {
-    ctx.skip(process.getuid?.() === 0, 'running as root: root never gets EPERM from kill(pid, 0)');
-    const pid = otherUsersPid();
-    if (pid === undefined) return ctx.skip('no process owned by another user exists here');
-    const facts = (await probePids([pid], { full: true })).get(pid);
-    expect(['EPERM', 'ESRCH']).toContain(facts?.kill); // ESRCH only if it exited meanwhile
+    if (process.getuid?.() !== 0) {
+      const pid = otherUsersPid();
+      if (pid === undefined) return ctx.skip('no process owned by another user exists here');
+      const facts = (await probePids([pid], { full: true })).get(pid);
+      expect(['EPERM', 'ESRCH']).toContain(facts?.kill); // ESRCH only if it exited meanwhile
+      return;
+    }
+    // As root kill(pid, 0) never fails with EPERM: probe this (root-owned) test process from a
+    // child that runs as nobody, through the built module (CI builds before testing).
+    const built = new URL('../../dist/src/os/liveness.js', import.meta.url);
+    if (!existsSync(built)) return ctx.skip('dist/ is not built: run npm run build');
+    const script = `import { probePids } from ${JSON.stringify(built.href)};
+      const r = await probePids([${process.pid}], { full: true });
+      process.stdout.write(JSON.stringify([...r.values()]));`;
+    let out: string;
+    try {
+      out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+        uid: 65534,
+        gid: 65534,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (error) {
+      const stderr = String((error as { stderr?: unknown }).stderr ?? '');
+      // The checkout may sit in a folder only root can read: then nobody cannot load the module.
+      if (/EACCES|ERR_MODULE_NOT_FOUND|Cannot find module/.test(stderr)) return ctx.skip(`nobody cannot load dist/: ${stderr.split('\n')[0]}`);
+      throw error;
+    }
+    const [facts] = JSON.parse(out) as PidFacts[];
+    expect(facts).toMatchObject({ pid: process.pid, kill: 'EPERM' });
+    expect(facts?.state).toMatch(/^[RS]$/); // /proc/<pid>/stat is world-readable: state and start still known
+    expect(Math.abs((facts?.startedAt ?? 0) - (Date.now() - process.uptime() * 1000))).toBeLessThan(2000);
   });
 
   it('maps kill errors onto KillResult', () => {
