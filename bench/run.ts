@@ -3,10 +3,12 @@ import { hostname, cpus } from 'node:os';
 import { coreFigures } from './core-figures.js';
 import type { Figures } from './figures.js';
 import { osFigures } from './os-figures.js';
+import { sourcesFigures } from './sources-figures.js';
 
 const groups: [string, () => Promise<Figures>][] = [
   ['core', coreFigures],
   ['os', osFigures],
+  ['sources', sourcesFigures],
 ];
 
 const json = process.argv.includes('--json');

@@ -1,0 +1,502 @@
+// The hypivisor registry client: one WebSocket, a snapshot kept current by events, repaired by
+// periodic list_nodes re-syncs (the registry's event forwarder can silently fall behind), and
+// evictions through deregister / release_claim. It never sends `register`: a connection that
+// registered may only deregister itself.
+
+import WebSocket from 'ws';
+import { sanitize } from '../../core/sanitize.js';
+import type { EvictionAction } from '../../core/evict-plan.js';
+import type { ClaimEntry, SessionEntry } from '../../core/types.js';
+import {
+  emptyCounters,
+  type ConnectionStatus,
+  type EvictOutcome,
+  type InputCounters,
+  type Source,
+  type SourceSnapshot,
+  type SourceState,
+} from '../types.js';
+import { ClockOffset } from './clock-offset.js';
+import { nodeKey, parseFrame, sameIdentity, toClaimEntry, toSessionEntry, type Frame } from './wire.js';
+
+export interface HypivisorOptions {
+  readonly name?: string;
+  /** ws:// or wss:// URL of the registry, without the token. */
+  readonly url: string;
+  /** Sent only as ?token=, never logged. */
+  readonly token?: string | undefined;
+  /** PEM CA bundle for wss:// with a private CA. */
+  readonly ca?: string | Buffer | undefined;
+  readonly requestTimeoutMs?: number;
+  readonly resyncIntervalMs?: number;
+  readonly maxPayload?: number;
+  readonly backoffInitialMs?: number;
+  readonly backoffMaxMs?: number;
+  /** After HTTP 401, wait this long before trying again: no retry storm against a wrong token. */
+  readonly authRetryMs?: number;
+  readonly now?: () => number;
+  readonly random?: () => number;
+}
+
+export const DEFAULT_MAX_PAYLOAD = 16 * 1024 * 1024;
+
+interface PendingRequest {
+  resolve: (frame: Extract<Frame, { kind: 'response' }>) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+class RequestTimeout extends Error {
+  override readonly name = 'RequestTimeout';
+}
+
+export class HypivisorSource implements Source {
+  readonly name: string;
+  private readonly opts: Required<Omit<HypivisorOptions, 'token' | 'ca' | 'name'>> & Pick<HypivisorOptions, 'token' | 'ca'>;
+  private ws: WebSocket | undefined;
+  private nodes = new Map<string, SessionEntry>();
+  private claims = new Map<string, ClaimEntry>();
+  /** When each (id, pid) was first seen: survives re-syncs and reconnects, for the reuse verdict. */
+  private readonly observed = new Map<string, { pid: unknown; at: number }>();
+  private joinSeq = 0;
+  private requestSeq = 0;
+  private readonly pending = new Map<string, PendingRequest>();
+  private readonly listeners = new Set<() => void>();
+  private cached: SourceSnapshot | undefined;
+  private readonly clock = new ClockOffset();
+  private status: ConnectionStatus = 'stopped';
+  private since: number;
+  private lastError: string | undefined;
+  private lastSyncAt: number | undefined;
+  private claimsSupported: boolean | undefined;
+  private readonly counters: InputCounters = emptyCounters();
+  private repaired = 0;
+  private resyncs = 0;
+  private reconnects = 0;
+  private attempt = 0;
+  private stopped = true;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private doubtTimer: NodeJS.Timeout | undefined;
+  private resyncing: Promise<void> | undefined;
+
+  constructor(options: HypivisorOptions) {
+    this.name = options.name ?? 'hypivisor';
+    this.opts = {
+      url: options.url,
+      token: options.token,
+      ca: options.ca,
+      requestTimeoutMs: options.requestTimeoutMs ?? 5_000,
+      resyncIntervalMs: options.resyncIntervalMs ?? 10_000,
+      maxPayload: options.maxPayload ?? DEFAULT_MAX_PAYLOAD,
+      backoffInitialMs: options.backoffInitialMs ?? 250,
+      backoffMaxMs: options.backoffMaxMs ?? 5_000,
+      authRetryMs: options.authRetryMs ?? 30_000,
+      now: options.now ?? Date.now,
+      random: options.random ?? Math.random,
+    };
+    this.since = this.opts.now();
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of [this.reconnectTimer, this.resyncTimer, this.doubtTimer]) if (t) clearTimeout(t);
+    this.failPending('stopped');
+    const ws = this.ws;
+    this.ws = undefined;
+    if (ws && ws.readyState !== WebSocket.CLOSED) {
+      await new Promise<void>((resolve) => {
+        ws.once('close', () => resolve());
+        ws.terminate();
+      });
+    }
+    this.setStatus('stopped');
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  snapshot(): SourceSnapshot {
+    this.cached ??= {
+      sessions: [...this.nodes.values()],
+      claims: [...this.claims.values()],
+      state: this.state(),
+    };
+    return this.cached;
+  }
+
+  private state(): SourceState {
+    return {
+      name: this.name,
+      url: this.opts.url,
+      status: this.status,
+      since: this.since,
+      lastError: this.lastError,
+      lastSyncAt: this.lastSyncAt,
+      repaired: this.repaired,
+      resyncs: this.resyncs,
+      reconnects: this.reconnects,
+      counters: { ...this.counters },
+      claims: this.claimsSupported,
+      clockOffsetMs: this.clock.offsetMs(),
+    };
+  }
+
+  private changed(): void {
+    this.cached = undefined;
+    for (const listener of this.listeners) listener();
+  }
+
+  private setStatus(status: ConnectionStatus, error?: string): void {
+    if (error !== undefined) this.lastError = sanitize(error, 200);
+    if (status !== this.status) {
+      this.status = status;
+      this.since = this.opts.now();
+    }
+    this.changed();
+  }
+
+  // ------------------------------------------------------------ connection
+
+  private connect(): void {
+    this.setStatus('connecting');
+    const url = new URL(this.opts.url);
+    if (this.opts.token !== undefined) url.searchParams.set('token', this.opts.token);
+    const ws = new WebSocket(url, {
+      maxPayload: this.opts.maxPayload,
+      handshakeTimeout: this.opts.requestTimeoutMs,
+      ...(this.opts.ca !== undefined ? { ca: this.opts.ca } : {}),
+    });
+    this.ws = ws;
+    let refused = false;
+    ws.on('unexpected-response', (req, res) => {
+      refused = res.statusCode === 401;
+      const why = refused
+        ? 'the registry refused the token (HTTP 401); check HYPI_TOKEN or --token-file'
+        : `the registry answered HTTP ${res.statusCode} instead of a WebSocket`;
+      this.lastError = why;
+      // With this listener ws leaves the handshake to us and never emits 'close': end it here.
+      req.destroy();
+      res.destroy();
+      this.onClose(ws, 1006, refused);
+    });
+    ws.on('error', (err) => {
+      if ((err as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') this.counters.oversize++;
+      this.lastError = sanitize(describeError(err, this.opts.maxPayload), 200);
+    });
+    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
+    ws.once('close', (code) => this.onClose(ws, code, refused));
+  }
+
+  private onClose(ws: WebSocket, code: number, authRefused: boolean): void {
+    if (this.ws !== ws) return;
+    this.ws = undefined;
+    this.failPending('the connection closed');
+    if (this.resyncTimer) clearTimeout(this.resyncTimer);
+    if (this.stopped) return;
+    if (authRefused) {
+      this.setStatus('auth-refused', this.lastError);
+      this.reconnectTimer = setTimeout(() => this.reconnect(), this.opts.authRetryMs);
+      return;
+    }
+    this.setStatus('unreachable', this.lastError ?? `closed (code ${code})`);
+    const base = Math.min(this.opts.backoffMaxMs, this.opts.backoffInitialMs * 2 ** this.attempt);
+    this.attempt = Math.min(this.attempt + 1, 30);
+    const delay = base / 2 + (base / 2) * this.opts.random(); // jitter: many monitors must not reconnect in step
+    this.reconnectTimer = setTimeout(() => this.reconnect(), delay);
+  }
+
+  private reconnect(): void {
+    if (this.stopped) return;
+    this.reconnects++;
+    this.connect();
+  }
+
+  private failPending(why: string): void {
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.reject(new Error(why));
+      this.pending.delete(id);
+    }
+  }
+
+  // ------------------------------------------------------------ frames
+
+  private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
+    this.counters.frames++;
+    const text = isBinary ? undefined : rawToString(data);
+    const frame: Frame = text === undefined ? { kind: 'bad', why: 'a binary frame' } : parseFrame(text);
+    switch (frame.kind) {
+      case 'invalid-json':
+        this.counters.invalidJson++;
+        this.doubt();
+        this.changed();
+        break;
+      case 'bad':
+        this.counters.badFrames++;
+        this.doubt();
+        this.changed();
+        break;
+      case 'unknown-event':
+        this.counters.unknownEvents++;
+        this.changed();
+        break;
+      case 'response': {
+        const p = this.pending.get(frame.id);
+        if (!p) {
+          this.counters.badFrames++;
+          this.changed();
+          break;
+        }
+        this.pending.delete(frame.id);
+        clearTimeout(p.timer);
+        p.resolve(frame);
+        break;
+      }
+      case 'init':
+        this.onInit(frame.nodes, frame.claims);
+        break;
+      default:
+        this.onEvent(frame);
+    }
+  }
+
+  private onInit(nodes: readonly unknown[], claims: readonly unknown[] | undefined): void {
+    // A new connection's snapshot replaces the old view whole: nothing from before a restart survives.
+    this.nodes = this.readNodes(nodes, new Map());
+    if (claims) {
+      this.claimsSupported = true;
+      this.claims = this.readClaims(claims);
+    } else {
+      this.claims = new Map();
+    }
+    this.attempt = 0;
+    this.lastSyncAt = this.opts.now();
+    this.lastError = undefined;
+    this.setStatus('connected');
+    this.scheduleResync();
+    if (!claims) void this.resyncClaims().then(() => this.changed(), () => undefined);
+  }
+
+  private onEvent(frame: Exclude<Frame, { kind: 'init' | 'response' | 'invalid-json' | 'bad' | 'unknown-event' }>): void {
+    switch (frame.kind) {
+      case 'node_joined': {
+        const entry = this.readNode(frame.node, ++this.joinSeq);
+        if (!entry) {
+          this.counters.badEntries++;
+          this.doubt();
+          break;
+        }
+        if (entry.registeredAt !== undefined) this.clock.sample(entry.registeredAt - this.opts.now());
+        this.nodes.set(entry.id, entry);
+        break;
+      }
+      case 'node_offline': {
+        const entry = this.nodes.get(frame.id);
+        if (!entry) {
+          this.doubt(); // offline for a node we never saw: our view has drifted
+          return;
+        }
+        // The event carries no time: the registry set offline_since to its own now.
+        const offlineSince = Math.floor((this.opts.now() + this.clock.offsetMs()) / 1000);
+        const raw = { ...entry.raw, status: 'offline', offline_since: offlineSince };
+        const updated = toSessionEntry(raw, this.name, { firstObservedAt: entry.firstObservedAt, joinSeq: entry.joinSeq });
+        if (updated) this.nodes.set(frame.id, updated);
+        break;
+      }
+      case 'node_removed':
+        if (!this.nodes.delete(frame.id)) return;
+        this.observed.delete(frame.id);
+        break;
+      case 'claim_acquired': {
+        const claim = toClaimEntry(frame.claim, this.name);
+        if (!claim) {
+          this.counters.badEntries++;
+          this.doubt();
+          break;
+        }
+        this.claimsSupported = true;
+        this.claims.set(claim.resource, claim);
+        break;
+      }
+      case 'claim_released':
+        if (!this.claims.delete(frame.resource)) return;
+        break;
+    }
+    this.changed();
+  }
+
+  /** A node as an entry, stamped with when (id, pid) was first seen: a new pid under an old id starts a new clock. */
+  private readNode(node: unknown, joinSeq: number | undefined): SessionEntry | undefined {
+    const key = nodeKey(node);
+    if (!key) return undefined;
+    const seen = this.observed.get(key.id);
+    let at: number;
+    if (seen && seen.pid === key.pid) at = seen.at;
+    else {
+      at = this.opts.now();
+      this.observed.set(key.id, { pid: key.pid, at });
+    }
+    return toSessionEntry(node, this.name, { firstObservedAt: at, joinSeq });
+  }
+
+  private readNodes(nodes: readonly unknown[], previous: ReadonlyMap<string, SessionEntry>): Map<string, SessionEntry> {
+    const map = new Map<string, SessionEntry>();
+    for (const node of nodes) {
+      // Entries of one snapshot joined "at once" (seq 0) unless we saw them join before.
+      const id = nodeKey(node)?.id;
+      const parsed = this.readNode(node, id === undefined ? undefined : (previous.get(id)?.joinSeq ?? 0));
+      if (parsed) map.set(parsed.id, parsed);
+      else this.counters.badEntries++;
+    }
+    for (const id of this.observed.keys()) if (!map.has(id)) this.observed.delete(id);
+    return map;
+  }
+
+  private readClaims(claims: readonly unknown[]): Map<string, ClaimEntry> {
+    const map = new Map<string, ClaimEntry>();
+    for (const c of claims) {
+      const claim = toClaimEntry(c, this.name);
+      if (claim) map.set(claim.resource, claim);
+      else this.counters.badEntries++;
+    }
+    return map;
+  }
+
+  // ------------------------------------------------------------ requests and re-sync
+
+  private request(method: string, params?: Record<string, unknown>): Promise<Extract<Frame, { kind: 'response' }>> {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error('not connected to the registry'));
+    // The id must be a JSON string: hypivisor silently drops requests with a numeric id.
+    const id = `gw-${++this.requestSeq}`;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        this.counters.requestTimeouts++;
+        this.changed();
+        reject(new RequestTimeout(`no answer to ${method} within ${this.opts.requestTimeoutMs} ms`));
+      }, this.opts.requestTimeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      ws.send(JSON.stringify(params === undefined ? { id, method } : { id, method, params }));
+    });
+  }
+
+  /** Something looked wrong: re-sync soon, at most once per second. */
+  private doubt(): void {
+    if (this.doubtTimer || this.status !== 'connected') return;
+    this.doubtTimer = setTimeout(() => {
+      this.doubtTimer = undefined;
+      void this.resync();
+    }, 1_000);
+  }
+
+  private scheduleResync(): void {
+    if (this.resyncTimer) clearTimeout(this.resyncTimer);
+    this.resyncTimer = setTimeout(() => {
+      void this.resync().finally(() => {
+        if (!this.stopped && this.status === 'connected') this.scheduleResync();
+      });
+    }, this.opts.resyncIntervalMs);
+  }
+
+  resync(): Promise<void> {
+    this.resyncing ??= this.doResync().finally(() => (this.resyncing = undefined));
+    return this.resyncing;
+  }
+
+  private async doResync(): Promise<void> {
+    if (this.status !== 'connected') return;
+    try {
+      const nodes = await this.request('list_nodes');
+      if (!Array.isArray(nodes.result)) {
+        this.counters.badFrames++;
+        return;
+      }
+      const next = this.readNodes(nodes.result, this.nodes);
+      this.repaired += drift(this.nodes, next);
+      this.nodes = next;
+      if (this.claimsSupported !== false) await this.resyncClaims();
+      this.resyncs++;
+      this.lastSyncAt = this.opts.now();
+      this.changed();
+    } catch (error) {
+      this.lastError = sanitize((error as Error).message, 200);
+      this.changed();
+    }
+  }
+
+  private async resyncClaims(): Promise<void> {
+    const res = await this.request('list_claims');
+    if (res.error !== undefined) {
+      // A stock hypivisor has no claims: "Method not found" means "no claims", not a failure.
+      if (res.error.startsWith('Method not found')) this.claimsSupported = false;
+      return;
+    }
+    if (!Array.isArray(res.result)) {
+      this.counters.badFrames++;
+      return;
+    }
+    this.claimsSupported = true;
+    const next = this.readClaims(res.result);
+    for (const [k, c] of next) if (!this.claims.has(k) || this.claims.get(k)?.holder !== c.holder) this.repaired++;
+    for (const k of this.claims.keys()) if (!next.has(k)) this.repaired++;
+    this.claims = next;
+  }
+
+  // ------------------------------------------------------------ eviction
+
+  async evict(action: EvictionAction): Promise<EvictOutcome> {
+    const [method, params, done, gone] =
+      action.type === 'deregister'
+        ? (['deregister', { id: action.id }, 'deregistered', 'not_found'] as const)
+        : (['release_claim', { resource: action.resource }, 'released', 'not_found'] as const);
+    let res: Extract<Frame, { kind: 'response' }>;
+    try {
+      res = await this.request(method, params);
+    } catch (error) {
+      return { outcome: 'failed', error: sanitize((error as Error).message, 200) };
+    }
+    if (res.error !== undefined) return { outcome: 'refused', error: sanitize(res.error, 200) };
+    const status = (res.result as { status?: unknown } | undefined)?.status;
+    const removed = action.type === 'deregister' ? this.nodes.delete(action.id) : this.claims.delete(action.resource);
+    if (removed) this.changed();
+    if (status === done) return { outcome: 'evicted' };
+    if (status === gone) return { outcome: 'already-gone' };
+    return { outcome: 'refused', error: `unexpected answer: ${sanitize(res.result, 120)}` };
+  }
+}
+
+/** How many entries a re-sync added, removed or changed. */
+function drift(before: ReadonlyMap<string, SessionEntry>, after: ReadonlyMap<string, SessionEntry>): number {
+  let n = 0;
+  for (const [id, entry] of after) {
+    const old = before.get(id);
+    if (!old || !sameIdentity(old, entry)) n++;
+  }
+  for (const id of before.keys()) if (!after.has(id)) n++;
+  return n;
+}
+
+function rawToString(data: WebSocket.RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
+  return data.toString('utf8');
+}
+
+function describeError(err: Error, maxPayload: number): string {
+  const code = (err as { code?: string }).code;
+  if (code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {
+    return `a frame was larger than the max payload (${maxPayload} bytes); raise --max-payload`;
+  }
+  if (code === 'ECONNREFUSED') return `nothing listens at the registry address (${err.message})`;
+  return err.message;
+}

@@ -1,0 +1,127 @@
+// The hypivisor wire format (protocols.md §1, §2): frames in, entries out. Nothing here throws
+// on hostile input: every frame is classified, and what cannot be used says why.
+
+import type { ClaimEntry, SessionEntry } from '../../core/types.js';
+
+export type Frame =
+  | { readonly kind: 'init'; readonly nodes: readonly unknown[]; readonly claims?: readonly unknown[] | undefined }
+  | { readonly kind: 'node_joined'; readonly node: unknown }
+  | { readonly kind: 'node_offline'; readonly id: string }
+  | { readonly kind: 'node_removed'; readonly id: string }
+  | { readonly kind: 'claim_acquired'; readonly claim: unknown }
+  | { readonly kind: 'claim_released'; readonly resource: string }
+  | { readonly kind: 'unknown-event'; readonly event: string }
+  | { readonly kind: 'response'; readonly id: string; readonly result?: unknown; readonly error?: string | undefined }
+  | { readonly kind: 'invalid-json' }
+  | { readonly kind: 'bad'; readonly why: string };
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Classify one text frame. An object with an "event" key is an event; anything else is a response. */
+export function parseFrame(text: string): Frame {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: 'invalid-json' };
+  }
+  if (!isObject(value)) return { kind: 'bad', why: 'not a JSON object' };
+  if ('event' in value) return parseEvent(value);
+  if (typeof value.id !== 'string') return { kind: 'bad', why: 'a response without a string id' };
+  if ('error' in value) {
+    return { kind: 'response', id: value.id, error: typeof value.error === 'string' ? value.error : JSON.stringify(value.error) };
+  }
+  return { kind: 'response', id: value.id, result: value.result };
+}
+
+function parseEvent(value: Json): Frame {
+  const event = value.event;
+  if (typeof event !== 'string') return { kind: 'bad', why: 'an event name that is not a string' };
+  switch (event) {
+    case 'init':
+      if (!Array.isArray(value.nodes)) return { kind: 'bad', why: 'init without a nodes array' };
+      return { kind: 'init', nodes: value.nodes, claims: Array.isArray(value.claims) ? value.claims : undefined };
+    case 'node_joined':
+      return { kind: 'node_joined', node: value.node };
+    case 'node_offline':
+    case 'node_removed':
+      if (typeof value.id !== 'string') return { kind: 'bad', why: `${event} without a string id` };
+      return { kind: event, id: value.id };
+    case 'claim_acquired':
+      return { kind: 'claim_acquired', claim: value.claim };
+    case 'claim_released':
+      if (typeof value.resource !== 'string') return { kind: 'bad', why: 'claim_released without a string resource' };
+      return { kind: 'claim_released', resource: value.resource };
+    default:
+      return { kind: 'unknown-event', event };
+  }
+}
+
+function seconds(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value * 1000 : undefined;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The id and raw pid of a node, or undefined when it has no usable id. */
+export function nodeKey(node: unknown): { id: string; pid: unknown } | undefined {
+  if (!isObject(node) || typeof node.id !== 'string' || node.id === '') return undefined;
+  return { id: node.id, pid: node.pid };
+}
+
+/**
+ * A NodeInfo as a SessionEntry, or undefined when it has no usable id. Registry timestamps are
+ * Unix seconds on the registry's clock; entries keep them in ms, still on the registry's clock.
+ * One object literal with every field, so all entries share one hidden class.
+ */
+export function toSessionEntry(
+  node: unknown,
+  source: string,
+  observed: { firstObservedAt: number | undefined; joinSeq: number | undefined },
+): SessionEntry | undefined {
+  if (!isObject(node) || typeof node.id !== 'string' || node.id === '') return undefined;
+  const status = text(node.status);
+  const pidStartedAt = node.pid_started_at;
+  return {
+    source,
+    id: node.id,
+    machine: text(node.machine),
+    cwd: text(node.cwd),
+    port: node.port,
+    pid: node.pid,
+    offline: status === 'offline',
+    status,
+    lastSeen: seconds(node.last_seen),
+    offlineSince: seconds(node.offline_since),
+    registeredAt: seconds(node.registered_at),
+    pidStartedAt: typeof pidStartedAt === 'number' && Number.isFinite(pidStartedAt) ? pidStartedAt : undefined,
+    firstObservedAt: observed.firstObservedAt,
+    joinSeq: observed.joinSeq,
+    raw: node,
+  };
+}
+
+export function toClaimEntry(claim: unknown, source: string): ClaimEntry | undefined {
+  if (!isObject(claim) || typeof claim.resource !== 'string' || claim.resource === '') return undefined;
+  return {
+    source,
+    resource: claim.resource,
+    holder: text(claim.holder),
+    pid: claim.pid,
+    machine: undefined,
+    acquiredAt: seconds(claim.acquired_at),
+    note: undefined,
+    raw: claim,
+  };
+}
+
+/** The fields whose change means the registry's view moved (last_seen moves with every heartbeat). */
+export function sameIdentity(a: SessionEntry, b: SessionEntry): boolean {
+  return a.machine === b.machine && a.cwd === b.cwd && a.port === b.port && a.pid === b.pid && a.status === b.status;
+}
