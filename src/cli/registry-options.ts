@@ -44,11 +44,10 @@ export function resolveRegistry(flags: RegistryFlags, env: NodeJS.ProcessEnv = p
     throw new UsageError(`the registry URL must start with ws:// or wss://, got "${url.protocol}//"`);
   }
   let token = flags.tokenFile !== undefined ? readTokenFile(flags.tokenFile) : env.HYPI_TOKEN || undefined;
-  const inUrl = url.searchParams.get('token');
-  if (inUrl !== null) {
+  const inUrl = takeToken(url);
+  if (inUrl !== undefined) {
     if (fromFlag) throw new UsageError('do not put the token in --registry (argv is public): use HYPI_TOKEN or --token-file');
     token ??= inUrl;
-    url.searchParams.delete('token');
   }
   if (token !== undefined && url.protocol === 'ws:' && !isLoopback(url.hostname) && !flags.insecure) {
     throw new UsageError(
@@ -60,6 +59,25 @@ export function resolveRegistry(flags: RegistryFlags, env: NodeJS.ProcessEnv = p
     throw new UsageError('--max-payload needs a whole number of bytes, at least 1024');
   }
   return { url: url.toString(), token, ca, maxPayload: flags.maxPayload };
+}
+
+/** Remove token=... from the URL's query and return it, percent-decoded as hypivisor does ('+' stays '+'). */
+function takeToken(url: URL): string | undefined {
+  let token: string | undefined;
+  const rest = url.search
+    .slice(1)
+    .split('&')
+    .filter((pair) => {
+      if (!pair.startsWith('token=')) return pair !== '';
+      try {
+        token ??= decodeURIComponent(pair.slice('token='.length));
+      } catch {
+        token ??= pair.slice('token='.length);
+      }
+      return false;
+    });
+  url.search = rest.length > 0 ? `?${rest.join('&')}` : '';
+  return token;
 }
 
 export function isLoopback(hostname: string): boolean {

@@ -23,8 +23,8 @@ describe('resolveRegistry', () => {
     expect(() => resolveRegistry({ registry: 'ws://localhost/ws?token=x' }, {})).toThrow(/argv is public/);
   });
   it('moves a token found in $HYPIVISOR_WS out of the URL', () => {
-    const r = resolveRegistry({}, { HYPIVISOR_WS: 'ws://localhost:9/ws?token=abc' });
-    expect(r).toMatchObject({ url: 'ws://localhost:9/ws', token: 'abc' });
+    const r = resolveRegistry({}, { HYPIVISOR_WS: 'ws://localhost:9/ws?a=1&token=a%20b+c&z=2' });
+    expect(r).toMatchObject({ url: 'ws://localhost:9/ws?a=1&z=2', token: 'a b+c' });
   });
   it('refuses to send a token over ws:// to another host, unless --insecure', () => {
     expect(() => resolveRegistry({ registry: 'ws://registry.example.com/ws' }, { HYPI_TOKEN: 't' })).toThrow(

@@ -169,7 +169,10 @@ export class HypivisorSource implements Source {
   private connect(): void {
     this.setStatus('connecting');
     const url = new URL(this.opts.url);
-    if (this.opts.token !== undefined) url.searchParams.set('token', this.opts.token);
+    // Percent-encoding, not URLSearchParams' '+' for spaces: hypivisor decodes only %XX escapes.
+    if (this.opts.token !== undefined) {
+      url.search = `${url.search ? `${url.search}&` : '?'}token=${encodeURIComponent(this.opts.token)}`;
+    }
     const ws = new WebSocket(url, {
       maxPayload: this.opts.maxPayload,
       handshakeTimeout: this.opts.requestTimeoutMs,
