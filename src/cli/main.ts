@@ -1,6 +1,7 @@
 // Entry point of the built CLI: picks the command, turns usage mistakes into one line + exit 2.
 import { readFileSync } from 'node:fs';
 import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
+import { serveCommand } from './serve.js';
 
 const GLOBAL_OPTIONS: readonly OptionSpec[] = [
   { name: 'help', type: 'boolean', description: 'show this help' },
@@ -17,18 +18,31 @@ export function usage(): string {
   return [
     'ghostwatch — find and evict dead sessions in agent registries',
     '',
-    'Usage: ghostwatch [options]',
+    'Usage: ghostwatch [options] [command]',
+    '',
+    'Commands:',
+    '  serve     run the embedded registry (hypivisor protocol + claims); see `ghostwatch serve --help`',
     '',
     'Options:',
     formatOptions(GLOBAL_OPTIONS),
     '',
-    'The registry client, the live monitor and the commands arrive in the next releases;',
+    'The registry client, the live monitor and the other commands arrive in the next releases;',
     'see README.md for what is in this one.',
   ].join('\n');
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
   try {
+    // Global options are all flags, so the first bare word is the command; the rest is its own.
+    const at = argv.findIndex((arg) => !arg.startsWith('-'));
+    if (at !== -1 && argv[at] === 'serve') {
+      const globals = parseArgs(argv.slice(0, at), GLOBAL_OPTIONS).options;
+      if (globals.version) {
+        process.stdout.write(`${version()}\n`);
+        return 0;
+      }
+      return await serveCommand(globals.help ? ['--help'] : argv.slice(at + 1));
+    }
     const { options, positionals } = parseArgs(argv, GLOBAL_OPTIONS);
     if (options.version) {
       process.stdout.write(`${version()}\n`);

@@ -1,0 +1,141 @@
+// `ghostwatch serve`: the embedded registry as a long-running command. Runs until SIGINT,
+// SIGTERM or SIGHUP, then closes cleanly (clients told, state file flushed) and exits 0.
+import { readFileSync } from 'node:fs';
+import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
+import { sanitize } from '../core/sanitize.js';
+import {
+  DEFAULT_HOST,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_PAYLOAD,
+  DEFAULT_PORT,
+  DEFAULT_TTL_SECONDS,
+  startRegistryServer,
+  type RegistryServerOptions,
+} from '../server/index.js';
+
+export const SERVE_OPTIONS: readonly OptionSpec[] = [
+  { name: 'port', type: 'number', valueName: 'N', description: `port to listen on (default ${DEFAULT_PORT}; 0 = any free port)` },
+  { name: 'host', type: 'string', valueName: 'H', description: `address to bind (default ${DEFAULT_HOST})` },
+  { name: 'ttl', type: 'number', valueName: 'SECONDS', description: `offline nodes go after this; silent active ones after 3x (default ${DEFAULT_TTL_SECONDS})` },
+  { name: 'state-file', type: 'string', valueName: 'PATH', description: 'keep a JSON snapshot here and reload it on start' },
+  { name: 'token-file', type: 'string', valueName: 'PATH', description: 'require the token in this file (default: $HYPI_TOKEN; unset = no auth)' },
+  { name: 'max-payload', type: 'number', valueName: 'BYTES', description: `largest message accepted (default ${DEFAULT_MAX_PAYLOAD})` },
+  { name: 'max-connections', type: 'number', valueName: 'N', description: `concurrent clients (default ${DEFAULT_MAX_CONNECTIONS})` },
+  { name: 'quiet', type: 'boolean', description: 'no log lines (the listening line is still printed)' },
+  { name: 'help', type: 'boolean', description: 'show this help' },
+];
+
+export function serveUsage(): string {
+  return [
+    'ghostwatch serve — an embedded agent-session registry (hypivisor protocol + claims)',
+    '',
+    'Usage: ghostwatch serve [options]',
+    '',
+    'Options:',
+    formatOptions(SERVE_OPTIONS),
+    '',
+    'Agents connect to ws://HOST:PORT/ws. The token is never a flag: argv is visible to every user in ps.',
+    '',
+    'Examples:',
+    '  ghostwatch serve                                   # ws://127.0.0.1:31415/ws, no auth',
+    '  ghostwatch serve --port 0 --state-file ~/.ghostwatch/registry.json',
+    '  HYPI_TOKEN=$(cat ~/.hypi-token) ghostwatch serve --host 0.0.0.0',
+    '  ghostwatch serve --token-file ~/.hypi-token --ttl 10 --quiet',
+  ].join('\n');
+}
+
+function whole(name: string, value: unknown, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = value as number;
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} needs a whole number from ${min} to ${max}, got ${n}`);
+  return n;
+}
+
+function readToken(path: string | undefined): string | undefined {
+  if (path === undefined) return process.env.HYPI_TOKEN || undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    throw new UsageError(`cannot read --token-file ${sanitize(path)} (${typeof code === 'string' ? code : String(err)})`);
+  }
+  const token = text.trim();
+  if (token === '') throw new UsageError(`--token-file ${sanitize(path)} is empty`);
+  return token;
+}
+
+/** Server options from argv, or a UsageError. Exported for tests of the option handling. */
+export function serveOptionsFrom(argv: readonly string[]): RegistryServerOptions & { help?: boolean } {
+  const { options, positionals } = parseArgs(argv, SERVE_OPTIONS);
+  if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got "${sanitize(positionals[0])}"`);
+  if (options.help) return { help: true };
+  const ttl = options.ttl as number | undefined;
+  if (ttl !== undefined && !(ttl > 0)) throw new UsageError('--ttl needs a number of seconds above 0');
+  const host = options.host as string | undefined;
+  if (host !== undefined && host.trim() === '') throw new UsageError('--host needs an address');
+  return {
+    port: whole('port', options.port, 0, 65_535) ?? DEFAULT_PORT,
+    host: host ?? DEFAULT_HOST,
+    ttlSeconds: ttl ?? DEFAULT_TTL_SECONDS,
+    stateFile: options['state-file'] as string | undefined,
+    token: readToken(options['token-file'] as string | undefined),
+    maxPayload: whole('max-payload', options['max-payload'], 1, 2 ** 31) ?? DEFAULT_MAX_PAYLOAD,
+    maxConnections: whole('max-connections', options['max-connections'], 1, 1_000_000) ?? DEFAULT_MAX_CONNECTIONS,
+    quiet: options.quiet === true,
+  };
+}
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+function watchSignals(): { received: Promise<NodeJS.Signals>; stop: () => void } {
+  let on: (signal: NodeJS.Signals) => void = () => {};
+  const stop = (): void => {
+    for (const s of SIGNALS) process.off(s, on);
+  };
+  const received = new Promise<NodeJS.Signals>((resolve) => {
+    on = (signal) => {
+      stop();
+      resolve(signal);
+    };
+  });
+  for (const s of SIGNALS) process.on(s, on);
+  return { received, stop };
+}
+
+function say(line: string): void {
+  process.stderr.write(`ghostwatch serve: ${line}\n`);
+}
+
+export async function serveCommand(argv: string[]): Promise<number> {
+  let opts: ReturnType<typeof serveOptionsFrom>;
+  try {
+    opts = serveOptionsFrom(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    say(error.message);
+    return 2;
+  }
+  if (opts.help) {
+    process.stdout.write(`${serveUsage()}\n`);
+    return 0;
+  }
+  // Installed before listening, so a signal during start-up still ends in a clean close.
+  const signals = watchSignals();
+  let server;
+  try {
+    server = await startRegistryServer(opts);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const where = `${sanitize(opts.host)} port ${opts.port}`;
+    if (code === 'EADDRINUSE') say(`cannot listen: ${where} is already in use`);
+    else say(`cannot listen on ${where}: ${sanitize(error instanceof Error ? error.message : String(error))}`);
+    signals.stop();
+    return 2;
+  }
+  say(`listening on ${server.url}`);
+  const signal = await signals.received;
+  if (!opts.quiet) say(`${signal}: closing`);
+  await server.close();
+  return 0;
+}

@@ -1,0 +1,34 @@
+// The embedded registry (`ghostwatch serve`): hypivisor wire protocol plus ghostwatch's extensions.
+export {
+  startRegistryServer,
+  isLoopbackHost,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  DEFAULT_MAX_PAYLOAD,
+  DEFAULT_MAX_CONNECTIONS,
+  type RegistryServer,
+  type RegistryServerOptions,
+} from './server.js';
+export {
+  Registry,
+  DEFAULT_TTL_SECONDS,
+  type ConnectionContext,
+  type RegistryOptions,
+  type RemovalReason,
+} from './registry.js';
+export {
+  PROTOCOL_VERSION,
+  SERVER_VERSION,
+  parseRequest,
+  parseNodeInfo,
+  wireNode,
+  wireClaim,
+  type NodeInfo,
+  type Claim,
+  type RpcRequest,
+  type RpcResponse,
+  type RegistryEvent,
+  type InitFrame,
+} from './protocol.js';
+export { loadStateFile, StateFileWriter, type StateSnapshot } from './state-file.js';
+export { tokenFromUrl, tokenMatches } from './auth.js';

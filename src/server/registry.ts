@@ -1,0 +1,273 @@
+// The registry's state and rules, with no sockets and an injected clock: nodes by id, claims by
+// resource, which node each connection registered, and what every request does to them.
+import { sanitize } from '../core/sanitize.js';
+import {
+  errorOf,
+  parseNodeInfo,
+  parseRequest,
+  PROTOCOL_VERSION,
+  resultOf,
+  SERVER_VERSION,
+  wireClaim,
+  wireNode,
+  type Claim,
+  type InitFrame,
+  type NodeInfo,
+  type RegistryEvent,
+  type RpcResponse,
+} from './protocol.js';
+
+export interface RegistryOptions {
+  /** Unix ms. */
+  readonly now?: () => number;
+  readonly ttlSeconds?: number;
+  readonly emit?: (event: RegistryEvent) => void;
+  readonly log?: (line: string) => void;
+  /** Called after every change worth persisting (not after heartbeats). */
+  readonly onChange?: () => void;
+}
+
+/** One client connection. `registeredId` is the id it last sent in a valid `register`. */
+export interface ConnectionContext {
+  readonly serial: number;
+  registeredId: string | undefined;
+}
+
+export type RemovalReason =
+  | { kind: 'deregistered' }
+  | { kind: 'evicted'; by: string }
+  | { kind: 'swept-offline' }
+  | { kind: 'swept-silent' };
+
+export const DEFAULT_TTL_SECONDS = 30;
+
+function field(params: unknown, name: string): unknown {
+  return typeof params === 'object' && params !== null ? (params as Record<string, unknown>)[name] : undefined;
+}
+
+/** Claim names and holders must be non-empty strings: "" names nothing that could be locked. */
+function nonEmptyString(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+export class Registry {
+  private readonly nodes = new Map<string, NodeInfo>();
+  private readonly claims = new Map<string, Claim>();
+  /** The connection that most recently registered each id: only its close marks the node offline. */
+  private readonly owners = new Map<string, ConnectionContext>();
+  private serial = 0;
+  private readonly now: () => number;
+  readonly ttlSeconds: number;
+  private readonly emit: (event: RegistryEvent) => void;
+  private readonly log: (line: string) => void;
+  private readonly onChange: () => void;
+
+  constructor(opts: RegistryOptions = {}) {
+    this.now = opts.now ?? Date.now;
+    this.ttlSeconds = opts.ttlSeconds ?? DEFAULT_TTL_SECONDS;
+    this.emit = opts.emit ?? (() => {});
+    this.log = opts.log ?? (() => {});
+    this.onChange = opts.onChange ?? (() => {});
+  }
+
+  /** Unix seconds on the injected clock, the unit of every registry timestamp. */
+  nowSeconds(): number {
+    return Math.floor(this.now() / 1000);
+  }
+
+  openConnection(): ConnectionContext {
+    return { serial: ++this.serial, registeredId: undefined };
+  }
+
+  listNodes(): NodeInfo[] {
+    return [...this.nodes.values()].map(wireNode);
+  }
+
+  listClaims(): Claim[] {
+    return [...this.claims.values()].map(wireClaim);
+  }
+
+  initFrame(): InitFrame {
+    return { event: 'init', nodes: this.listNodes(), protocol_version: PROTOCOL_VERSION, claims: this.listClaims() };
+  }
+
+  /** The response to one parsed JSON message, or undefined when the stock server would drop it. */
+  handle(message: unknown, conn: ConnectionContext): RpcResponse | undefined {
+    const request = parseRequest(message);
+    if (!request) return undefined;
+    const { id, params } = request;
+    switch (request.method) {
+      case 'register':
+        return this.register(id, params, conn);
+      case 'deregister':
+        return this.deregister(id, params, conn);
+      case 'list_nodes':
+        return resultOf(id, this.listNodes());
+      case 'ping':
+        return resultOf(id, { status: 'healthy', nodes: this.nodes.size, version: SERVER_VERSION });
+      case 'claim':
+        return this.claim(id, params, conn);
+      case 'release_claim':
+        return this.releaseClaim(id, params, conn);
+      case 'list_claims':
+        return resultOf(id, this.listClaims());
+      default:
+        // list_directories and spawn_agent included: this registry never browses or spawns.
+        return errorOf(id, `Method not found: ${request.method}`);
+    }
+  }
+
+  private register(id: string | undefined, params: unknown, conn: ConnectionContext): RpcResponse {
+    if (params === undefined) return errorOf(id, 'Missing params');
+    const parsed = parseNodeInfo(params);
+    if (!parsed) return errorOf(id, 'Invalid node info');
+    const now = this.nowSeconds();
+    const node: NodeInfo = { ...parsed, status: 'active', last_seen: now, registered_at: now };
+    delete node.offline_since;
+    conn.registeredId = node.id;
+    // A port on a machine belongs to one process, so an older entry there is stale. Never by cwd.
+    for (const other of [...this.nodes.values()]) {
+      if (other.id !== node.id && other.machine === node.machine && other.port === node.port) {
+        this.removeNode(other.id, { kind: 'evicted', by: node.id });
+      }
+    }
+    this.nodes.set(node.id, node);
+    this.owners.set(node.id, conn);
+    const pid = node.pid === undefined ? '' : ` pid ${node.pid}`;
+    this.log(`serve: joined ${sanitize(node.id)} ${sanitize(node.machine)}:${node.port}${pid}`);
+    this.emit({ event: 'node_joined', node: wireNode(node) });
+    this.onChange();
+    return resultOf(id, { status: 'registered' });
+  }
+
+  private deregister(id: string | undefined, params: unknown, conn: ConnectionContext): RpcResponse {
+    const target = field(params, 'id');
+    if (typeof target !== 'string') return errorOf(id, 'Missing params.id');
+    if (conn.registeredId !== undefined && conn.registeredId !== target) {
+      return errorOf(id, 'Unauthorized: cannot deregister another node');
+    }
+    if (!this.nodes.has(target)) return resultOf(id, { status: 'not_found' });
+    this.removeNode(target, { kind: 'deregistered' });
+    return resultOf(id, { status: 'deregistered' });
+  }
+
+  private claim(id: string | undefined, params: unknown, conn: ConnectionContext): RpcResponse {
+    const resource = nonEmptyString(field(params, 'resource'));
+    if (resource === undefined) return errorOf(id, 'Missing params.resource');
+    const holder = nonEmptyString(field(params, 'holder'));
+    if (holder === undefined) return errorOf(id, 'Missing params.holder');
+    if (conn.registeredId !== undefined && conn.registeredId !== holder) {
+      return errorOf(id, 'Unauthorized: cannot claim for another node');
+    }
+    if (!this.nodes.has(holder)) return errorOf(id, `Unknown holder: ${holder}`);
+    const existing = this.claims.get(resource);
+    if (existing && existing.holder !== holder) return errorOf(id, `Resource already claimed by ${existing.holder}`);
+    const pid = field(params, 'pid');
+    const claim: Claim = { resource, holder, acquired_at: this.nowSeconds() };
+    if (typeof pid === 'number' && Number.isInteger(pid)) claim.pid = pid;
+    this.claims.set(resource, claim);
+    this.log(`serve: claim ${sanitize(resource)} ${existing ? 'refreshed' : 'acquired'} by ${sanitize(holder)}`);
+    this.emit({ event: 'claim_acquired', claim: wireClaim(claim) });
+    this.onChange();
+    return resultOf(id, { status: 'claimed' });
+  }
+
+  private releaseClaim(id: string | undefined, params: unknown, conn: ConnectionContext): RpcResponse {
+    const resource = nonEmptyString(field(params, 'resource'));
+    if (resource === undefined) return errorOf(id, 'Missing params.resource');
+    const existing = this.claims.get(resource);
+    if (!existing) return resultOf(id, { status: 'not_found' });
+    if (conn.registeredId !== undefined && conn.registeredId !== existing.holder) {
+      return errorOf(id, "Unauthorized: cannot release another node's claim");
+    }
+    this.dropClaim(existing, 'released');
+    this.onChange();
+    return resultOf(id, { status: 'released' });
+  }
+
+  private dropClaim(claim: Claim, why: string): void {
+    this.claims.delete(claim.resource);
+    this.log(`serve: claim ${sanitize(claim.resource)} released (${why}, holder ${sanitize(claim.holder)})`);
+    this.emit({ event: 'claim_released', resource: claim.resource });
+  }
+
+  /** Removes a node for any reason; its claims go first, each with its own event. */
+  removeNode(nodeId: string, reason: RemovalReason): boolean {
+    const node = this.nodes.get(nodeId);
+    if (!node) return false;
+    for (const claim of [...this.claims.values()]) {
+      if (claim.holder === nodeId) this.dropClaim(claim, 'holder removed');
+    }
+    this.nodes.delete(nodeId);
+    this.owners.delete(nodeId);
+    this.log(`serve: removed ${sanitize(nodeId)} (${this.describe(reason, node)})`);
+    this.emit({ event: 'node_removed', id: nodeId });
+    this.onChange();
+    return true;
+  }
+
+  private describe(reason: RemovalReason, node: NodeInfo): string {
+    const ttl = this.ttlSeconds;
+    switch (reason.kind) {
+      case 'deregistered':
+        return 'deregistered';
+      case 'evicted':
+        return `evicted by machine:port ${sanitize(node.machine)}:${node.port}, now ${sanitize(reason.by)}`;
+      case 'swept-offline':
+        return `swept: offline since ${node.offline_since}, ttl ${ttl}s`;
+      case 'swept-silent':
+        return `swept: no heartbeat since ${node.last_seen}, 3x ttl ${3 * ttl}s`;
+    }
+  }
+
+  /** The connection closed: the node it registered (if it still owns it) goes offline, not away. */
+  connectionClosed(conn: ConnectionContext): void {
+    const nodeId = conn.registeredId;
+    if (nodeId === undefined || this.owners.get(nodeId) !== conn) return;
+    this.owners.delete(nodeId);
+    const node = this.nodes.get(nodeId);
+    if (!node) return;
+    node.status = 'offline';
+    node.offline_since = this.nowSeconds();
+    this.log(`serve: offline ${sanitize(nodeId)} (connection closed)`);
+    this.emit({ event: 'node_offline', id: nodeId });
+    this.onChange();
+  }
+
+  /** A WebSocket ping frame from the connection: its node was seen just now. */
+  heartbeat(conn: ConnectionContext): void {
+    const node = conn.registeredId === undefined ? undefined : this.nodes.get(conn.registeredId);
+    if (node) node.last_seen = this.nowSeconds();
+  }
+
+  /** Offline nodes go once offline_since + ttl is reached; active ones once last_seen + 3×ttl is. */
+  sweep(): number {
+    const now = this.nowSeconds();
+    const ttl = this.ttlSeconds;
+    let removed = 0;
+    for (const node of [...this.nodes.values()]) {
+      if (node.status === 'offline' && node.offline_since !== undefined && now >= node.offline_since + ttl) {
+        if (this.removeNode(node.id, { kind: 'swept-offline' })) removed++;
+      } else if (node.status === 'active' && node.last_seen !== undefined && now >= node.last_seen + 3 * ttl) {
+        if (this.removeNode(node.id, { kind: 'swept-silent' })) removed++;
+      }
+    }
+    return removed;
+  }
+
+  /**
+   * Loads nodes and claims from a snapshot. Their connections are gone, so every node becomes
+   * offline as of now and the normal sweep removes it unless it registers again.
+   */
+  restore(nodes: readonly NodeInfo[], claims: readonly Claim[]): void {
+    const now = this.nowSeconds();
+    for (const node of nodes) this.nodes.set(node.id, { ...node, status: 'offline', offline_since: now });
+    for (const claim of claims) {
+      if (this.nodes.has(claim.holder)) this.claims.set(claim.resource, { ...claim });
+    }
+  }
+
+  snapshot(): { version: 1; nodes: NodeInfo[]; claims: Claim[] } {
+    return { version: 1, nodes: this.listNodes(), claims: this.listClaims() };
+  }
+}

@@ -1,0 +1,235 @@
+// `ghostwatch serve` on the wire: node:http + ws in noServer mode, so every refusal (404, 401,
+// 503) is a plain HTTP answer written before any WebSocket handshake happens.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { sanitize } from '../core/sanitize.js';
+import { tokenFromUrl, tokenMatches } from './auth.js';
+import type { RegistryEvent } from './protocol.js';
+import { Registry, DEFAULT_TTL_SECONDS, type ConnectionContext } from './registry.js';
+import { loadStateFile, StateFileWriter } from './state-file.js';
+
+export const DEFAULT_PORT = 31415;
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_MAX_PAYLOAD = 16 * 1024 * 1024;
+export const DEFAULT_MAX_CONNECTIONS = 1000;
+
+export interface RegistryServerOptions {
+  readonly host?: string;
+  /** 0 picks a free port. */
+  readonly port?: number;
+  /** Pre-shared token; undefined or '' means no auth. */
+  readonly token?: string | undefined;
+  readonly ttlSeconds?: number;
+  readonly sweepIntervalMs?: number;
+  /** Our own pings find half-open peers: no pong by the next ping and the peer is terminated. */
+  readonly pingIntervalMs?: number;
+  readonly maxPayload?: number;
+  readonly maxConnections?: number;
+  readonly stateFile?: string | undefined;
+  /** Where log lines go (default stderr); ignored when `quiet`. */
+  readonly log?: (line: string) => void;
+  readonly quiet?: boolean;
+  /** Unix ms. */
+  readonly now?: () => number;
+  /** Fault injection for tests only: return false to drop that broadcast event. */
+  readonly eventFilter?: (frame: object) => boolean;
+}
+
+export interface RegistryServer {
+  readonly url: string;
+  readonly port: number;
+  readonly host: string;
+  readonly registry: Registry;
+  close(): Promise<void>;
+}
+
+interface Peer {
+  readonly conn: ConnectionContext;
+  answeredPing: boolean;
+  readonly closed: Promise<void>;
+}
+
+const SHUTDOWN_GRACE_MS = 1000;
+/** Unsent bytes after which a peer counts as not reading at all. */
+const SLOW_PEER_BYTES = 64 * 1024 * 1024;
+
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\./.test(h) || /^::ffff:127\./.test(h);
+}
+
+function writeRefusal(socket: Duplex, status: number, reason: string, body: string): void {
+  socket.on('error', () => {}); // the peer may already be gone; nothing to tell it then
+  socket.once('finish', () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+function pathOf(url: string | undefined): string {
+  return (url ?? '/').split('?')[0] ?? '/';
+}
+
+function textOf(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data as ArrayBuffer).toString('utf8');
+}
+
+/** ws closes an over-size message with a bare 1009; give that close a reason a person can read. */
+function explainOversizeClose(ws: WebSocket, maxPayload: number): void {
+  const close = ws.close.bind(ws);
+  ws.close = (code?: number, data?: string | Buffer): void =>
+    close(code, code === 1009 && data === undefined ? `message too big: over ${maxPayload} bytes` : data);
+}
+
+export async function startRegistryServer(opts: RegistryServerOptions = {}): Promise<RegistryServer> {
+  const host = opts.host ?? DEFAULT_HOST;
+  const token = opts.token === '' ? undefined : opts.token;
+  const maxPayload = opts.maxPayload ?? DEFAULT_MAX_PAYLOAD;
+  const maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const log = opts.quiet ? () => {} : (opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`)));
+  const peers = new Map<WebSocket, Peer>();
+  const pending: RegistryEvent[] = [];
+
+  // A request's events follow its response; changes from timers and closes go out on a microtask.
+  const broadcast = (): void => {
+    for (const event of pending.splice(0)) {
+      if (opts.eventFilter && !opts.eventFilter(event)) continue;
+      const text = JSON.stringify(event);
+      for (const [ws, peer] of peers) {
+        if (ws.readyState !== WebSocket.OPEN) continue;
+        if (ws.bufferedAmount > SLOW_PEER_BYTES) {
+          // A peer that never reads would grow our memory without bound; a stale stream is worse.
+          log(`serve: connection ${peer.conn.serial} fell ${ws.bufferedAmount} bytes behind: terminated`);
+          ws.terminate();
+          continue;
+        }
+        ws.send(text);
+      }
+    }
+  };
+  let writer: StateFileWriter | undefined;
+  const registry = new Registry({
+    now: opts.now ?? Date.now,
+    ttlSeconds: opts.ttlSeconds ?? DEFAULT_TTL_SECONDS,
+    log,
+    emit: (event) => {
+      if (pending.push(event) === 1) queueMicrotask(broadcast);
+    },
+    onChange: () => writer?.schedule(),
+  });
+
+  if (opts.stateFile !== undefined) {
+    const loaded = await loadStateFile(opts.stateFile, { log });
+    registry.restore(loaded.nodes, loaded.claims);
+    if (loaded.nodes.length > 0) log(`serve: restored ${loaded.nodes.length} nodes (offline until they register again), ${loaded.claims.length} claims`);
+    writer = new StateFileWriter(opts.stateFile, () => registry.snapshot(), { log });
+  }
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload, clientTracking: false, skipUTF8Validation: true });
+  const http = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const isWs = pathOf(req.url) === '/ws';
+    res.writeHead(isWs ? 426 : 404, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
+    res.end(isWs ? 'Upgrade Required: /ws is a WebSocket endpoint\n' : 'Not Found\n');
+  });
+
+  const accept = (ws: WebSocket): void => {
+    explainOversizeClose(ws, maxPayload);
+    const conn = registry.openConnection();
+    const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+    peers.set(ws, { conn, answeredPing: true, closed });
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) return; // the stock server ignores binary frames
+      let message: unknown;
+      try {
+        message = JSON.parse(textOf(data));
+      } catch {
+        return; // invalid JSON: dropped without a reply, as the stock server does
+      }
+      const response = registry.handle(message, conn);
+      if (response && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(response));
+      broadcast(); // this request's events now, before the next frame of the same chunk is handled
+    });
+    ws.on('ping', () => registry.heartbeat(conn));
+    ws.on('pong', () => {
+      const peer = peers.get(ws);
+      if (peer) peer.answeredPing = true;
+    });
+    ws.on('error', (err) => log(`serve: connection ${conn.serial}: ${sanitize(err.message)}`));
+    ws.on('close', () => {
+      peers.delete(ws);
+      registry.connectionClosed(conn);
+    });
+    ws.send(JSON.stringify(registry.initFrame()));
+  };
+
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (pathOf(req.url) !== '/ws') return writeRefusal(socket, 404, 'Not Found', 'Not Found\n');
+    if (token !== undefined && !tokenMatches(tokenFromUrl(req.url ?? ''), token)) {
+      return writeRefusal(socket, 401, 'Unauthorized', 'Unauthorized\n');
+    }
+    if (peers.size >= maxConnections) {
+      log(`serve: refused a connection: too many connections (${maxConnections})`);
+      return writeRefusal(socket, 503, 'Service Unavailable', `too many connections (limit ${maxConnections})\n`);
+    }
+    wss.handleUpgrade(req, socket, head, accept);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen({ host, port: opts.port ?? DEFAULT_PORT }, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  http.on('error', (err) => log(`serve: server error: ${sanitize(err.message)}`));
+  // Only now: a start that fails (port taken) must not overwrite the file of the instance running there.
+  // Persists what start-up changed (entries dropped, nodes now offline); a bad file stays until a change.
+  if (registry.listNodes().length > 0) writer?.schedule();
+  const address = http.address();
+  const port = typeof address === 'object' && address !== null ? address.port : (opts.port ?? DEFAULT_PORT);
+  if (token === undefined && !isLoopbackHost(host)) {
+    log(`serve: warning: listening on ${sanitize(host)} without a token: anyone who can reach it can register and deregister (set HYPI_TOKEN or --token-file)`);
+  }
+
+  const sweeper = setInterval(() => registry.sweep(), opts.sweepIntervalMs ?? 15_000);
+  const pinger = setInterval(() => {
+    for (const [ws, peer] of peers) {
+      if (!peer.answeredPing) {
+        const node = peer.conn.registeredId === undefined ? '' : ` (node ${sanitize(peer.conn.registeredId)})`;
+        log(`serve: connection ${peer.conn.serial}${node} did not answer a ping: terminated`);
+        ws.terminate();
+        continue;
+      }
+      peer.answeredPing = false;
+      ws.ping();
+    }
+  }, opts.pingIntervalMs ?? 30_000);
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      clearInterval(sweeper);
+      clearInterval(pinger);
+      http.close();
+      const all = [...peers].map(async ([ws, peer]) => {
+        const force = setTimeout(() => ws.terminate(), SHUTDOWN_GRACE_MS);
+        ws.close(1001, 'server shutting down');
+        await peer.closed;
+        clearTimeout(force);
+      });
+      await Promise.all(all);
+      broadcast();
+      writer?.flush();
+      http.closeAllConnections();
+      wss.close();
+    })();
+    return closing;
+  };
+
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  return { url: `ws://${urlHost}:${port}/ws`, port, host, registry, close };
+}

@@ -1,0 +1,141 @@
+// `--state-file`: a JSON snapshot written atomically after changes and read back on start,
+// so a restarted registry still knows its nodes (as offline) and can tell ghosts apart.
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { isUsablePid } from '../core/pid.js';
+import { matchHost } from '../core/host.js';
+import { sanitize } from '../core/sanitize.js';
+import { probePids } from '../os/liveness.js';
+import { parseClaim, parseNodeInfo, type Claim, type NodeInfo } from './protocol.js';
+
+export interface StateSnapshot {
+  version: 1;
+  nodes: NodeInfo[];
+  claims: Claim[];
+}
+
+export interface LoadOptions {
+  readonly log: (line: string) => void;
+  /** This host's name, for deciding which pids can be checked here (default os.hostname()). */
+  readonly hostName?: string;
+}
+
+function errorText(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return code;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The snapshot at `path` without the local entries whose process is gone (ESRCH), or an empty
+ * one when the file is missing, unreadable or malformed. Never throws.
+ */
+export async function loadStateFile(path: string, opts: LoadOptions): Promise<StateSnapshot> {
+  const empty: StateSnapshot = { version: 1, nodes: [], claims: [] };
+  const where = `serve: state file ${sanitize(path)}`;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if (errorText(err) !== 'ENOENT') opts.log(`${where}: unreadable (${sanitize(errorText(err))}), starting empty`);
+    return empty;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    opts.log(`${where}: not valid JSON, starting empty`);
+    return empty;
+  }
+  const record = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>;
+  if (record.version !== 1 || !Array.isArray(record.nodes) || !Array.isArray(record.claims)) {
+    opts.log(`${where}: not a version 1 snapshot, starting empty`);
+    return empty;
+  }
+  const nodes: NodeInfo[] = [];
+  for (const raw of record.nodes) {
+    const node = parseNodeInfo(raw);
+    if (node) nodes.push(node);
+    else opts.log(`${where}: skipped an entry that is not a NodeInfo`);
+  }
+  const host = opts.hostName ?? hostname();
+  const dead = await deadLocalPids(nodes, host);
+  const kept = nodes.filter((node) => {
+    if (node.pid === undefined || !dead.has(node.pid) || !isLocal(node, host)) return true;
+    opts.log(`${where}: dropped ${sanitize(node.id)} ${sanitize(node.machine)}:${node.port} pid ${node.pid} (process gone)`);
+    return false;
+  });
+  const ids = new Set(kept.map((n) => n.id));
+  const claims: Claim[] = [];
+  for (const raw of record.claims) {
+    const claim = parseClaim(raw);
+    if (claim && ids.has(claim.holder)) claims.push(claim);
+    else if (claim) opts.log(`${where}: dropped claim ${sanitize(claim.resource)} (holder ${sanitize(claim.holder)} is gone)`);
+    else opts.log(`${where}: skipped an entry that is not a claim`);
+  }
+  return { version: 1, nodes: kept, claims };
+}
+
+function isLocal(node: NodeInfo, host: string): boolean {
+  return matchHost(node.machine, host, []) !== undefined;
+}
+
+async function deadLocalPids(nodes: readonly NodeInfo[], host: string): Promise<Set<number>> {
+  const pids = nodes.filter((n) => isLocal(n, host) && isUsablePid(n.pid)).map((n) => n.pid as number);
+  const facts = await probePids(pids);
+  return new Set([...facts.values()].filter((f) => f.kill === 'ESRCH').map((f) => f.pid));
+}
+
+export interface StateWriterOptions {
+  readonly log: (line: string) => void;
+  /** At most one write per this many ms; bursts of changes coalesce into one write. */
+  readonly coalesceMs?: number;
+}
+
+/** Writes snapshots to `path` atomically (tmp file in the same folder, then rename). */
+export class StateFileWriter {
+  private timer: NodeJS.Timeout | undefined;
+  private dirty = false;
+  private failing = false;
+  private readonly tmp: string;
+  private readonly coalesceMs: number;
+
+  constructor(
+    private readonly path: string,
+    private readonly snapshot: () => StateSnapshot,
+    private readonly opts: StateWriterOptions,
+  ) {
+    this.tmp = `${path}.tmp-${process.pid}`;
+    this.coalesceMs = opts.coalesceMs ?? 100;
+  }
+
+  /** Something changed: write soon, once for the whole burst. */
+  schedule(): void {
+    this.dirty = true;
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.flush();
+    }, this.coalesceMs);
+    this.timer.unref();
+  }
+
+  /** Writes now if anything changed since the last write. */
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.dirty) return;
+    this.dirty = false;
+    try {
+      writeFileSync(this.tmp, `${JSON.stringify(this.snapshot(), null, 2)}\n`, { mode: 0o600 });
+      renameSync(this.tmp, this.path);
+      if (this.failing) this.opts.log(`serve: state file ${sanitize(this.path)}: writing again`);
+      this.failing = false;
+    } catch (err) {
+      rmSync(this.tmp, { force: true });
+      // One line per failure streak, not one per change.
+      if (!this.failing) this.opts.log(`serve: state file ${sanitize(this.path)}: cannot write (${sanitize(errorText(err))})`);
+      this.failing = true;
+    }
+  }
+}
