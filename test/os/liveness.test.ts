@@ -100,8 +100,11 @@ describe('probePids on real processes', () => {
       });
     } catch (error) {
       const stderr = String((error as { stderr?: unknown }).stderr ?? '');
-      // The checkout may sit in a folder only root can read: then nobody cannot load the module.
-      if (/EACCES|ERR_MODULE_NOT_FOUND|Cannot find module/.test(stderr)) return ctx.skip(`nobody cannot load dist/: ${stderr.split('\n')[0]}`);
+      const code = (error as { code?: unknown }).code;
+      // The checkout or node itself may sit in a folder only root can read: then nobody cannot run it.
+      if (code === 'EACCES' || /EACCES|ERR_MODULE_NOT_FOUND|Cannot find module/.test(stderr)) {
+        return ctx.skip(`nobody cannot run node or load dist/ here: ${code === 'EACCES' ? String(code) : stderr.split('\n')[0]}`);
+      }
       throw error;
     }
     const [facts] = JSON.parse(out) as PidFacts[];
