@@ -140,12 +140,15 @@ export const DEFAULT_PENDING_TTL_MS = 120_000;
 export const DEFAULT_START_TOLERANCE_MS = 2_000;
 
 export function defaultPolicy(hostName: string, overrides: Partial<Policy> = {}): Policy {
+  // An override given as undefined keeps the default: `{pendingTtlMs: undefined}` must not
+  // silently switch pending detection off.
+  const set = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
   return {
     hostName,
     hostAliases: [],
     pendingTtlMs: DEFAULT_PENDING_TTL_MS,
     startToleranceMs: DEFAULT_START_TOLERANCE_MS,
-    ...overrides,
+    ...set,
   };
 }
 

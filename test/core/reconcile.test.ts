@@ -232,3 +232,9 @@ describe('evidence', () => {
     expect(findings.map((f) => `${f.kind}:${f.id}`)).toEqual(['session:a', 'session:b', 'claim:r']);
   });
 });
+
+describe('defaultPolicy', () => {
+  it('keeps a default when an override is given as undefined', () => {
+    expect(defaultPolicy(HOST, { pendingTtlMs: undefined, hostAliases: ['x'] })).toMatchObject({ pendingTtlMs: 120_000, hostAliases: ['x'] });
+  });
+});
