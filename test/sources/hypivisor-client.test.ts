@@ -216,3 +216,27 @@ describe('HypivisorSource against a scripted registry', () => {
     expect(c.snapshot().state.clockOffsetMs).toBe(300_000);
   });
 });
+
+describe('quiet when nothing changed', () => {
+  it('a re-sync that finds the view right notifies nobody and keeps the same entry objects', async () => {
+    const r = await startScriptedRegistry({
+      init: () => ({ event: 'init', nodes: [node('a'), node('b')], protocol_version: '1', claims: [] }),
+      answer: (q) => (q.method === 'list_nodes' ? { id: q.id, result: [node('a', { last_seen: 1_800_000_050 }), node('b')] } : { id: q.id, result: [] }),
+    });
+    const c = new HypivisorSource({ url: r.url, resyncIntervalMs: 60_000 });
+    c.start();
+    try {
+      await until(() => c.snapshot().state.status === 'connected');
+      const before = c.snapshot().sessions;
+      let notified = 0;
+      c.subscribe(() => notified++);
+      await c.resync();
+      expect(notified).toBe(0);
+      expect(c.snapshot().sessions).toBe(before);
+      expect(c.snapshot().state.resyncs).toBe(1);
+    } finally {
+      await c.stop();
+      await r.close();
+    }
+  });
+});

@@ -63,6 +63,8 @@ export class HypivisorSource implements Source {
   private readonly pending = new Map<string, PendingRequest>();
   private readonly listeners = new Set<() => void>();
   private cached: SourceSnapshot | undefined;
+  /** Entry arrays are rebuilt only after the entries changed, not after a counter moved. */
+  private arrays: { sessions: readonly SessionEntry[]; claims: readonly ClaimEntry[] } | undefined;
   private readonly clock = new ClockOffset();
   private status: ConnectionStatus = 'stopped';
   private since: number;
@@ -125,11 +127,8 @@ export class HypivisorSource implements Source {
   }
 
   snapshot(): SourceSnapshot {
-    this.cached ??= {
-      sessions: [...this.nodes.values()],
-      claims: [...this.claims.values()],
-      state: this.state(),
-    };
+    this.arrays ??= { sessions: [...this.nodes.values()], claims: [...this.claims.values()] };
+    this.cached ??= { ...this.arrays, state: this.state() };
     return this.cached;
   }
 
@@ -150,9 +149,21 @@ export class HypivisorSource implements Source {
     };
   }
 
+  /** The entries changed: rebuild and tell the listeners. */
   private changed(): void {
+    this.arrays = undefined;
+    this.stateChanged();
+  }
+
+  /** Only the state line changed (status, error): tell the listeners, keep the entry arrays. */
+  private stateChanged(): void {
     this.cached = undefined;
     for (const listener of this.listeners) listener();
+  }
+
+  /** Only a counter moved: the next snapshot shows it, nobody needs waking for it. */
+  private touched(): void {
+    this.cached = undefined;
   }
 
   private setStatus(status: ConnectionStatus, error?: string): void {
@@ -161,7 +172,7 @@ export class HypivisorSource implements Source {
       this.status = status;
       this.since = this.opts.now();
     }
-    this.changed();
+    this.stateChanged();
   }
 
   // ------------------------------------------------------------ connection
@@ -241,22 +252,22 @@ export class HypivisorSource implements Source {
       case 'invalid-json':
         this.counters.invalidJson++;
         this.doubt();
-        this.changed();
+        this.touched();
         break;
       case 'bad':
         this.counters.badFrames++;
         this.doubt();
-        this.changed();
+        this.touched();
         break;
       case 'unknown-event':
         this.counters.unknownEvents++;
-        this.changed();
+        this.touched();
         break;
       case 'response': {
         const p = this.pending.get(frame.id);
         if (!p) {
           this.counters.badFrames++;
-          this.changed();
+          this.touched();
           break;
         }
         this.pending.delete(frame.id);
@@ -284,9 +295,10 @@ export class HypivisorSource implements Source {
     this.attempt = 0;
     this.lastSyncAt = this.opts.now();
     this.lastError = undefined;
+    this.arrays = undefined; // new entries, and (below) a new status: one notification for both
     this.setStatus('connected');
     this.scheduleResync();
-    if (!claims) void this.resyncClaims().then(() => this.changed(), () => undefined);
+    if (!claims) void this.resyncClaims().then((moved) => (moved > 0 ? this.changed() : this.touched()), () => undefined);
   }
 
   private onEvent(frame: Exclude<Frame, { kind: 'init' | 'response' | 'invalid-json' | 'bad' | 'unknown-event' }>): void {
@@ -296,7 +308,8 @@ export class HypivisorSource implements Source {
         if (!entry) {
           this.counters.badEntries++;
           this.doubt();
-          break;
+          this.touched();
+          return;
         }
         if (entry.registeredAt !== undefined) this.clock.sample(entry.registeredAt - this.opts.now());
         this.nodes.set(entry.id, entry);
@@ -324,7 +337,8 @@ export class HypivisorSource implements Source {
         if (!claim) {
           this.counters.badEntries++;
           this.doubt();
-          break;
+          this.touched();
+          return;
         }
         this.claimsSupported = true;
         this.claims.set(claim.resource, claim);
@@ -385,7 +399,7 @@ export class HypivisorSource implements Source {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         this.counters.requestTimeouts++;
-        this.changed();
+        this.touched();
         reject(new RequestTimeout(`no answer to ${method} within ${this.opts.requestTimeoutMs} ms`));
       }, this.opts.requestTimeoutMs);
       this.pending.set(id, { resolve, reject, timer });
@@ -425,34 +439,41 @@ export class HypivisorSource implements Source {
         return;
       }
       const next = this.readNodes(nodes.result, this.nodes);
-      this.repaired += drift(this.nodes, next);
-      this.nodes = next;
-      if (this.claimsSupported !== false) await this.resyncClaims();
+      const moved = keepUnchanged(this.nodes, next);
+      this.repaired += moved;
+      if (moved > 0) this.nodes = next;
+      const claimsMoved = this.claimsSupported !== false ? await this.resyncClaims() : 0;
       this.resyncs++;
       this.lastSyncAt = this.opts.now();
-      this.changed();
+      // A re-sync that found the view right changes nothing anyone sees: no wake-up for it.
+      if (moved > 0 || claimsMoved > 0) this.changed();
+      else this.touched();
     } catch (error) {
       this.lastError = sanitize((error as Error).message, 200);
-      this.changed();
+      this.touched();
     }
   }
 
-  private async resyncClaims(): Promise<void> {
+  /** Re-read the claims; returns how many changed (0 leaves the map as it was). */
+  private async resyncClaims(): Promise<number> {
     const res = await this.request('list_claims');
     if (res.error !== undefined) {
       // A stock hypivisor has no claims: "Method not found" means "no claims", not a failure.
       if (res.error.startsWith('Method not found')) this.claimsSupported = false;
-      return;
+      return 0;
     }
     if (!Array.isArray(res.result)) {
       this.counters.badFrames++;
-      return;
+      return 0;
     }
     this.claimsSupported = true;
     const next = this.readClaims(res.result);
-    for (const [k, c] of next) if (!this.claims.has(k) || this.claims.get(k)?.holder !== c.holder) this.repaired++;
-    for (const k of this.claims.keys()) if (!next.has(k)) this.repaired++;
-    this.claims = next;
+    let moved = 0;
+    for (const [k, c] of next) if (!this.claims.has(k) || this.claims.get(k)?.holder !== c.holder) moved++;
+    for (const k of this.claims.keys()) if (!next.has(k)) moved++;
+    this.repaired += moved;
+    if (moved > 0) this.claims = next;
+    return moved;
   }
 
   // ------------------------------------------------------------ eviction
@@ -478,12 +499,16 @@ export class HypivisorSource implements Source {
   }
 }
 
-/** How many entries a re-sync added, removed or changed. */
-function drift(before: ReadonlyMap<string, SessionEntry>, after: ReadonlyMap<string, SessionEntry>): number {
+/**
+ * How many entries a re-sync added, removed or changed. Entries whose identity did not change
+ * keep their old object in `after`, so whoever compares objects sees no change there.
+ */
+function keepUnchanged(before: ReadonlyMap<string, SessionEntry>, after: Map<string, SessionEntry>): number {
   let n = 0;
   for (const [id, entry] of after) {
     const old = before.get(id);
-    if (!old || !sameIdentity(old, entry)) n++;
+    if (old && sameIdentity(old, entry)) after.set(id, old);
+    else n++;
   }
   for (const id of before.keys()) if (!after.has(id)) n++;
   return n;
