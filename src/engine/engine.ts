@@ -1,0 +1,292 @@
+// The live loop: one store of source snapshots and OS facts, reconciled into one published
+// snapshot. Work happens only when an input changed (a source notified, a fact changed in a way
+// reconcile can see) or a verdict is due to change with time; publishes are coalesced to ~30/s.
+
+import { userInfo } from 'node:os';
+import { reconcile } from '../core/reconcile.js';
+import { defaultPolicy, type ClaimEntry, type Finding, type Policy, type ProcessInfo, type RegistryView, type SessionEntry } from '../core/types.js';
+import type { ConnectionStatus, Source, SourceSnapshot } from '../sources/types.js';
+import { AuditLog, defaultAuditLogPath } from './audit-log.js';
+import { Coalescer } from './coalesce.js';
+import { executeEviction } from './evict.js';
+import { OsFactsTracker } from './os-facts.js';
+import { ProbeTargets } from './probe-targets.js';
+import { buildSnapshot, nextPendingCrossing, sameFindings } from './snapshot.js';
+import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
+import type { EngineSnapshot, EvictRequest, EvictSummary } from './types.js';
+
+/** Publishes at least this far apart: ~30 a second at most. */
+const PUBLISH_GAP_MS = 33;
+/** Duration texts in reasons ("3m12s old") stay roughly right with one re-check a minute. */
+const TICK_MS = 60_000;
+/** A source has had its first snapshot (or failed) once it shows one of these. */
+const SETTLED_STATUSES: ReadonlySet<ConnectionStatus> = new Set(['connected', 'auth-refused', 'unreachable']);
+
+export function createEngine(options: EngineOptions): LiveEngine {
+  return new LiveEngineImpl(options);
+}
+
+class LiveEngineImpl implements LiveEngine {
+  private readonly sources: readonly Source[];
+  private readonly hostName: string;
+  private readonly hostAliases: readonly string[];
+  private readonly now: () => number;
+  private readonly scale: number;
+  private readonly targets: ProbeTargets;
+  private readonly tracker: OsFactsTracker;
+  private readonly coalescer: Coalescer;
+  private readonly audit: AuditLog;
+  private readonly actor: string;
+  private readonly readOnly: boolean;
+  private readonly pendingTtlMs: number | undefined;
+  private readonly listeners = new Set<() => void>();
+  /** settled() callers, told after every publish and on stop. */
+  private readonly settleWaiters = new Set<() => void>();
+  private unsubscribes: (() => void)[] = [];
+  private lastSnaps: SourceSnapshot[] = [];
+  private view: RegistryView = { sessions: [], claims: [] };
+  private policy: Policy;
+  private snapshot: EngineSnapshot;
+  private readonly sourceSettled: boolean[];
+  private settledLatch = false;
+  private started = false;
+  private stopped = false;
+  private sourcesDirty = true;
+  /** An input changed: publish whatever the recompute says. Otherwise only a visible change is published. */
+  private inputDirty = true;
+  private ttlTimer: NodeJS.Timeout | undefined;
+  private ttlAt: number | undefined;
+  private tickTimer: NodeJS.Timeout | undefined;
+  private evictions: Promise<unknown> = Promise.resolve();
+  private recomputes = 0;
+  private publishes = 0;
+
+  constructor(opts: EngineOptions) {
+    this.sources = [...opts.sources];
+    this.hostName = opts.hostName;
+    this.hostAliases = opts.hostAliases ?? [];
+    this.now = opts.now ?? Date.now;
+    this.scale = opts.intervalScale ?? 1;
+    this.pendingTtlMs = opts.pendingTtlMs;
+    this.readOnly = opts.readOnly === true;
+    this.audit = new AuditLog(opts.auditLogPath ?? defaultAuditLogPath());
+    this.actor = opts.actor ?? `${currentUser()}@${opts.hostName}`;
+    this.targets = new ProbeTargets(this.hostName, this.hostAliases);
+    this.tracker = new OsFactsTracker({ intervalScale: this.scale, now: this.now, onChange: this.onFactsChanged });
+    this.coalescer = new Coalescer(() => this.recompute(), PUBLISH_GAP_MS);
+    this.sourceSettled = this.sources.map(() => false);
+    this.policy = this.makePolicy([]);
+    this.snapshot = buildSnapshot({
+      findings: [],
+      sources: this.sources.map((s) => s.snapshot().state),
+      host: this.hostName,
+      os: this.tracker.state,
+      computedAt: this.now(),
+      version: 0,
+      settled: false,
+    });
+  }
+
+  // Arrow properties: the UI passes subscribe and getSnapshot around unbound (useSyncExternalStore).
+
+  readonly start = (): void => {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    this.unsubscribes = this.sources.map((s) => s.subscribe(this.onSourceChanged));
+    for (const s of this.sources) s.start();
+    this.tracker.start();
+    this.tickTimer = setInterval(this.onTimeCheck, Math.max(1_000, TICK_MS * this.scale));
+    this.sourcesDirty = true;
+    this.inputDirty = true;
+    this.coalescer.request();
+  };
+
+  readonly stop = async (): Promise<void> => {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.coalescer.cancel();
+    if (this.ttlTimer) clearTimeout(this.ttlTimer);
+    if (this.tickTimer) clearInterval(this.tickTimer);
+    this.ttlTimer = this.tickTimer = undefined;
+    for (const u of this.unsubscribes) u();
+    this.unsubscribes = [];
+    await Promise.all([this.tracker.stop(), ...this.sources.map((s) => s.stop())]);
+    await this.evictions;
+    // Waiters on settled() learn that nothing more is coming.
+    for (const w of [...this.settleWaiters]) w();
+  };
+
+  readonly getSnapshot = (): EngineSnapshot => this.snapshot;
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  };
+
+  readonly refresh = async (): Promise<void> => {
+    await Promise.all([this.tracker.probeAllNow(), ...this.sources.map((s) => s.resync())]);
+    if (!this.stopped) this.coalescer.flush();
+  };
+
+  readonly evict = (request: EvictRequest): Promise<EvictSummary> => {
+    // One eviction run at a time: two bulk runs must not interleave their re-checks and sends.
+    const run = this.evictions.then(() =>
+      executeEviction(
+        {
+          sources: this.sources,
+          host: this.hostName,
+          actor: this.actor,
+          readOnly: this.readOnly,
+          audit: this.audit,
+          now: this.now,
+          freshContext: () => ({ policy: this.policy, now: this.now, isLocal: (m) => this.targets.isLocal(m), known: this.tracker.facts }),
+          applyFresh: (fresh) => this.tracker.applyFresh(fresh.pids, fresh.ports),
+          stopped: () => this.stopped,
+        },
+        request,
+      ),
+    );
+    this.evictions = run.catch(() => undefined);
+    return run;
+  };
+
+  readonly processInfo = (pid: number): ProcessInfo | undefined => this.tracker.processInfo(pid);
+
+  readonly settled = (timeoutMs: number): Promise<EngineSnapshot> => {
+    if (this.snapshot.settled || this.stopped) return Promise.resolve(this.snapshot);
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.settleWaiters.delete(check);
+        resolve(this.snapshot);
+      };
+      const check = (): void => {
+        if (this.snapshot.settled || this.stopped) done();
+      };
+      const timer = setTimeout(done, Math.max(0, timeoutMs));
+      this.settleWaiters.add(check);
+    });
+  };
+
+  readonly stats = (): EngineStats => ({
+    recomputes: this.recomputes,
+    publishes: this.publishes,
+    probes: { ...this.tracker.counts },
+  });
+
+  // ------------------------------------------------------------ inputs
+
+  private readonly onSourceChanged = (): void => {
+    this.sourcesDirty = true;
+    this.inputDirty = true;
+    if (!this.stopped) this.coalescer.request();
+  };
+
+  private readonly onFactsChanged = (): void => {
+    this.inputDirty = true;
+    if (!this.stopped) this.coalescer.request();
+  };
+
+  /** Time alone may change a verdict or a reason: recompute, publish only if something shows. */
+  private readonly onTimeCheck = (): void => {
+    if (!this.stopped) this.coalescer.request();
+  };
+
+  // ------------------------------------------------------------ the store
+
+  private recompute(): void {
+    if (this.stopped) return;
+    const inputDriven = this.inputDirty;
+    this.inputDirty = false;
+    if (this.sourcesDirty) {
+      this.sourcesDirty = false;
+      this.readSources();
+    }
+    const now = this.now();
+    const findings = reconcile(this.view, this.tracker.facts, now, this.policy);
+    this.recomputes++;
+    const settled = this.isSettled();
+    this.scheduleTtl(findings, now);
+    if (!inputDriven && settled === this.snapshot.settled && sameFindings(this.snapshot.findings, findings)) return;
+    this.snapshot = buildSnapshot({
+      findings,
+      sources: this.lastSnaps.map((s) => s.state),
+      host: this.hostName,
+      os: this.tracker.state,
+      computedAt: now,
+      version: this.snapshot.version + 1,
+      settled,
+    });
+    this.publishes++;
+    for (const l of [...this.listeners]) l();
+    for (const w of [...this.settleWaiters]) w();
+  }
+
+  /** Re-read every source; the merged view, the probe targets and the policy change only if a source's lists did. */
+  private readSources(): void {
+    const snaps = this.sources.map((s) => s.snapshot());
+    const listsChanged =
+      snaps.length !== this.lastSnaps.length ||
+      snaps.some((s, i) => s.sessions !== this.lastSnaps[i]?.sessions || s.claims !== this.lastSnaps[i]?.claims);
+    for (const [i, s] of snaps.entries()) if (SETTLED_STATUSES.has(s.state.status)) this.sourceSettled[i] = true;
+    this.policy = this.makePolicy(snaps);
+    this.lastSnaps = snaps;
+    if (!listsChanged) return;
+    this.view = mergeView(snaps);
+    this.tracker.setTargets(this.targets.compute(this.view));
+  }
+
+  private makePolicy(snaps: readonly SourceSnapshot[]): Policy {
+    const registryClockOffsetMs: Record<string, number> = {};
+    for (const s of snaps) registryClockOffsetMs[s.state.name] = s.state.clockOffsetMs;
+    // Only set what was given: defaultPolicy spreads its overrides, and an undefined TTL would win.
+    return defaultPolicy(this.hostName, {
+      hostAliases: this.hostAliases,
+      registryClockOffsetMs,
+      ...(this.pendingTtlMs !== undefined ? { pendingTtlMs: this.pendingTtlMs } : {}),
+    });
+  }
+
+  /** Latched: every source has had its first snapshot (or failed), and every target its first probe. */
+  private isSettled(): boolean {
+    if (!this.settledLatch && this.sourceSettled.every(Boolean) && this.tracker.firstProbesDone) this.settledLatch = true;
+    return this.settledLatch;
+  }
+
+  /** One timer, for the moment the first young `pending-*` entry outlives the TTL. */
+  private scheduleTtl(findings: readonly Finding[], now: number): void {
+    const at = nextPendingCrossing(findings, now);
+    if (at === this.ttlAt) return;
+    if (this.ttlTimer) clearTimeout(this.ttlTimer);
+    this.ttlTimer = undefined;
+    this.ttlAt = at;
+    if (at === undefined) return;
+    this.ttlTimer = setTimeout(() => {
+      this.ttlTimer = undefined;
+      this.ttlAt = undefined;
+      this.onTimeCheck();
+    }, Math.max(0, at - now));
+  }
+}
+
+/** Sessions of every source, then claims of every source; one source's lists are used as they are. */
+function mergeView(snaps: readonly SourceSnapshot[]): RegistryView {
+  if (snaps.length === 1) return { sessions: snaps[0]!.sessions, claims: snaps[0]!.claims };
+  // Entries are never copied or spread: V8 reads objects made by {...entry} far slower in reconcile.
+  const sessions: SessionEntry[] = [];
+  const claims: ClaimEntry[] = [];
+  for (const s of snaps) for (const e of s.sessions) sessions.push(e);
+  for (const s of snaps) for (const c of s.claims) claims.push(c);
+  return { sessions, claims };
+}
+
+function currentUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    // No passwd entry (some containers): the uid still says who.
+    return process.env.USER ?? `uid ${process.getuid?.() ?? '?'}`;
+  }
+}

@@ -1,0 +1,187 @@
+// The eviction executor. One entry at a time, in plan order: re-probe and re-reconcile it, let
+// core's recheck decide, write the intent to the audit log, and only then ask its source. The
+// engine itself never signals a process; an eviction is a registry request, nothing else.
+
+import { randomUUID } from 'node:crypto';
+import { planEviction, recheck, type PlannedEviction } from '../core/evict-plan.js';
+import type { Finding } from '../core/types.js';
+import type { EvictOutcome, Source } from '../sources/types.js';
+import { auditError, type AuditLog } from './audit-log.js';
+import { freshFinding, type Fresh, type FreshContext } from './fresh-finding.js';
+import type { EvictProgress, EvictRequest, EvictResult, EvictStep, EvictSummary } from './types.js';
+
+export interface EvictorContext {
+  readonly sources: readonly Source[];
+  readonly host: string;
+  readonly actor: string;
+  readonly readOnly: boolean;
+  readonly audit: AuditLog;
+  readonly now: () => number;
+  /** Policy and known facts as of this moment. */
+  readonly freshContext: () => FreshContext;
+  /** Facts read by the re-probe, for the live view. */
+  readonly applyFresh: (fresh: Fresh) => void;
+  readonly stopped: () => boolean;
+}
+
+export const READ_ONLY_DETAIL = 'read-only mode: nothing is evicted';
+
+export async function executeEviction(ctx: EvictorContext, request: EvictRequest): Promise<EvictSummary> {
+  const report = progressReporter(request.onProgress);
+  if (ctx.readOnly) {
+    // Nothing is checked, written or sent; each selected row is told why.
+    const all = planEviction(request.selection, { force: true }).send;
+    const results = all.map((p, i): EvictResult => {
+      report({ index: i + 1, total: all.length, finding: p.finding, phase: 'failed', detail: READ_ONLY_DETAIL });
+      return { finding: p.finding, outcome: 'failed', detail: READ_ONLY_DETAIL, forced: p.forced };
+    });
+    return summary(results, []);
+  }
+
+  const plan = planEviction(request.selection, { force: request.force });
+  const results: EvictResult[] = [];
+  const total = plan.send.length;
+  for (let i = 0; i < total; i++) {
+    const planned = plan.send[i]!;
+    const at = { index: i + 1, total, finding: planned.finding };
+    report({ ...at, phase: 'checking' });
+    const { outcome, detail } = await evictOne(ctx, planned, () => report({ ...at, phase: 'sending' }));
+    results.push({ finding: planned.finding, outcome, detail, forced: planned.forced });
+    report({ ...at, phase: outcome, detail });
+  }
+  return summary(results, plan.needsForce);
+}
+
+interface Step {
+  readonly outcome: EvictStep;
+  readonly detail?: string | undefined;
+}
+
+async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: () => void): Promise<Step> {
+  if (ctx.stopped()) return { outcome: 'failed', detail: 'ghostwatch stopped before it was sent' };
+  const source = ctx.sources.find((s) => s.name === planned.action.source);
+  if (!source) return { outcome: 'failed', detail: `no source named ${planned.action.source}` };
+
+  let fresh: Fresh;
+  try {
+    fresh = await freshFinding(source, planned.finding, ctx.freshContext());
+  } catch (err) {
+    return { outcome: 'failed', detail: `the re-check failed, so nothing was sent: ${auditError(err)}` };
+  }
+  ctx.applyFresh(fresh);
+  const current = fresh.current;
+  const verdict = recheck(planned, current);
+  const base = {
+    actor: ctx.actor,
+    host: ctx.host,
+    action: planned.action,
+    forced: planned.forced,
+  };
+
+  if (!verdict.send) {
+    const detail = skipDetail(verdict.why, planned.finding, current);
+    const record = {
+      ts: isoNow(ctx),
+      kind: 'skip',
+      id: randomUUID(),
+      ...base,
+      outcome: verdict.outcome,
+      detail,
+      planned: { verdict: planned.finding.verdict, reason: planned.finding.reason },
+      verdict: current?.verdict ?? null,
+      reason: current?.reason ?? null,
+      evidence: current?.evidence ?? null,
+      entry: rawEntry(current ?? planned.finding),
+    };
+    const unaudited = await tryAppend(ctx, record);
+    return { outcome: verdict.outcome, detail: unaudited ? `${detail} (${unaudited})` : detail };
+  }
+
+  // The rechecked finding carries the evidence of this very moment: that is what gets audited.
+  const finding = current ?? planned.finding;
+  const id = randomUUID();
+  const intent = {
+    ts: isoNow(ctx),
+    kind: 'intent',
+    id,
+    ...base,
+    verdict: finding.verdict,
+    reason: finding.reason,
+    evidence: finding.evidence,
+    entry: rawEntry(finding),
+  };
+  try {
+    await ctx.audit.append(intent);
+  } catch (err) {
+    return { outcome: 'failed', detail: `cannot write the audit log (${ctx.audit.path}): ${auditError(err)}` };
+  }
+
+  sending();
+  let answer: EvictOutcome;
+  try {
+    answer = await source.evict(planned.action);
+  } catch (err) {
+    answer = { outcome: 'failed', error: auditError(err) };
+  }
+  const step = stepOf(answer);
+  const unaudited = await tryAppend(ctx, { ts: isoNow(ctx), kind: 'outcome', id, outcome: step.outcome, detail: step.detail });
+  return unaudited ? { outcome: step.outcome, detail: step.detail ? `${step.detail} (${unaudited})` : unaudited } : step;
+}
+
+function stepOf(answer: EvictOutcome): Step {
+  switch (answer.outcome) {
+    case 'evicted':
+      return { outcome: 'evicted' };
+    case 'already-gone':
+      return { outcome: 'already-gone', detail: 'the registry no longer had it' };
+    case 'refused':
+      return { outcome: 'refused', detail: answer.error };
+    case 'failed':
+      return { outcome: 'failed', detail: answer.error };
+  }
+}
+
+/**
+ * recheck names an identity change before a verdict change ("pid 123 is now 456"); say what the
+ * entry is now as well, so the person reads "it is now live", not just that something moved.
+ */
+function skipDetail(why: string, before: Finding, current: Finding | undefined): string {
+  if (current && current.verdict !== before.verdict && !why.startsWith('it is now')) {
+    return `${why}; it is now ${current.verdict} (was ${before.verdict}): ${current.reason}`;
+  }
+  return why;
+}
+
+/** An append that must not stop anything (skips and outcomes): the failure, as text, or undefined. */
+async function tryAppend(ctx: EvictorContext, record: Readonly<Record<string, unknown>>): Promise<string | undefined> {
+  try {
+    await ctx.audit.append(record);
+    return undefined;
+  } catch (err) {
+    return `not written to the audit log (${ctx.audit.path}): ${auditError(err)}`;
+  }
+}
+
+function rawEntry(f: Finding): unknown {
+  return f.entry.raw ?? f.entry;
+}
+
+function isoNow(ctx: EvictorContext): string {
+  return new Date(ctx.now()).toISOString();
+}
+
+function progressReporter(onProgress: EvictRequest['onProgress']): (p: EvictProgress) => void {
+  return (p) => {
+    try {
+      onProgress?.(p);
+    } catch {
+      // A broken progress display must not stop an eviction half-way through its audit trail.
+    }
+  };
+}
+
+function summary(results: readonly EvictResult[], needsForce: readonly Finding[]): EvictSummary {
+  const counts: Record<EvictStep, number> = { evicted: 0, 'already-gone': 0, skipped: 0, refused: 0, failed: 0 };
+  for (const r of results) counts[r.outcome]++;
+  return { results, counts, needsForce };
+}

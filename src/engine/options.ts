@@ -1,0 +1,34 @@
+// What createEngine takes, and what it returns beyond the Engine contract: debug counters.
+
+import type { Source } from '../sources/types.js';
+import type { ProbeCounts } from './os-facts.js';
+import type { Engine } from './types.js';
+
+export interface EngineOptions {
+  readonly sources: readonly Source[];
+  readonly hostName: string;
+  readonly hostAliases?: readonly string[] | undefined;
+  readonly pendingTtlMs?: number | undefined;
+  /** --interval: multiplies every cadence. Default 1. */
+  readonly intervalScale?: number | undefined;
+  /** Default $XDG_STATE_HOME/ghostwatch/evictions.jsonl (XDG_STATE_HOME defaults to ~/.local/state). */
+  readonly auditLogPath?: string | undefined;
+  /** Who evicts, for the audit log. Default `${username}@${hostName}`. */
+  readonly actor?: string | undefined;
+  readonly readOnly?: boolean | undefined;
+  readonly now?: (() => number) | undefined;
+}
+
+/** Debug counters: how much work the engine has done since it was created. */
+export interface EngineStats {
+  /** reconcile() runs of the whole view (eviction re-checks are not counted). */
+  readonly recomputes: number;
+  /** Snapshots published to subscribers. */
+  readonly publishes: number;
+  /** Completed probe runs of each kind (urgent full probes of new pids count as `full`). */
+  readonly probes: Readonly<ProbeCounts>;
+}
+
+export interface LiveEngine extends Engine {
+  stats(): EngineStats;
+}

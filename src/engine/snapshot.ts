@@ -1,0 +1,72 @@
+// Turning one reconcile into the snapshot the UI reads, and the two questions the time-driven
+// recomputes ask of findings: did anything a person can see change, and when does the next
+// young `pending-*` entry cross the TTL.
+
+import { VERDICTS, type Finding, type Verdict } from '../core/types.js';
+import type { SourceState } from '../sources/types.js';
+import type { EngineSnapshot, OsState } from './types.js';
+
+export interface SnapshotInput {
+  readonly findings: readonly Finding[];
+  readonly sources: readonly SourceState[];
+  readonly host: string;
+  readonly os: OsState;
+  readonly computedAt: number;
+  readonly version: number;
+  readonly settled: boolean;
+}
+
+export function zeroCounts(): Record<Verdict, number> {
+  const counts = {} as Record<Verdict, number>;
+  for (const v of VERDICTS) counts[v] = 0;
+  return counts;
+}
+
+export function buildSnapshot(input: SnapshotInput): EngineSnapshot {
+  const counts = zeroCounts();
+  let problems = 0;
+  for (const f of input.findings) {
+    counts[f.verdict]++;
+    if (f.problem) problems++;
+  }
+  return {
+    findings: input.findings,
+    sources: input.sources,
+    host: input.host,
+    os: input.os,
+    counts,
+    problems,
+    computedAt: input.computedAt,
+    version: input.version,
+    settled: input.settled,
+  };
+}
+
+/** Same rows with the same verdict, reason and note: a republish would show nothing new. */
+export function sameFindings(a: readonly Finding[], b: readonly Finding[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x.kind !== y.kind || x.source !== y.source || x.id !== y.id) return false;
+    if (x.verdict !== y.verdict || x.reason !== y.reason || x.note !== y.note) return false;
+  }
+  return true;
+}
+
+/**
+ * The local time at which the first young `pending-*` entry becomes older than the TTL, or
+ * undefined. Reads the age reconcile computed (registered_at, else first observed, else
+ * last_seen), so the engine never re-derives design.md's rule.
+ */
+export function nextPendingCrossing(findings: readonly Finding[], computedAt: number): number | undefined {
+  let earliest: number | undefined;
+  for (const f of findings) {
+    const pending = f.evidence.pending;
+    if (pending === undefined || f.verdict === 'pending' || pending.from === 'unknown') continue;
+    // reconcile calls an entry stale once its age is strictly greater than the TTL.
+    const at = computedAt + (pending.ttlMs - pending.ageMs) + 1;
+    if (earliest === undefined || at < earliest) earliest = at;
+  }
+  return earliest;
+}

@@ -1,0 +1,80 @@
+// The engine's contract with the UI and the one-shot commands: a subscribable snapshot of
+// findings and source states, a refresh, and an eviction executor. The UI owns no data.
+
+import type { Finding, ProcessInfo, Verdict } from '../core/types.js';
+import type { SourceState } from '../sources/types.js';
+
+export interface OsState {
+  /** The process table scan: 'ok', or why it is unavailable (one line). */
+  readonly processTable: 'ok' | 'pending' | 'unavailable';
+  readonly processTableError?: string | undefined;
+  /** Local clock: the last completed liveness probe. */
+  readonly lastProbeAt?: number | undefined;
+}
+
+export interface EngineSnapshot {
+  /** Every finding of every source: sessions first, then claims, in registry order. */
+  readonly findings: readonly Finding[];
+  readonly sources: readonly SourceState[];
+  readonly host: string;
+  readonly os: OsState;
+  readonly counts: Readonly<Record<Verdict, number>>;
+  /** Findings whose verdict is a problem. */
+  readonly problems: number;
+  /** Local clock: when this snapshot was computed. */
+  readonly computedAt: number;
+  /** Increments with every published snapshot. */
+  readonly version: number;
+  /** True once every source has had its first snapshot and every local pid one full probe. */
+  readonly settled: boolean;
+}
+
+export type EvictStep = 'evicted' | 'already-gone' | 'skipped' | 'refused' | 'failed';
+
+export interface EvictResult {
+  readonly finding: Finding;
+  readonly outcome: EvictStep;
+  /** Why it was skipped, the registry's refusal, or the failure, in one line. */
+  readonly detail?: string | undefined;
+  readonly forced: boolean;
+}
+
+export interface EvictProgress {
+  /** 1-based position of the entry being handled, of `total`. */
+  readonly index: number;
+  readonly total: number;
+  readonly finding: Finding;
+  /** 'checking' before the re-probe, 'sending' once the audit intent is written; then the result. */
+  readonly phase: 'checking' | 'sending' | EvictStep;
+  readonly detail?: string | undefined;
+}
+
+export interface EvictSummary {
+  readonly results: readonly EvictResult[];
+  readonly counts: Readonly<Record<EvictStep, number>>;
+  /** Selected but not evicted because they need force and force was not given. */
+  readonly needsForce: readonly Finding[];
+}
+
+export interface EvictRequest {
+  readonly selection: readonly Finding[];
+  /** Also evict findings whose verdict alone does not allow it (live, remote, unverified, held). */
+  readonly force: boolean;
+  readonly onProgress?: ((progress: EvictProgress) => void) | undefined;
+}
+
+export interface Engine {
+  start(): void;
+  stop(): Promise<void>;
+  /** Stable identity until something changed (fits React's useSyncExternalStore). */
+  getSnapshot(): EngineSnapshot;
+  subscribe(listener: () => void): () => void;
+  /** Probe everything and re-sync every source now (the R key). */
+  refresh(): Promise<void>;
+  /** Re-verify each entry, audit-log, send, one at a time; continues past failures. */
+  evict(request: EvictRequest): Promise<EvictSummary>;
+  /** What the last process table scan knows about a pid, for the detail view. */
+  processInfo(pid: number): ProcessInfo | undefined;
+  /** Resolves once `settled` is true (or after timeoutMs, with whatever is known). */
+  settled(timeoutMs: number): Promise<EngineSnapshot>;
+}
