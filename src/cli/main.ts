@@ -1,13 +1,19 @@
 // Entry point of the built CLI: picks the command, turns usage mistakes into one line + exit 2.
+// `ghostwatch [options]` with no command is the live monitor (`watch`).
 import { readFileSync } from 'node:fs';
-import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
+import { formatOptions, UsageError } from './args.js';
 import { serveCommand } from './serve.js';
+import { MONITOR_OPTIONS, watchCommand } from './watch.js';
 
-const GLOBAL_OPTIONS: readonly OptionSpec[] = [
-  { name: 'help', type: 'boolean', description: 'show this help' },
-  { name: 'version', type: 'boolean', description: 'print the version' },
-  { name: 'no-color', type: 'boolean', description: 'no colours (also: NO_COLOR=1)' },
-];
+interface Command {
+  readonly summary: string;
+  run(argv: readonly string[]): Promise<number>;
+}
+
+const COMMANDS: Readonly<Record<string, Command>> = {
+  watch: { summary: 'the live monitor (the default in a terminal)', run: watchCommand },
+  serve: { summary: 'run the embedded registry (hypivisor protocol + claims)', run: serveCommand },
+};
 
 export function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -15,44 +21,39 @@ export function version(): string {
 }
 
 export function usage(): string {
+  const names = Object.keys(COMMANDS);
+  const width = Math.max(...names.map((n) => n.length));
   return [
     'ghostwatch — find and evict dead sessions in agent registries',
     '',
-    'Usage: ghostwatch [options] [command]',
+    'Usage: ghostwatch [command] [options]',
     '',
     'Commands:',
-    '  serve     run the embedded registry (hypivisor protocol + claims); see `ghostwatch serve --help`',
+    ...names.map((n) => `  ${n.padEnd(width)}  ${COMMANDS[n]!.summary}; \`ghostwatch ${n} --help\``),
     '',
-    'Options:',
-    formatOptions(GLOBAL_OPTIONS),
-    '',
-    'The registry client, the live monitor and the other commands arrive in the next releases;',
-    'see README.md for what is in this one.',
+    'Options of the live monitor (also: ghostwatch watch --help):',
+    formatOptions(MONITOR_OPTIONS),
+    '  --version            print the version',
   ].join('\n');
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
   try {
-    // Global options are all flags, so the first bare word is the command; the rest is its own.
-    const at = argv.findIndex((arg) => !arg.startsWith('-'));
-    if (at !== -1 && argv[at] === 'serve') {
-      const globals = parseArgs(argv.slice(0, at), GLOBAL_OPTIONS).options;
-      if (globals.version) {
-        process.stdout.write(`${version()}\n`);
-        return 0;
-      }
-      return await serveCommand(globals.help ? ['--help'] : argv.slice(at + 1));
-    }
-    const { options, positionals } = parseArgs(argv, GLOBAL_OPTIONS);
-    if (options.version) {
+    if (argv.length === 1 && argv[0] === '--version') {
       process.stdout.write(`${version()}\n`);
       return 0;
     }
-    if (options.help || positionals.length === 0) {
+    if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
       process.stdout.write(`${usage()}\n`);
       return 0;
     }
-    throw new UsageError(`unknown command "${positionals[0]}" (try --help)`);
+    const first = argv[0];
+    if (first !== undefined && !first.startsWith('-')) {
+      const command = COMMANDS[first];
+      if (!command) throw new UsageError(`unknown command "${first}" (try --help)`);
+      return await command.run(argv.slice(1));
+    }
+    return await watchCommand(argv);
   } catch (error) {
     if (error instanceof UsageError) {
       process.stderr.write(`ghostwatch: ${error.message}\n`);

@@ -1,0 +1,202 @@
+// The monitor screen. It renders the engine's snapshot and the view state; it owns no data.
+// Frame: header, column titles, rows, a status line, the footer — never taller than the pane.
+import { Box, Text, useInput } from 'ink';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { findingKey } from '../core/evict-plan.js';
+import { sanitize } from '../core/sanitize.js';
+import type { Engine, EvictProgress, EvictSummary } from '../engine/types.js';
+import { columnsFor, layoutColumns, type CellContext } from './columns.js';
+import { Confirm } from './components/confirm.js';
+import { Footer } from './components/footer.js';
+import { Header } from './components/header.js';
+import { Panel } from './components/panel.js';
+import { Table, TitleLine } from './components/table.js';
+import { detailLines, helpLines } from './detail.js';
+import { useEngineSnapshot, useMinuteClock, useTerminalSize, type Size } from './hooks.js';
+import { commandFor } from './keymap.js';
+import { visibleRows } from './rows.js';
+import { fit } from './text.js';
+import { initialViewState, reduce, type Action, type Context, type Effect, type ViewState } from './view-state.js';
+
+export interface AppProps {
+  readonly engine: Engine;
+  readonly readOnly?: boolean;
+  readonly home?: string | undefined;
+  readonly now?: () => number;
+  /** A fixed size instead of the terminal's (tests, screenshots). */
+  readonly size?: Size;
+  readonly onQuit: () => void;
+  readonly initialState?: Partial<ViewState>;
+}
+
+/** Smallest pane the table is drawn in; below it, one line says so. */
+export const MIN_COLUMNS = 40;
+export const MIN_ROWS = 6;
+const CHROME = 4; // header, titles, status, footer
+
+export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState }: AppProps) {
+  const snap = useEngineSnapshot(engine);
+  const size = useTerminalSize(fixedSize);
+  const minute = useMinuteClock(now);
+  const [state, setState] = useState<ViewState>(() => ({ ...initialViewState, ...initialState }));
+  const [progress, setProgress] = useState<EvictProgress | undefined>();
+
+  // One spare line: a frame as tall as the pane makes Ink clear the whole screen on each change.
+  const height = size.rows - 1;
+  const width = size.columns;
+  const bodyHeight = Math.max(1, height - CHROME);
+
+  const clockOffsetMs = useMemo(() => Object.fromEntries(snap.sources.map((s) => [s.name, s.clockOffsetMs])), [snap.sources]);
+  const ctxCells: CellContext = useMemo(() => ({ now: minute, home, clockOffsetMs }), [minute, home, clockOffsetMs]);
+  const rows = useMemo(
+    () => visibleRows(snap.findings, state, ctxCells),
+    // Sorting by age depends on the clock; everything else only on the findings and the query.
+    [snap.findings, state.tab, state.filter, state.problemsOnly, state.sortColumn, state.sortReverse, ctxCells],
+  );
+  const placed = useMemo(() => layoutColumns(columnsFor(state.tab), width), [state.tab, width]);
+  const detailFinding = state.mode === 'detail' ? snap.findings.find((f) => findingKey(f) === state.detailKey) : undefined;
+  const overlay = useMemo(() => {
+    if (state.mode === 'help') return helpLines();
+    if (state.mode === 'detail' && detailFinding) {
+      const pid = detailFinding.entry.pid;
+      return detailLines(detailFinding, now(), typeof pid === 'number' ? engine.processInfo(pid) : undefined);
+    }
+    return undefined;
+  }, [state.mode, detailFinding, engine, now]);
+
+  const ctx: Context = { rows, all: snap.findings, pageSize: bodyHeight, readOnly, detailLines: overlay?.length ?? 0 };
+  const latest = useRef({ state, ctx });
+  latest.current = { state, ctx };
+
+  const runEffect = useCallback(
+    (effect: Effect | undefined) => {
+      if (!effect) return;
+      if (effect.type === 'quit') onQuit();
+      else if (effect.type === 'refresh') {
+        void engine.refresh().then(() => dispatch({ type: 'message', text: 'refreshed', tone: 'info' }));
+      } else {
+        void engine
+          .evict({ selection: effect.selection, force: effect.force, onProgress: setProgress })
+          .then((summary) => {
+            setProgress(undefined);
+            dispatch({ type: 'evicted', ...summaryText(summary) });
+          })
+          .catch((error: unknown) => {
+            setProgress(undefined);
+            dispatch({ type: 'evicted', text: `eviction stopped: ${sanitize((error as Error).message, 200)}`, tone: 'error' });
+          });
+      }
+    },
+    [engine, onQuit],
+  );
+
+  const dispatch = useCallback(
+    (action: Action) => {
+      const { state: s, ctx: c } = latest.current;
+      const step = reduce(s, action, c);
+      latest.current = { state: step.state, ctx: c };
+      setState(step.state);
+      runEffect(step.effect);
+    },
+    [runEffect],
+  );
+
+  // New rows (a snapshot, the filter, a resize): keep the cursor on its finding.
+  useEffect(() => dispatch({ type: 'rows' }), [rows, bodyHeight, dispatch]);
+
+  useInput((input, key) => {
+    const mode = latest.current.state.mode;
+    if (mode === 'evicting') return; // one bulk eviction at a time; progress is on screen
+    if (mode === 'filter' && !key.ctrl) {
+      if (key.escape) return dispatch({ type: 'command', command: 'filter.clear' });
+      if (key.return) return dispatch({ type: 'filter.accept' });
+      if (key.backspace || key.delete) return dispatch({ type: 'filter.backspace' });
+      if (input && !key.upArrow && !key.downArrow && !key.tab) return dispatch({ type: 'filter.type', text: sanitize(input, 64) });
+      return;
+    }
+    const command = commandFor({ ...key, input }, mode);
+    if (command) dispatch({ type: 'command', command });
+  });
+
+  if (width < MIN_COLUMNS || size.rows < MIN_ROWS) {
+    return <Text>{fit(`ghostwatch: pane too small (${width}x${size.rows}); need ${MIN_COLUMNS}x${MIN_ROWS}. q quits.`, Math.max(1, width))}</Text>;
+  }
+
+  let body;
+  if (overlay) body = <Panel lines={overlay} scroll={state.detailScroll} height={bodyHeight + 1} width={width} />;
+  else if (state.confirm && (state.mode === 'confirm' || state.mode === 'confirm-force' || state.mode === 'evicting')) {
+    body = <Confirm confirm={state.confirm} force={state.mode === 'confirm-force'} height={bodyHeight + 1} width={width} />;
+  } else {
+    body = (
+      <>
+        <TitleLine placed={placed} width={width} sortColumn={state.sortColumn} sortReverse={state.sortReverse} />
+        <Table
+          rows={rows}
+          placed={placed}
+          top={state.top}
+          height={bodyHeight}
+          cursor={state.cursor}
+          marks={state.marks}
+          ctx={ctxCells}
+          width={width}
+          sortColumn={state.sortColumn}
+          sortReverse={state.sortReverse}
+          empty={emptyText(snap.settled, state)}
+        />
+      </>
+    );
+  }
+
+  return (
+    <Box flexDirection="column" height={height} width={width} overflow="hidden">
+      <Header snap={snap} width={width} />
+      <Box flexDirection="column" height={bodyHeight + 1} overflow="hidden">
+        {body}
+      </Box>
+      <StatusLine state={state} progress={progress} rowCount={rows.length} snap={snap} width={width} />
+      <Footer mode={state.mode === 'filter' ? 'table' : state.mode} width={width} readOnly={readOnly} />
+    </Box>
+  );
+}
+
+function emptyText(settled: boolean, s: ViewState): string {
+  if (!settled) return 'waiting for the registry and the first probe...';
+  if (s.filter) return `nothing matches "${s.filter}" (Esc clears the filter)`;
+  if (s.problemsOnly) return 'no problems (p shows every row)';
+  return s.tab === 'claims' ? 'no claims' : 'no sessions';
+}
+
+function summaryText(s: EvictSummary): { text: string; tone: 'info' | 'warn' | 'error' } {
+  const c = s.counts;
+  const parts = [`evicted ${c.evicted}`];
+  if (c['already-gone']) parts.push(`${c['already-gone']} already gone`);
+  if (c.skipped) parts.push(`${c.skipped} skipped`);
+  if (c.refused) parts.push(`${c.refused} refused`);
+  if (c.failed) parts.push(`${c.failed} failed`);
+  const firstProblem = s.results.find((r) => r.outcome === 'skipped' || r.outcome === 'refused' || r.outcome === 'failed');
+  const why = firstProblem ? ` (${sanitize(firstProblem.finding.id, 24)}: ${firstProblem.detail ?? firstProblem.outcome})` : '';
+  const tone = c.failed || c.refused ? 'error' : c.skipped ? 'warn' : 'info';
+  return { text: parts.join(', ') + why, tone };
+}
+
+function StatusLine(props: { state: ViewState; progress: EvictProgress | undefined; rowCount: number; snap: ReturnType<typeof useEngineSnapshot>; width: number }) {
+  const { state, progress, rowCount, snap, width } = props;
+  if (state.mode === 'filter') return <Text color="blue">{fit(`/${state.filter}_   Enter keeps it, Esc clears it`, width)}</Text>;
+  if (progress) {
+    const f = progress.finding;
+    return <Text color="yellow">{fit(`evicting ${progress.index}/${progress.total}: ${f.verdict} ${sanitize(f.id, 40)}: ${progress.phase}${progress.detail ? ` (${progress.detail})` : ''}`, width)}</Text>;
+  }
+  if (state.message) {
+    const color = state.message.tone === 'error' ? 'red' : state.message.tone === 'warn' ? 'yellow' : 'green';
+    return <Text color={color}>{fit(state.message.text, width)}</Text>;
+  }
+  const broken = snap.sources.find((s) => s.status !== 'connected' && s.lastError);
+  if (broken) return <Text color="red">{fit(`${sanitize(broken.name, 20)}: ${broken.lastError}`, width)}</Text>;
+  const bits = [`${rowCount} ${state.tab === 'sessions' ? 'sessions' : 'claims'}`, `${snap.problems} problems`];
+  if (state.marks.size) bits.push(`${state.marks.size} marked`);
+  if (state.filter) bits.push(`filter "${state.filter}"`);
+  if (state.problemsOnly) bits.push('problems only');
+  if (state.sortColumn) bits.push(`sorted by ${state.sortColumn}${state.sortReverse ? ' (reversed)' : ''}`);
+  if (snap.os.processTable === 'unavailable' && snap.os.processTableError) bits.push(snap.os.processTableError);
+  return <Text color="gray">{fit(bits.join('  |  '), width)}</Text>;
+}

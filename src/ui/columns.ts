@@ -1,0 +1,227 @@
+// Column definitions, k9s-style: one generic table, driven per tab by columns that each carry a
+// priority. Narrow panes drop the least important columns instead of wrapping.
+import { sanitize } from '../core/sanitize.js';
+import type { ClaimFinding, Finding, SessionFinding } from '../core/types.js';
+import { isUsablePid, isUsablePort } from '../core/pid.js';
+import { formatAge, shortenPath, truncate } from './text.js';
+import { verdictMarker } from './theme.js';
+
+export type Tab = 'sessions' | 'claims';
+
+export interface CellContext {
+  /** Local clock. */
+  readonly now: number;
+  readonly home?: string | undefined;
+  /** Per source: registry clock minus local clock. */
+  readonly clockOffsetMs?: Readonly<Record<string, number>> | undefined;
+}
+
+export interface Column {
+  readonly id: string;
+  readonly title: string;
+  /** Fixed width, or the minimum of a flexible column. */
+  readonly width: number;
+  /** Flexible columns share what is left, in proportion to this weight. */
+  readonly flex?: number;
+  /** 0 is kept longest; higher numbers are dropped first in a narrow pane. */
+  readonly priority: number;
+  readonly align?: 'left' | 'right';
+  /** Cell text, already inert (sanitized); `width` is the cell's width, for shortening. */
+  value(f: Finding, ctx: CellContext, width: number): string;
+  sortKey(f: Finding, ctx: CellContext): string | number;
+}
+
+const pidText = (pid: unknown): string => (isUsablePid(pid) ? String(pid) : pid === undefined || pid === null ? '-' : sanitize(pid, 12));
+
+function local(ctx: CellContext, source: string, registryMs: number): number {
+  return registryMs - (ctx.clockOffsetMs?.[source] ?? 0);
+}
+
+/** How long the registry has had it: registered_at, else first seen by ghostwatch. */
+function sessionAge(f: SessionFinding, ctx: CellContext): number | undefined {
+  const e = f.entry;
+  const since = e.registeredAt !== undefined ? local(ctx, f.source, e.registeredAt) : e.firstObservedAt;
+  return since === undefined ? undefined : Math.max(0, ctx.now - since);
+}
+
+const verdictColumn: Column = {
+  id: 'verdict',
+  title: 'VERDICT',
+  width: 12,
+  priority: 0,
+  value: (f) => `${verdictMarker(f.verdict, f.problem)}${f.verdict}`,
+  sortKey: (f) => VERDICT_ORDER.indexOf(f.verdict),
+};
+
+/** Worst first: the order problems are listed in. */
+export const VERDICT_ORDER: readonly Finding['verdict'][] = [
+  'ghost', 'zombie', 'stale-claim', 'reused', 'superseded', 'pending', 'unverified', 'offline', 'remote', 'live', 'held',
+];
+
+const sourceColumn: Column = {
+  id: 'source',
+  title: 'SOURCE',
+  width: 10,
+  priority: 8,
+  value: (f) => sanitize(f.source, 32),
+  sortKey: (f) => f.source,
+};
+
+export const SESSION_COLUMNS: readonly Column[] = [
+  verdictColumn,
+  {
+    id: 'id',
+    title: 'SESSION',
+    width: 12,
+    flex: 2,
+    priority: 0,
+    value: (f, _c, w) => truncate(sanitize(f.id, 128), w),
+    sortKey: (f) => f.id,
+  },
+  {
+    id: 'pid',
+    title: 'PID',
+    width: 7,
+    priority: 1,
+    align: 'right',
+    value: (f) => pidText(f.entry.pid),
+    sortKey: (f) => (isUsablePid(f.entry.pid) ? f.entry.pid : -1),
+  },
+  {
+    id: 'age',
+    title: 'AGE',
+    width: 4,
+    priority: 2,
+    align: 'right',
+    value: (f, ctx) => formatAge(f.kind === 'session' ? sessionAge(f, ctx) : undefined),
+    sortKey: (f, ctx) => (f.kind === 'session' ? (sessionAge(f, ctx) ?? -1) : -1),
+  },
+  {
+    id: 'cwd',
+    title: 'CWD',
+    width: 10,
+    flex: 3,
+    priority: 3,
+    value: (f, ctx, w) => (f.kind === 'session' && f.entry.cwd !== undefined ? shortenPath(sanitize(f.entry.cwd, 512), ctx.home, w) : '-'),
+    sortKey: (f) => (f.kind === 'session' ? (f.entry.cwd ?? '') : ''),
+  },
+  {
+    id: 'host',
+    title: 'HOST',
+    width: 12,
+    priority: 4,
+    value: (f, _c, w) => (f.kind === 'session' ? truncate(sanitize(f.entry.machine ?? '-', 64), w) : '-'),
+    sortKey: (f) => (f.kind === 'session' ? (f.entry.machine ?? '') : ''),
+  },
+  {
+    id: 'port',
+    title: 'PORT',
+    width: 5,
+    priority: 5,
+    align: 'right',
+    value: (f) => (f.kind === 'session' && isUsablePort(f.entry.port) ? String(f.entry.port) : '-'),
+    sortKey: (f) => (f.kind === 'session' && isUsablePort(f.entry.port) ? f.entry.port : -1),
+  },
+  {
+    id: 'status',
+    title: 'STATUS',
+    width: 10,
+    flex: 1,
+    priority: 6,
+    value: (f, _c, w) => truncate(statusText(f), w),
+    sortKey: (f) => statusText(f),
+  },
+  sourceColumn,
+];
+
+function statusText(f: Finding): string {
+  const status = f.kind === 'session' ? sanitize(f.entry.status ?? '-', 24) : '-';
+  return f.note ? `${status}, ${f.note}` : status;
+}
+
+export const CLAIM_COLUMNS: readonly Column[] = [
+  verdictColumn,
+  {
+    id: 'resource',
+    title: 'RESOURCE',
+    width: 14,
+    flex: 3,
+    priority: 0,
+    value: (f, ctx, w) => shortenPath(sanitize(f.id, 512), ctx.home, w),
+    sortKey: (f) => f.id,
+  },
+  {
+    id: 'holder',
+    title: 'HOLDER',
+    width: 12,
+    flex: 2,
+    priority: 1,
+    value: (f, _c, w) => truncate(sanitize((f as ClaimFinding).holder ?? '-', 128), w),
+    sortKey: (f) => (f as ClaimFinding).holder ?? '',
+  },
+  {
+    id: 'pid',
+    title: 'PID',
+    width: 7,
+    priority: 2,
+    align: 'right',
+    value: (f) => pidText(f.entry.pid),
+    sortKey: (f) => (isUsablePid(f.entry.pid) ? f.entry.pid : -1),
+  },
+  {
+    id: 'age',
+    title: 'AGE',
+    width: 4,
+    priority: 3,
+    align: 'right',
+    value: (f, ctx) => {
+      const at = f.kind === 'claim' ? f.entry.acquiredAt : undefined;
+      return formatAge(at === undefined ? undefined : ctx.now - local(ctx, f.source, at));
+    },
+    sortKey: (f) => (f.kind === 'claim' ? -(f.entry.acquiredAt ?? 0) : 0),
+  },
+  sourceColumn,
+];
+
+export function columnsFor(tab: Tab): readonly Column[] {
+  return tab === 'sessions' ? SESSION_COLUMNS : CLAIM_COLUMNS;
+}
+
+/** Cells before the first column: the cursor and the mark. */
+export const GUTTER = 2;
+
+export interface PlacedColumn {
+  readonly column: Column;
+  readonly width: number;
+}
+
+/**
+ * Which columns fit in `total` cells, and how wide each is: columns are taken by priority while
+ * their minimum widths (plus one space between) fit; flexible ones then share the rest. Shown
+ * in their defined order.
+ */
+export function layoutColumns(columns: readonly Column[], total: number): PlacedColumn[] {
+  const room = total - GUTTER;
+  const chosen = new Set<Column>();
+  let used = 0;
+  for (const c of [...columns].sort((a, b) => a.priority - b.priority)) {
+    const need = c.width + (chosen.size > 0 ? 1 : 0);
+    // Strictly by priority: once one does not fit, the rest go too and flexible columns widen.
+    if (used + need > room) break;
+    chosen.add(c);
+    used += need;
+  }
+  const shown = columns.filter((c) => chosen.has(c));
+  const spare = Math.max(0, room - used);
+  const weights = shown.reduce((sum, c) => sum + (c.flex ?? 0), 0);
+  let given = 0;
+  return shown.map((c, i) => {
+    let extra = 0;
+    if (c.flex && weights > 0) {
+      const isLastFlex = shown.slice(i + 1).every((n) => !n.flex);
+      extra = isLastFlex ? spare - given : Math.floor((spare * c.flex) / weights);
+      given += extra;
+    }
+    return { column: c, width: c.width + extra };
+  });
+}

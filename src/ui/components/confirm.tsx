@@ -1,0 +1,49 @@
+// The confirm dialog: exactly what will be evicted (count, ids, verdicts, pids) and why.
+// No is the default; entries that need force are named and asked about separately.
+import { Text } from 'ink';
+import { sanitize } from '../../core/sanitize.js';
+import type { Finding } from '../../core/types.js';
+import { fit } from '../text.js';
+import { TONE_COLOR, VERDICT_TONE } from '../theme.js';
+import type { ConfirmState } from '../view-state.js';
+
+function itemLine(f: Finding, force: boolean): string {
+  const pid = f.entry.pid === undefined ? '' : ` pid ${sanitize(f.entry.pid, 12)}`;
+  const what = f.kind === 'claim' ? 'claim' : 'session';
+  return `  ${force ? 'needs force ' : ''}${f.verdict} ${what} ${sanitize(f.id, 60)}${pid}: ${f.reason}`;
+}
+
+export function confirmLines(c: ConfirmState, force: boolean): { text: string; verdict?: Finding['verdict']; bold?: boolean }[] {
+  const n = c.selection.length;
+  const lines: { text: string; verdict?: Finding['verdict']; bold?: boolean }[] = [];
+  if (!force) {
+    lines.push({ text: `Evict ${n} ${n === 1 ? 'entry' : 'entries'} from the registry?`, bold: true });
+    lines.push({ text: 'Each is re-checked right before it is sent and written to the audit log first. Processes are never signalled.' });
+  } else {
+    const kinds = [...new Set(c.needsForce.map((f) => f.verdict))].join(', ');
+    const k = c.needsForce.length;
+    const others = c.evictable.length;
+    lines.push({ text: `${k} of these ${k === 1 ? 'needs' : 'need'} force: ${k === 1 ? 'it is' : 'they are'} ${kinds}, not known to be dead.`, bold: true });
+    lines.push({
+      text: others > 0 ? `f: evict ${k === 1 ? 'it' : 'them'} too.  y: evict only the ${others === 1 ? 'other one' : `${others} others`}.  n: cancel.` : 'f: evict anyway.  n: cancel.',
+    });
+  }
+  const needs = new Set(c.needsForce);
+  for (const f of c.selection) lines.push({ text: itemLine(f, needs.has(f)), verdict: f.verdict });
+  return lines;
+}
+
+export function Confirm({ confirm, force, height, width }: { confirm: ConfirmState; force: boolean; height: number; width: number }) {
+  const all = confirmLines(confirm, force);
+  const room = Math.max(1, height);
+  const shown = all.length <= room ? all : [...all.slice(0, room - 1), { text: `  ... and ${all.length - room + 1} more` }];
+  return (
+    <>
+      {shown.map((l, i) => (
+        <Text key={i} bold={l.bold} color={l.verdict ? TONE_COLOR[VERDICT_TONE[l.verdict]] : undefined}>
+          {fit(l.text, width)}
+        </Text>
+      ))}
+    </>
+  );
+}

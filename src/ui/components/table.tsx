@@ -1,0 +1,62 @@
+// The findings table: a title line and only the rows that fit (virtualized), each exactly as
+// wide as the pane. Cursor and marks are text ('>' and '*') as well as inverse video, so they
+// show without colour.
+import { Text } from 'ink';
+import { memo } from 'react';
+import { findingKey } from '../../core/evict-plan.js';
+import type { Finding } from '../../core/types.js';
+import { GUTTER, type CellContext, type PlacedColumn } from '../columns.js';
+import { fit } from '../text.js';
+import { TONE_COLOR, VERDICT_TONE } from '../theme.js';
+
+export interface TableProps {
+  readonly rows: readonly Finding[];
+  readonly placed: readonly PlacedColumn[];
+  readonly top: number;
+  readonly height: number;
+  readonly cursor: number;
+  readonly marks: ReadonlySet<string>;
+  readonly ctx: CellContext;
+  readonly width: number;
+  readonly sortColumn: string | undefined;
+  readonly sortReverse: boolean;
+  readonly empty: string;
+}
+
+export function TitleLine({ placed, width, sortColumn, sortReverse }: Pick<TableProps, 'placed' | 'width' | 'sortColumn' | 'sortReverse'>) {
+  const cells = placed.map(({ column, width: w }) => {
+    const arrow = column.id === sortColumn ? (sortReverse ? '^' : 'v') : '';
+    return fit(column.title + arrow, w, column.align);
+  });
+  return <Text bold>{fit(' '.repeat(GUTTER) + cells.join(' '), width)}</Text>;
+}
+
+const Row = memo(function Row(props: { f: Finding; placed: readonly PlacedColumn[]; ctx: CellContext; width: number; isCursor: boolean; marked: boolean }) {
+  const { f, placed, ctx, width, isCursor, marked } = props;
+  const gutter = `${isCursor ? '>' : ' '}${marked ? '*' : ' '}`;
+  const [first, ...rest] = placed;
+  const verdictCell = first ? fit(first.column.value(f, ctx, first.width), first.width, first.column.align) : '';
+  const others = rest.map(({ column, width: w }) => fit(column.value(f, ctx, w), w, column.align)).join(' ');
+  const tail = fit(`${others.length > 0 ? ' ' : ''}${others}`, Math.max(0, width - GUTTER - (first?.width ?? 0)));
+  return (
+    <Text inverse={isCursor}>
+      {gutter}
+      <Text color={TONE_COLOR[VERDICT_TONE[f.verdict]]} bold={f.problem}>
+        {verdictCell}
+      </Text>
+      {tail}
+    </Text>
+  );
+});
+
+export function Table(props: TableProps) {
+  const { rows, placed, top, height, cursor, marks, ctx, width } = props;
+  const lines = [];
+  for (let i = top; i < Math.min(rows.length, top + height); i++) {
+    const f = rows[i]!;
+    const key = findingKey(f);
+    lines.push(<Row key={key} f={f} placed={placed} ctx={ctx} width={width} isCursor={i === cursor} marked={marks.has(key)} />);
+  }
+  if (rows.length === 0) lines.push(<Text key="empty" color="gray">{fit(`  ${props.empty}`, width)}</Text>);
+  return <>{lines}</>;
+}

@@ -1,0 +1,78 @@
+// The text of the detail view and the help overlay, as lines: pure, so they can be tested and
+// scrolled without a terminal. Every registry string goes through sanitize.
+import { formatDuration } from '../core/duration.js';
+import { sanitize } from '../core/sanitize.js';
+import type { Evidence, Finding, ProcessInfo } from '../core/types.js';
+import { bindingKeys, KEYMAP } from './keymap.js';
+
+export interface DetailLine {
+  readonly label: string;
+  readonly value: string;
+  /** Section titles are drawn bold. */
+  readonly heading?: boolean;
+}
+
+const iso = (ms: number | undefined): string => (ms === undefined ? '-' : new Date(ms).toISOString().replace('.000Z', 'Z'));
+
+export function detailLines(f: Finding, now: number, process?: ProcessInfo): DetailLine[] {
+  const lines: DetailLine[] = [
+    { label: f.kind === 'session' ? 'session' : 'claim on', value: sanitize(f.id, 400), heading: true },
+    { label: 'verdict', value: `${f.verdict}${f.note ? ` (${f.note})` : ''}${f.problem ? ', a problem' : ''}, ${f.evictable ? 'evictable' : 'evictable only with force'}` },
+    { label: 'why', value: f.reason },
+    { label: 'source', value: sanitize(f.source, 64) },
+  ];
+  if (f.kind === 'claim') lines.push({ label: 'holder', value: sanitize(f.holder ?? '-', 200) });
+
+  lines.push({ label: 'registry entry', value: '', heading: true });
+  const raw = f.entry.raw ?? (f.entry as unknown as Record<string, unknown>);
+  for (const [k, v] of Object.entries(raw)) {
+    if (k === 'raw') continue;
+    lines.push({ label: sanitize(k, 40), value: sanitize(typeof v === 'string' ? v : JSON.stringify(v), 400) });
+  }
+
+  lines.push({ label: 'evidence', value: '', heading: true });
+  lines.push(...evidenceLines(f.evidence, now));
+  const proc = process ?? f.evidence.process;
+  if (proc) {
+    lines.push({ label: 'process', value: '', heading: true });
+    lines.push({ label: 'pid', value: `${proc.pid} (parent ${proc.ppid})` });
+    lines.push({ label: 'name', value: sanitize(proc.name, 100) });
+    lines.push({ label: 'command', value: sanitize(proc.cmd, 1000) });
+    if (proc.startedAt !== undefined) lines.push({ label: 'started', value: iso(proc.startedAt) });
+  }
+  return lines;
+}
+
+function evidenceLines(e: Evidence, now: number): DetailLine[] {
+  const out: DetailLine[] = [];
+  const add = (label: string, value: string | undefined) => value !== undefined && out.push({ label, value });
+  add('host', `${sanitize(e.host.machine ?? '(none)', 100)}: ${e.host.local ? `this host (${e.host.matchedAs})` : 'not this host'}`);
+  if (e.pid) add('pid', e.pid.unusable ? `${sanitize(e.pid.raw, 40)}: not used (${e.pid.unusable})` : String(e.pid.value));
+  if (e.kill) add('kill(pid, 0)', e.kill === 'ok' ? 'exists' : e.kill === 'EPERM' ? 'EPERM: exists, another user owns it' : e.kill === 'ESRCH' ? 'ESRCH: no such process' : `error: ${e.killError ?? '?'}`);
+  if (e.state) add('state', e.state === 'Z' ? 'Z (zombie: exited, not reaped)' : e.state);
+  if (e.start) {
+    const rel = e.start.deltaMs >= 0 ? `${formatDuration(e.start.deltaMs)} after` : `${formatDuration(-e.start.deltaMs)} before`;
+    add('process started', `${iso(e.start.processStartedAt)}, ${rel} ${e.start.reference.replace('_', ' ')} ${iso(e.start.referenceAt)} (tolerance ${formatDuration(e.start.toleranceMs)})`);
+  }
+  if (e.port) add('port probe', `${e.port.port}: ${e.port.result}${e.port.detail ? ` (${sanitize(e.port.detail, 80)})` : ''}`);
+  if (e.pending) add('pending age', `${formatDuration(e.pending.ageMs)} from ${e.pending.from.replace('_', ' ')} (TTL ${formatDuration(e.pending.ttlMs)})`);
+  if (e.siblings) add('same pid', `${e.siblings.map((s) => sanitize(s, 60)).join(', ')}${e.newestBy ? `; newest by ${e.newestBy.replace('_', ' ')}` : ''}`);
+  if (e.registry) add('registry says', `${sanitize(e.registry.status ?? '-', 30)}${e.registry.offlineSince !== undefined ? `, offline since ${iso(e.registry.offlineSince)}` : ''}`);
+  if (e.underlying) add('locally it is', e.underlying);
+  if (e.holder) add('holder', `${sanitize(e.holder.id ?? '(none)', 100)}: ${e.holder.present ? `${e.holder.verdict}${e.holder.underlying ? ` (locally ${e.holder.underlying})` : ''}` : 'not in the registry'}`);
+  if (e.checkedAt !== undefined) add('checked', `${formatDuration(Math.max(0, now - e.checkedAt))} ago`);
+  return out;
+}
+
+/** The help overlay: every binding of the keymap, nothing else. */
+export function helpLines(): DetailLine[] {
+  return [
+    { label: 'keys', value: '', heading: true },
+    ...KEYMAP.map((b) => ({ label: bindingKeys(b), value: b.description })),
+    { label: 'markers', value: '', heading: true },
+    { label: '!', value: 'a problem: evictable' },
+    { label: '?', value: 'cannot be checked here (remote, unverified)' },
+    { label: '-', value: 'the registry marks it offline' },
+    { label: '>  *', value: 'the cursor; a marked row' },
+  ];
+}

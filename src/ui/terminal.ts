@@ -1,0 +1,47 @@
+// The alternate screen, entered once and left exactly once on every way out: q, Ctrl-C,
+// SIGTERM, SIGHUP, an uncaught error. A monitor that dies must not leave a broken terminal.
+
+const ENTER = '\u001b[?1049h\u001b[H\u001b[?25l'; // alternate screen, home, hide cursor
+const LEAVE = '\u001b[?25h\u001b[?1049l'; // show cursor, main screen back
+
+export interface Fullscreen {
+  /** Leave the alternate screen (idempotent) and run the cleanup once. */
+  restore(): void;
+}
+
+export function enterFullscreen(stdout: NodeJS.WriteStream, cleanup: () => void): Fullscreen {
+  let done = false;
+  stdout.write(ENTER);
+  const restore = (): void => {
+    if (done) return;
+    done = true;
+    try {
+      cleanup();
+    } finally {
+      stdout.write(LEAVE);
+      for (const [signal, handler] of handlers) process.off(signal, handler);
+      process.off('uncaughtException', onCrash);
+      process.off('unhandledRejection', onCrash);
+      process.off('exit', restore);
+    }
+  };
+  const onSignal = (signal: NodeJS.Signals, code: number) => () => {
+    restore();
+    process.exit(code);
+  };
+  const handlers: [NodeJS.Signals, () => void][] = [
+    ['SIGTERM', onSignal('SIGTERM', 143)],
+    ['SIGHUP', onSignal('SIGHUP', 129)],
+    ['SIGINT', onSignal('SIGINT', 130)],
+  ];
+  const onCrash = (error: unknown): void => {
+    restore();
+    process.stderr.write(`ghostwatch: crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(70);
+  };
+  for (const [signal, handler] of handlers) process.on(signal, handler);
+  process.on('uncaughtException', onCrash);
+  process.on('unhandledRejection', onCrash);
+  process.on('exit', restore);
+  return { restore };
+}

@@ -1,0 +1,140 @@
+// End to end in a real terminal: tmux runs the built CLI against a real `ghostwatch serve` with a
+// real ghost (a registered child that was SIGKILLed); keys evict it; the pane is resized; q quits
+// and the shell's screen comes back. Needs tmux and a built dist/ (CI builds first).
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import stringWidth from 'string-width';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
+import { until } from '../support/scripted-registry.js';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const BIN = join(ROOT, 'bin/ghostwatch.js');
+const hasTmux = (() => {
+  try {
+    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const built = existsSync(join(ROOT, 'dist/src/cli/main.js'));
+
+const socket = `gw-e2e-${process.pid}`;
+const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+const capture = (): string => tmux('capture-pane', '-p', '-t', 'gw');
+/** The pane's lines (capture-pane ends every line, the last one too, with a newline). */
+const paneLines = (): string[] => capture().replace(/\n$/, '').split('\n');
+const state = mkdtempSync(join(tmpdir(), 'gw-e2e-'));
+
+// The TUI must not think it runs in CI: Ink renders nothing live when CI is set.
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'CI' && !k.startsWith('CI_')));
+Object.assign(env, { XDG_STATE_HOME: state, TERM: 'xterm-256color', NO_COLOR: '' });
+/** sh's prompt ('$ ', or '# ' for root) alone on the last used line. */
+const PROMPT = /^[$#] ?$/m;
+
+let server: RegistryServer;
+const children: ChildProcess[] = [];
+const agents: WebSocket[] = [];
+
+async function register(id: string, pid: number, port: number): Promise<void> {
+  const ws = new WebSocket(server.url);
+  agents.push(ws);
+  await new Promise((r, j) => ws.once('open', r).once('error', j));
+  const done = new Promise((r) => ws.once('message', r));
+  ws.send(JSON.stringify({ id: `r-${id}`, method: 'register', params: { id, machine: hostname(), cwd: '/tmp/e2e', port, status: 'active', pid } }));
+  await done;
+}
+
+function sleeper(): ChildProcess & { pid: number } {
+  const c = spawn('sleep', ['120'], { stdio: 'ignore' });
+  children.push(c);
+  return c as ChildProcess & { pid: number };
+}
+
+async function ghost(id: string, port: number): Promise<void> {
+  const c = sleeper();
+  await register(id, c.pid, port);
+  await new Promise((r) => {
+    c.once('exit', r);
+    c.kill('SIGKILL');
+  });
+}
+
+function killPanes(): void {
+  try {
+    tmux('kill-server');
+  } catch {
+    // no tmux server yet
+  }
+}
+
+function startPane(columns: number, rows: number): void {
+  killPanes();
+  execFileSync('tmux', ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'gw', '-x', String(columns), '-y', String(rows), 'sh'], { env });
+  tmux('send-keys', '-t', 'gw', `echo before-ghostwatch; node ${BIN} --registry ${server.url}`, 'Enter');
+}
+
+describe.runIf(hasTmux && built)('ghostwatch in a real tmux pane', () => {
+  beforeAll(async () => {
+    server = await startRegistryServer({ port: 0, log: () => {} });
+    await register('live-agent', sleeper().pid, 9001);
+    await ghost('dead-agent', 9002);
+  });
+  afterAll(async () => {
+    killPanes();
+    for (const a of agents) a.terminate();
+    for (const c of children) c.kill('SIGKILL');
+    await server?.close();
+  });
+
+  it('flags the ghost, evicts it with keys, survives a resize, and restores the shell on q (80x24)', async () => {
+    startPane(80, 24);
+    await until(() => /!ghost\s+dead-agent/.test(capture()) && /live\s+live-agent/.test(capture()), 8000, 'the ghost on screen');
+    const frame = paneLines();
+    expect(frame.length).toBeLessThanOrEqual(24);
+    expect(capture().match(/^ghostwatch {2}/gm), 'one frame, not frames stacked').toHaveLength(1);
+    for (const line of frame) expect(stringWidth(line)).toBeLessThanOrEqual(80);
+    expect(tmux('display', '-p', '-t', 'gw', '#{alternate_on}').trim()).toBe('1');
+
+    // The ghost is the first row: problems come first. d asks, y confirms.
+    tmux('send-keys', '-t', 'gw', 'd');
+    await until(() => /Evict 1 entry from the registry\?/.test(capture()), 3000, 'the confirm dialog');
+    expect(capture()).toMatch(/ghost session dead-agent/);
+    tmux('send-keys', '-t', 'gw', 'y');
+    await until(() => /evicted 1/.test(capture()), 5000, 'the eviction summary');
+    expect(server.registry.listNodes().map((n: { id: string }) => n.id)).toEqual(['live-agent']);
+    const audit = readFileSync(join(state, 'ghostwatch/evictions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(audit.map((r: { kind: string }) => r.kind)).toEqual(['intent', 'outcome']);
+    expect(statSync(join(state, 'ghostwatch/evictions.jsonl')).mode & 0o777).toBe(0o600);
+
+    tmux('resize-window', '-t', 'gw', '-x', '60', '-y', '15');
+    await until(() => paneLines().length <= 15 && /live-agent/.test(capture()), 3000, 'the narrow frame');
+    expect(capture().match(/^ghostwatch {2}/gm), 'one frame after the resize').toHaveLength(1);
+    for (const line of paneLines()) expect(stringWidth(line)).toBeLessThanOrEqual(60);
+
+    tmux('send-keys', '-t', 'gw', 'q');
+    await until(() => tmux('display', '-p', '-t', 'gw', '#{alternate_on}').trim() === '0', 3000, 'the main screen');
+    await until(() => PROMPT.test(capture()), 3000, 'the shell prompt');
+    const after = capture();
+    expect(after).toContain('before-ghostwatch');
+    expect(after).not.toMatch(/VERDICT|live-agent/);
+  });
+
+  it('fits a 60x15 pane from the start and quits with Ctrl-C', async () => {
+    await ghost('second-ghost', 9003);
+    startPane(60, 15);
+    await until(() => /!ghost\s+second-ghost/.test(capture()), 8000, 'the ghost on screen');
+    const lines = paneLines();
+    expect(lines.length).toBeLessThanOrEqual(15);
+    expect(capture().match(/^ghostwatch {2}/gm), 'one frame, not frames stacked').toHaveLength(1);
+    for (const line of lines) expect(stringWidth(line)).toBeLessThanOrEqual(60);
+    expect(capture()).toMatch(/VERDICT\s+SESSION\s+PID/);
+    tmux('send-keys', '-t', 'gw', 'C-c');
+    await until(() => tmux('display', '-p', '-t', 'gw', '#{alternate_on}').trim() === '0', 3000, 'the main screen');
+    await until(() => PROMPT.test(capture()), 3000, 'the shell prompt');
+  });
+});

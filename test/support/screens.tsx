@@ -1,0 +1,50 @@
+// The screens `npm run screenshots` renders and the screenshot test checks: real frames of the
+// real App over the real reconcile of a fixed registry, at a fixed clock.
+import chalk from 'chalk';
+import { render } from 'ink-testing-library';
+import { App } from '../../src/ui/app.js';
+import { ansiToSvg } from './svg.js';
+import { FIXED_NOW, StaticEngine } from './ui-fixtures.js';
+
+export interface Screen {
+  readonly name: string;
+  readonly title: string;
+  readonly columns: number;
+  readonly rows: number;
+  /** Keys typed before the frame is taken. */
+  readonly keys: readonly string[];
+  readonly color?: boolean;
+}
+
+export const SCREENS: readonly Screen[] = [
+  { name: 'main-120x30', title: 'ghostwatch: the findings table, problems first', columns: 120, rows: 30, keys: [] },
+  { name: 'narrow-60x15', title: 'ghostwatch in a 60x15 tmux pane: columns dropped by priority', columns: 60, rows: 15, keys: [] },
+  { name: 'confirm-120x30', title: 'ghostwatch: X asks before evicting every problem', columns: 120, rows: 30, keys: ['X'] },
+  { name: 'confirm-force-100x24', title: 'ghostwatch: evicting a live entry needs a second answer', columns: 100, rows: 24, keys: ['G', 'k', 'k', ' ', 'g', ' ', 'd', 'y'] },
+  { name: 'detail-120x30', title: 'ghostwatch: the evidence behind a verdict', columns: 120, rows: 30, keys: ['j', 'j', '\r'] },
+  { name: 'help-100x30', title: 'ghostwatch: the help overlay, from the keymap', columns: 100, rows: 30, keys: ['?'] },
+  { name: 'claims-100x20', title: 'ghostwatch: claims and locks', columns: 100, rows: 20, keys: ['\t'] },
+  { name: 'no-color-80x24', title: 'ghostwatch with NO_COLOR: markers carry the verdicts', columns: 80, rows: 24, keys: [], color: false },
+];
+
+const settle = () => new Promise((r) => setTimeout(r, 30));
+
+export async function renderScreen(screen: Screen): Promise<string> {
+  const level = chalk.level;
+  chalk.level = screen.color === false ? 0 : 1;
+  try {
+    const engine = new StaticEngine();
+    const size = { columns: screen.columns, rows: screen.rows };
+    const r = render(<App engine={engine} now={() => FIXED_NOW} home="/home/ana" size={size} onQuit={() => {}} />);
+    await settle();
+    for (const k of screen.keys) {
+      r.stdin.write(k);
+      await settle();
+    }
+    const frame = r.lastFrame() ?? '';
+    r.unmount();
+    return ansiToSvg(frame, screen.columns, screen.rows, screen.title);
+  } finally {
+    chalk.level = level;
+  }
+}

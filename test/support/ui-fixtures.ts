@@ -1,0 +1,140 @@
+// Findings for UI tests and screenshots: the real reconcile over a fixed registry and fixed OS
+// facts, shown through an engine whose snapshot the test sets. The App is the real one.
+import { defaultPolicy, reconcile, VERDICTS, type Finding, type OsFacts, type PidFacts, type PortFacts, type RegistryView, type SessionEntry, type Verdict } from '../../src/core/index.js';
+import type { Engine, EngineSnapshot, EvictRequest, EvictSummary } from '../../src/engine/types.js';
+import type { SourceState } from '../../src/sources/types.js';
+import { emptyCounters } from '../../src/sources/types.js';
+
+export const FIXED_NOW = Date.UTC(2026, 10, 22, 9, 30, 0);
+export const HOST = 'devbox';
+const S = (minutesAgo: number) => FIXED_NOW - minutesAgo * 60_000;
+const home = '/home/ana';
+
+export function demoView(): { view: RegistryView; facts: OsFacts } {
+  // As the hypivisor adapter builds them: the registry's NodeInfo (seconds) kept as `raw`.
+  const e = (id: string, f: Record<string, unknown>) => {
+    const entry: Record<string, unknown> = { source: 'hypivisor', id, machine: HOST, status: 'active', ...f };
+    const secs = (ms: unknown) => (typeof ms === 'number' ? Math.floor(ms / 1000) : undefined);
+    entry.raw = Object.fromEntries(
+      Object.entries({
+        id,
+        machine: entry.machine,
+        cwd: entry.cwd,
+        port: entry.port,
+        status: entry.status,
+        pid: entry.pid,
+        offline_since: secs(entry.offlineSince),
+        last_seen: secs(FIXED_NOW - 20_000),
+        registered_at: secs(entry.registeredAt),
+      }).filter(([, v]) => v !== undefined),
+    );
+    return entry as unknown as SessionEntry;
+  };
+  const sessions = [
+    e('7f3a9c1e-live-agent', { pid: 41001, port: 8101, cwd: `${home}/work/ghostwatch`, registeredAt: S(42) }),
+    e('b21d44aa-live-agent', { pid: 41002, port: 8102, cwd: `${home}/work/api-server/packages/gateway`, registeredAt: S(125) }),
+    e('c0ffee00-ghost', { pid: 40777, port: 8103, cwd: `${home}/work/hyper-pi`, registeredAt: S(300) }),
+    e('d15ea5e0-zombie', { pid: 40888, port: 8104, cwd: `${home}/work/infra/terraform`, registeredAt: S(61) }),
+    e('e7e7e7e7-reused', { pid: 40999, port: 8105, cwd: `${home}/scratch`, registeredAt: S(900) }),
+    e('a0a0a0a0-old-session', { pid: 41010, port: 8106, cwd: `${home}/work/ghostwatch`, registeredAt: S(30) }),
+    e('a1a1a1a1-new-session', { pid: 41010, port: 8107, cwd: `${home}/work/ghostwatch`, registeredAt: S(3) }),
+    e('pending-41020', { pid: 41020, port: 8108, cwd: `${home}/work/docs`, registeredAt: S(0.5) }),
+    e('pending-40555', { pid: 40555, port: 8109, cwd: `${home}/work/docs`, registeredAt: S(25) }),
+    e('f00df00d-offline', { pid: 40666, port: 8110, cwd: `${home}/work/old`, status: 'offline', offline: true, offlineSince: S(0.3), registeredAt: S(80) }),
+    e('9e9e9e9e-remote', { pid: 5123, port: 8111, cwd: '/home/ana/work/ghostwatch', machine: 'laptop.lan', registeredAt: S(15) }),
+    e('8d8d8d8d-unverified', { port: 8112, cwd: `${home}/work/legacy-agent`, registeredAt: S(200) }),
+    e('evil\u001b[2J\u001b]0;pwned\u0007', { pid: 40778, port: 8113, cwd: `${home}/work/\u202Eevil`, registeredAt: S(10) }),
+  ];
+  const claims = [
+    { source: 'hypivisor', resource: `${home}/work/ghostwatch`, holder: '7f3a9c1e-live-agent', acquiredAt: S(40) },
+    { source: 'hypivisor', resource: `${home}/work/hyper-pi`, holder: 'c0ffee00-ghost', acquiredAt: S(290) },
+  ];
+  const alive = (pid: number, startedMinutesAgo: number, state = 'S') => [pid, { pid, kill: 'ok' as const, state, startedAt: S(startedMinutesAgo), checkedAt: FIXED_NOW }] as const;
+  const pids = new Map([
+    alive(41001, 43),
+    alive(41002, 126),
+    [40777, { pid: 40777, kill: 'ESRCH' as const, checkedAt: FIXED_NOW }],
+    alive(40888, 62, 'Z'),
+    alive(40999, 2),
+    alive(41010, 31),
+    alive(41020, 0.6),
+    [40555, { pid: 40555, kill: 'ESRCH' as const, checkedAt: FIXED_NOW }],
+    [40778, { pid: 40778, kill: 'ESRCH' as const, checkedAt: FIXED_NOW }],
+  ] as [number, PidFacts][]);
+  const ports = new Map<number, PortFacts>([[8112, { port: 8112, result: 'timeout', checkedAt: FIXED_NOW }]]);
+  return { view: { sessions, claims }, facts: { pids, ports } };
+}
+
+export function source(fields: Partial<SourceState> = {}): SourceState {
+  return {
+    name: 'hypivisor',
+    url: 'ws://localhost:31415/ws',
+    status: 'connected',
+    since: FIXED_NOW - 60_000,
+    repaired: 0,
+    resyncs: 3,
+    reconnects: 0,
+    counters: emptyCounters(),
+    claims: true,
+    clockOffsetMs: 0,
+    ...fields,
+  };
+}
+
+export function snapshotOf(findings: readonly Finding[], fields: Partial<EngineSnapshot> = {}): EngineSnapshot {
+  const counts = Object.fromEntries(VERDICTS.map((v) => [v, 0])) as Record<Verdict, number>;
+  for (const f of findings) counts[f.verdict]++;
+  return {
+    findings,
+    sources: [source()],
+    host: HOST,
+    os: { processTable: 'ok', lastProbeAt: FIXED_NOW },
+    counts,
+    problems: findings.filter((f) => f.problem).length,
+    computedAt: FIXED_NOW,
+    version: 1,
+    settled: true,
+    ...fields,
+  };
+}
+
+export function demoFindings(): Finding[] {
+  const { view, facts } = demoView();
+  return reconcile(view, facts, FIXED_NOW, defaultPolicy(HOST));
+}
+
+/** An engine whose snapshot the test sets; evictions are recorded, not sent anywhere. */
+export class StaticEngine implements Engine {
+  private snap: EngineSnapshot;
+  private readonly listeners = new Set<() => void>();
+  readonly evictions: EvictRequest[] = [];
+  refreshes = 0;
+  constructor(findings: readonly Finding[] = demoFindings(), fields: Partial<EngineSnapshot> = {}) {
+    this.snap = snapshotOf(findings, fields);
+  }
+  set(findings: readonly Finding[], fields: Partial<EngineSnapshot> = {}): void {
+    this.snap = snapshotOf(findings, { version: this.snap.version + 1, ...fields });
+    for (const l of this.listeners) l();
+  }
+  start(): void {}
+  async stop(): Promise<void> {}
+  getSnapshot = (): EngineSnapshot => this.snap;
+  subscribe = (l: () => void): (() => void) => {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  };
+  async refresh(): Promise<void> {
+    this.refreshes++;
+  }
+  async evict(request: EvictRequest): Promise<EvictSummary> {
+    this.evictions.push(request);
+    const results = request.selection.map((finding) => ({ finding, outcome: 'evicted' as const, forced: request.force }));
+    return { results, needsForce: [], counts: { evicted: results.length, 'already-gone': 0, skipped: 0, refused: 0, failed: 0 } };
+  }
+  processInfo(): undefined {
+    return undefined;
+  }
+  async settled(): Promise<EngineSnapshot> {
+    return this.snap;
+  }
+}

@@ -1,0 +1,80 @@
+import stringWidth from 'string-width';
+import { describe, expect, it } from 'vitest';
+import { CLAIM_COLUMNS, GUTTER, layoutColumns, SESSION_COLUMNS } from '../../src/ui/columns.js';
+import { helpLines } from '../../src/ui/detail.js';
+import { bindingKeys, commandFor, footerFor, KEYMAP } from '../../src/ui/keymap.js';
+import { fit, formatAge, shortenPath, truncate } from '../../src/ui/text.js';
+
+describe('columns', () => {
+  it.each([200, 120, 100, 80, 60, 40])('fill exactly %i cells and drop by priority', (width) => {
+    for (const cols of [SESSION_COLUMNS, CLAIM_COLUMNS]) {
+      const placed = layoutColumns(cols, width);
+      const used = GUTTER + placed.reduce((s, p) => s + p.width, 0) + placed.length - 1;
+      expect(used).toBeLessThanOrEqual(width);
+      if (placed.some((p) => p.column.flex)) expect(used).toBe(width);
+      const kept = new Set(placed.map((p) => p.column));
+      for (const dropped of cols.filter((c) => !kept.has(c))) {
+        for (const k of kept) expect(k.priority).toBeLessThanOrEqual(dropped.priority);
+      }
+    }
+  });
+  it('keeps verdict, id and pid at 60 columns, drops the least important', () => {
+    const ids = layoutColumns(SESSION_COLUMNS, 60).map((p) => p.column.id);
+    expect(ids.slice(0, 3)).toEqual(['verdict', 'id', 'pid']);
+    expect(ids).not.toContain('source');
+    expect(layoutColumns(SESSION_COLUMNS, 200).map((p) => p.column.id)).toEqual(SESSION_COLUMNS.map((c) => c.id));
+  });
+});
+
+describe('text', () => {
+  it('fits by display width, including wide characters', () => {
+    expect(fit('abc', 5)).toBe('abc  ');
+    expect(fit('42', 5, 'right')).toBe('   42');
+    expect(truncate('abcdef', 4)).toBe('abc…');
+    const wide = fit('東京東京東京', 7);
+    expect(stringWidth(wide)).toBe(7);
+  });
+  it('shortens paths with ~ and a middle ellipsis, keeping the last part', () => {
+    expect(shortenPath('/home/ana/work/ghostwatch', '/home/ana', 40)).toBe('~/work/ghostwatch');
+    expect(shortenPath('/home/ana/work/api-server/packages/gateway', '/home/ana', 24)).toBe('~/work/…/gateway');
+    expect(shortenPath('/srv/a/b/c/d/very-long-project-name', undefined, 12)).toBe('…/very-long…');
+    expect(shortenPath('/home/anabel/x', '/home/ana', 40)).toBe('/home/anabel/x');
+  });
+  it('ages are coarse, so they change at most once a minute', () => {
+    expect([formatAge(5_000), formatAge(61_000), formatAge(3 * 3_600_000), formatAge(3 * 86_400_000), formatAge(undefined)]).toEqual(['<1m', '1m', '3h', '3d', '-']);
+  });
+});
+
+describe('keymap', () => {
+  it('the help overlay lists every binding of the keymap', () => {
+    const help = helpLines();
+    for (const b of KEYMAP) expect(help).toContainEqual({ label: bindingKeys(b), value: b.description });
+  });
+  it('the footer shows only bindings of the keymap, for the mode', () => {
+    const words = footerFor('table').map((f) => f.word);
+    expect(words).toEqual(KEYMAP.filter((b) => b.footer && b.modes.includes('table')).map((b) => b.footer));
+    expect(footerFor('confirm').map((f) => f.word)).toEqual(['yes', 'no']);
+  });
+  it('maps keys to commands per mode', () => {
+    expect(commandFor({ input: 'j' }, 'table')).toBe('nav.down');
+    expect(commandFor({ input: '', downArrow: true }, 'table')).toBe('nav.down');
+    expect(commandFor({ input: 'd', ctrl: true }, 'table')).toBe('evict.selected');
+    expect(commandFor({ input: 'q' }, 'table')).toBe('app.quit');
+    expect(commandFor({ input: 'q' }, 'detail')).toBe('view.back');
+    expect(commandFor({ input: 'c', ctrl: true }, 'confirm')).toBe('app.quit');
+    expect(commandFor({ input: 'y' }, 'table')).toBeUndefined();
+    expect(commandFor({ input: '', return: true }, 'confirm')).toBe('confirm.no');
+  });
+  it('no key means two things in one mode', () => {
+    for (const mode of ['table', 'detail', 'help', 'confirm', 'confirm-force'] as const) {
+      const seen = new Map<string, string>();
+      for (const b of KEYMAP.filter((x) => x.modes.includes(mode))) {
+        for (const k of b.keys) {
+          const label = `${k.key ?? ''}|${k.char ?? ''}|${k.ctrl ?? ''}`;
+          expect(seen.get(label) ?? b.command, `${mode}: ${label}`).toBe(b.command);
+          seen.set(label, b.command);
+        }
+      }
+    }
+  });
+});

@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import { findingKey } from '../../src/core/index.js';
+import type { Finding } from '../../src/core/types.js';
+import { visibleRows } from '../../src/ui/rows.js';
+import { initialViewState, reduce, READ_ONLY_MESSAGE, type Action, type Context, type ViewState } from '../../src/ui/view-state.js';
+import { demoFindings, FIXED_NOW } from '../support/ui-fixtures.js';
+
+const all = demoFindings();
+function ctxFor(s: ViewState, fields: Partial<Context> = {}): Context {
+  const rows = visibleRows(all, s, { now: FIXED_NOW });
+  return { rows, all, pageSize: 5, readOnly: false, ...fields };
+}
+function run(actions: Action[], start: ViewState = initialViewState, fields: Partial<Context> = {}) {
+  let s = start;
+  const effects = [];
+  for (const a of actions) {
+    const step = reduce(s, a, ctxFor(s, fields));
+    s = step.state;
+    if (step.effect) effects.push(step.effect);
+  }
+  return { s, effects, rows: ctxFor(s).rows };
+}
+const cmd = (command: Parameters<typeof reduce>[1] extends infer A ? (A extends { type: 'command'; command: infer C } ? C : never) : never): Action => ({ type: 'command', command });
+
+describe('rows', () => {
+  it('lists problems first, worst first', () => {
+    const rows = visibleRows(all, initialViewState, { now: FIXED_NOW });
+    const firstNonProblem = rows.findIndex((f) => !f.problem);
+    expect(rows.slice(0, firstNonProblem).every((f) => f.problem)).toBe(true);
+    expect(rows.slice(firstNonProblem).every((f) => !f.problem)).toBe(true);
+    expect(rows[0]!.verdict).toBe('ghost');
+    expect(rows.every((f) => f.kind === 'session')).toBe(true);
+  });
+});
+
+describe('view state', () => {
+  it('moves the cursor and scrolls to keep it on screen', () => {
+    const { s } = run([cmd('nav.down'), cmd('nav.down'), cmd('nav.pageDown')]);
+    expect(s.cursor).toBe(7);
+    expect(s.top).toBe(3); // page of 5 rows: row 7 is the last one shown
+    const back = run([cmd('nav.top')], s).s;
+    expect([back.cursor, back.top]).toEqual([0, 0]);
+    const end = run([cmd('nav.bottom')]).s;
+    expect(end.cursor).toBe(ctxFor(end).rows.length - 1);
+    expect(run([cmd('nav.up')]).s.cursor).toBe(0); // clamped
+  });
+
+  it('keeps the cursor on its finding when the rows reorder', () => {
+    const { s, rows } = run([cmd('nav.down'), cmd('nav.down')]);
+    const key = findingKey(rows[2]!);
+    const sorted = run([cmd('sort.next')], s).s; // sort by the first column changes the order
+    const moved = reduce(sorted, { type: 'rows' }, ctxFor(sorted)).state;
+    expect(findingKey(ctxFor(moved).rows[moved.cursor]!)).toBe(key);
+  });
+
+  it('filters as you type, Esc clears', () => {
+    const { s, rows } = run([cmd('filter.start'), { type: 'filter.type', text: 'zomb' }]);
+    expect(s.mode).toBe('filter');
+    expect(rows.map((f) => f.verdict)).toEqual(['zombie']);
+    const cleared = run([cmd('filter.clear')], s);
+    expect(cleared.s.filter).toBe('');
+    expect(cleared.rows.length).toBeGreaterThan(5);
+    const kept = run([{ type: 'filter.backspace' }, { type: 'filter.accept' }], s).s;
+    expect([kept.mode, kept.filter]).toEqual(['table', 'zom']);
+  });
+
+  it('sorts by the next and previous column and reverses', () => {
+    const next = run([cmd('sort.next')]).s;
+    expect(next.sortColumn).toBe('verdict');
+    expect(run([cmd('sort.next'), cmd('sort.next')]).s.sortColumn).toBe('id');
+    expect(run([cmd('sort.prev')]).s.sortColumn).toBe('source');
+    const byPid = run([cmd('sort.next'), cmd('sort.next'), cmd('sort.next')]);
+    expect(byPid.s.sortColumn).toBe('pid');
+    const problems = byPid.rows.filter((f) => f.problem).map((f) => f.entry.pid as number);
+    expect(problems).toEqual([...problems].sort((a, b) => a - b));
+    const reversed = run([cmd('sort.reverse')], byPid.s);
+    const rproblems = reversed.rows.filter((f) => f.problem).map((f) => f.entry.pid as number);
+    expect(rproblems).toEqual([...problems].reverse());
+  });
+
+  it('marks with space (moving down), marks all problems, unmarks all', () => {
+    const { s } = run([cmd('mark.toggle'), cmd('mark.toggle')]);
+    expect(s.marks.size).toBe(2);
+    expect(s.cursor).toBe(2);
+    const again = run([cmd('nav.top'), cmd('mark.toggle')], s).s;
+    expect(again.marks.size).toBe(1);
+    const problems = run([cmd('mark.problems')]).s;
+    expect(problems.marks.size).toBe(all.filter((f) => f.kind === 'session' && f.problem).length);
+    expect(run([cmd('mark.none')], problems).s.marks.size).toBe(0);
+  });
+
+  it('evict asks first, naming exactly what; No is the default', () => {
+    const { s } = run([cmd('evict.selected')]);
+    expect(s.mode).toBe('confirm');
+    expect(s.confirm!.selection.map((f) => f.verdict)).toEqual(['ghost']);
+    for (const no of [cmd('confirm.no')]) {
+      const cancelled = run([no], s);
+      expect(cancelled.s.mode).toBe('table');
+      expect(cancelled.effects).toEqual([]);
+    }
+    const yes = run([cmd('confirm.yes')], s);
+    expect(yes.s.mode).toBe('evicting');
+    expect(yes.effects).toEqual([{ type: 'evict', selection: s.confirm!.selection, force: false }]);
+  });
+
+  it('evicting live entries asks a second, explicit question', () => {
+    const live = all.find((f) => f.verdict === 'live')!;
+    const ghost = all.find((f) => f.verdict === 'ghost')!;
+    const start: ViewState = { ...initialViewState, marks: new Set([findingKey(live), findingKey(ghost)]) };
+    const asked = run([cmd('evict.selected'), cmd('confirm.yes')], start);
+    expect(asked.s.mode).toBe('confirm-force');
+    expect(asked.effects).toEqual([]);
+    const onlyDead = run([cmd('confirm.yes')], asked.s);
+    expect(onlyDead.effects).toEqual([{ type: 'evict', selection: [ghost], force: false }]);
+    const forced = run([cmd('confirm.force')], asked.s);
+    expect(forced.effects).toEqual([{ type: 'evict', selection: expect.arrayContaining([live, ghost]), force: true }]);
+    expect(run([cmd('confirm.no')], asked.s).effects).toEqual([]);
+  });
+
+  it('X selects every problem of every tab', () => {
+    const { s } = run([cmd('evict.problems')]);
+    expect(s.confirm!.selection).toHaveLength(all.filter((f) => f.problem).length);
+    expect(s.confirm!.selection.some((f: Finding) => f.kind === 'claim')).toBe(true);
+  });
+
+  it('in read-only, eviction keys explain themselves and do nothing', () => {
+    for (const c of [cmd('evict.selected'), cmd('evict.problems')]) {
+      const r = run([c], initialViewState, { readOnly: true });
+      expect(r.s.mode).toBe('table');
+      expect(r.s.message?.text).toBe(READ_ONLY_MESSAGE);
+      expect(r.effects).toEqual([]);
+    }
+  });
+
+  it('Tab switches to claims; Enter opens details; Esc goes back; q quits; R refreshes', () => {
+    const claims = run([cmd('view.tab')]);
+    expect(claims.rows.every((f) => f.kind === 'claim')).toBe(true);
+    const detail = run([cmd('view.details')]).s;
+    expect(detail.mode).toBe('detail');
+    expect(run([cmd('view.back')], detail).s.mode).toBe('table');
+    expect(run([cmd('app.quit')]).effects).toEqual([{ type: 'quit' }]);
+    expect(run([cmd('app.refresh')]).effects).toEqual([{ type: 'refresh' }]);
+  });
+
+  it('p shows problems only', () => {
+    const { rows } = run([cmd('view.problems')]);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((f) => f.problem)).toBe(true);
+  });
+});
+
+describe('cursor anchoring', () => {
+  const ghost = all.find((f) => f.verdict === 'ghost')!;
+  const live = all.filter((f) => f.verdict === 'live');
+  it('stays on top until the person moves it: a new problem above takes the first row', () => {
+    const s = reduce(initialViewState, { type: 'rows' }, { rows: live, all, pageSize: 5, readOnly: false }).state;
+    const withGhost = [ghost, ...live];
+    const after = reduce(s, { type: 'rows' }, { rows: withGhost, all, pageSize: 5, readOnly: false }).state;
+    expect(after.cursor).toBe(0);
+    expect(after.cursorKey).toBe(findingKey(ghost));
+  });
+  it('once moved, it follows its row when rows are inserted above', () => {
+    const ctx = { rows: live, all, pageSize: 5, readOnly: false };
+    const moved = reduce(initialViewState, { type: 'command', command: 'nav.down' }, ctx).state;
+    expect(moved.pinned).toBe(true);
+    const after = reduce(moved, { type: 'rows' }, { ...ctx, rows: [ghost, ...live] }).state;
+    expect(after.cursorKey).toBe(findingKey(live[1]!));
+    expect(after.cursor).toBe(2);
+  });
+});
