@@ -2,7 +2,6 @@
 // `ghostwatch [options]` with no command is the live monitor (`watch`).
 import { readFileSync } from 'node:fs';
 import { formatOptions, UsageError } from './args.js';
-import { serveCommand } from './serve.js';
 import { MONITOR_OPTIONS, watchCommand } from './watch.js';
 
 interface Command {
@@ -12,7 +11,8 @@ interface Command {
 
 const COMMANDS: Readonly<Record<string, Command>> = {
   watch: { summary: 'the live monitor (the default in a terminal)', run: watchCommand },
-  serve: { summary: 'run the embedded registry (hypivisor protocol + claims)', run: serveCommand },
+  // Loaded on use: a command's modules (ws, the server) cost start-up time for every other one.
+  serve: { summary: 'run the embedded registry (hypivisor protocol + claims)', run: async (argv) => (await import('./serve.js')).serveCommand([...argv]) },
 };
 
 export function version(): string {

@@ -1,17 +1,9 @@
-// `ghostwatch` / `ghostwatch watch`: the live monitor. Without a terminal on both ends it prints
-// one check report instead (raw mode needs a TTY, and a pipe wants text, not a screen).
-import { hostname, homedir } from 'node:os';
-import { render } from 'ink';
-import { createElement } from 'react';
-import { createEngine } from '../engine/index.js';
-import type { Engine } from '../engine/types.js';
-import { HypivisorSource } from '../sources/hypivisor/index.js';
-import type { Source } from '../sources/types.js';
-import { App } from '../ui/app.js';
-import { enterFullscreen } from '../ui/terminal.js';
+// `ghostwatch` / `ghostwatch watch`: the live monitor. Options are parsed and checked here,
+// before anything heavy loads; without a terminal on both ends it prints one check report
+// instead (raw mode needs a TTY, and a pipe wants text, not a screen).
 import { formatOptions, parseArgs, UsageError, type OptionSpec, type ParsedOptions } from './args.js';
+import type { MonitorSettings } from './monitor.js';
 import { REGISTRY_OPTIONS, resolveRegistry } from './registry-options.js';
-import { formatReport } from './report.js';
 
 export const MONITOR_OPTIONS: readonly OptionSpec[] = [
   ...REGISTRY_OPTIONS,
@@ -26,7 +18,7 @@ export const MONITOR_OPTIONS: readonly OptionSpec[] = [
 
 const DEFAULT_INTERVAL_S = 0.25;
 
-export function buildMonitor(options: ParsedOptions): { engine: Engine; readOnly: boolean } {
+export function monitorSettings(options: ParsedOptions): MonitorSettings {
   const kinds = (options.source as string[] | undefined) ?? ['hypivisor'];
   for (const k of kinds) if (k !== 'hypivisor') throw new UsageError(`unknown --source "${k}" (this release reads: hypivisor)`);
   const target = resolveRegistry({
@@ -40,17 +32,13 @@ export function buildMonitor(options: ParsedOptions): { engine: Engine; readOnly
   if (interval < 0.05 || interval > 60) throw new UsageError('--interval needs a number of seconds from 0.05 to 60');
   const ttl = options['pending-ttl'] as number | undefined;
   if (ttl !== undefined && ttl <= 0) throw new UsageError('--pending-ttl needs a positive number of seconds');
-  const sources: Source[] = [new HypivisorSource({ url: target.url, token: target.token, ca: target.ca, ...(target.maxPayload ? { maxPayload: target.maxPayload } : {}) })];
-  const readOnly = options['read-only'] === true;
-  const engine = createEngine({
-    sources,
-    hostName: hostname(),
-    hostAliases: (options['host-alias'] as string[] | undefined) ?? [],
-    ...(ttl !== undefined ? { pendingTtlMs: ttl * 1000 } : {}),
+  return {
+    target,
     intervalScale: interval / DEFAULT_INTERVAL_S,
-    readOnly,
-  });
-  return { engine, readOnly };
+    pendingTtlMs: ttl === undefined ? undefined : ttl * 1000,
+    hostAliases: (options['host-alias'] as string[] | undefined) ?? [],
+    readOnly: options['read-only'] === true,
+  };
 }
 
 export function watchUsage(): string {
@@ -80,34 +68,7 @@ export async function watchCommand(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const { engine, readOnly } = buildMonitor(options);
-  engine.start();
-  if (!process.stdout.isTTY || !process.stdin.isTTY) return printOnce(engine);
-
-  let resolveDone: () => void = () => {};
-  const done = new Promise<void>((r) => (resolveDone = r));
-  // The alternate screen first: Ink's first frame must land on it, not on the shell's screen.
-  let app: ReturnType<typeof render> | undefined;
-  const screen = enterFullscreen(process.stdout, () => app?.unmount());
-  app = render(
-    createElement(App, { engine, readOnly, home: homedir(), onQuit: () => resolveDone() }),
-    // Our keymap owns Ctrl-C; Ink patching console would garble the alternate screen. Ink 6.8's
-    // incremental mode starts each redraw one row low after a frame that ends in a newline (every
-    // frame shorter than the pane), so frames stacked: the standard mode erases and redraws in one
-    // write, and writes nothing at all when the frame did not change.
-    { exitOnCtrlC: false, patchConsole: false, maxFps: 30 },
-  );
-  await done;
-  screen.restore();
-  await engine.stop();
-  return 0;
-}
-
-async function printOnce(engine: Engine): Promise<number> {
-  const snap = await engine.settled(10_000);
-  await engine.stop();
-  process.stdout.write(formatReport(snap));
-  process.stderr.write('ghostwatch: not a terminal: printed one report instead of the live view\n');
-  if (snap.sources.some((s) => s.status !== 'connected')) return 2;
-  return snap.problems > 0 ? 1 : 0;
+  const settings = monitorSettings(options);
+  const { runMonitor } = await import('./monitor.js');
+  return runMonitor(settings);
 }

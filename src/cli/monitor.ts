@@ -1,0 +1,69 @@
+// The monitor itself: sources, engine, and either the Ink screen or one printed report. Loaded
+// only when the monitor really runs, so --help and usage errors start in a fraction of the time.
+import { homedir, hostname } from 'node:os';
+import { render } from 'ink';
+import { createElement } from 'react';
+import { createEngine } from '../engine/index.js';
+import type { Engine } from '../engine/types.js';
+import { HypivisorSource } from '../sources/hypivisor/index.js';
+import type { Source } from '../sources/types.js';
+import { App } from '../ui/app.js';
+import { enterFullscreen } from '../ui/terminal.js';
+import type { RegistryTarget } from './registry-options.js';
+import { formatReport } from './report.js';
+
+export interface MonitorSettings {
+  readonly target: RegistryTarget;
+  /** Multiplies every probe cadence (1 = the defaults). */
+  readonly intervalScale: number;
+  readonly pendingTtlMs?: number | undefined;
+  readonly hostAliases: readonly string[];
+  readonly readOnly: boolean;
+}
+
+export function buildEngine(settings: MonitorSettings): Engine {
+  const { target } = settings;
+  const sources: Source[] = [
+    new HypivisorSource({ url: target.url, token: target.token, ca: target.ca, ...(target.maxPayload ? { maxPayload: target.maxPayload } : {}) }),
+  ];
+  return createEngine({
+    sources,
+    hostName: hostname(),
+    hostAliases: settings.hostAliases,
+    ...(settings.pendingTtlMs !== undefined ? { pendingTtlMs: settings.pendingTtlMs } : {}),
+    intervalScale: settings.intervalScale,
+    readOnly: settings.readOnly,
+  });
+}
+
+export async function runMonitor(settings: MonitorSettings): Promise<number> {
+  const engine = buildEngine(settings);
+  engine.start();
+  if (!process.stdout.isTTY || !process.stdin.isTTY) return printOnce(engine);
+  let resolveDone: () => void = () => {};
+  const done = new Promise<void>((r) => (resolveDone = r));
+  // The alternate screen first: Ink's first frame must land on it, not on the shell's screen.
+  let app: ReturnType<typeof render> | undefined;
+  const screen = enterFullscreen(process.stdout, () => app?.unmount());
+  app = render(
+    createElement(App, { engine, readOnly: settings.readOnly, home: homedir(), onQuit: () => resolveDone() }),
+    // Our keymap owns Ctrl-C; Ink patching console would garble the alternate screen. Ink 6.8's
+    // incremental mode starts each redraw one row low after a frame that ends in a newline (every
+    // frame shorter than the pane), so frames stacked: the standard mode erases and redraws in one
+    // write, and writes nothing at all when the frame did not change.
+    { exitOnCtrlC: false, patchConsole: false, maxFps: 30 },
+  );
+  await done;
+  screen.restore();
+  await engine.stop();
+  return 0;
+}
+
+async function printOnce(engine: Engine): Promise<number> {
+  const snap = await engine.settled(10_000);
+  await engine.stop();
+  process.stdout.write(formatReport(snap));
+  process.stderr.write('ghostwatch: not a terminal: printed one report instead of the live view\n');
+  if (snap.sources.some((s) => s.status !== 'connected')) return 2;
+  return snap.problems > 0 ? 1 : 0;
+}
