@@ -10,8 +10,10 @@ export const ELLIPSIS = '…';
 // Cc: C0, DEL, C1. Cf: format characters (bidi controls, zero-width, soft hyphen, tags).
 // Zl/Zp: line and paragraph separators. Lone surrogates are not text at all.
 const UNSAFE_SOURCE = String.raw`[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]`;
-const UNSAFE_ALL = new RegExp(UNSAFE_SOURCE, 'gu');
-const UNSAFE_ANY = new RegExp(UNSAFE_SOURCE, 'u');
+// Compiled on first use: Unicode property classes cost ~10 ms to build, a real share of the
+// start-up of a one-line command like `ghostwatch status`.
+let unsafeAll: RegExp | undefined;
+let unsafeAny: RegExp | undefined;
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 function hex(code: number, width: number): string {
@@ -32,7 +34,8 @@ export function sanitize(value: unknown, max: number = DEFAULT_MAX_LENGTH): stri
   const text = toText(value);
   // Most registry strings are printable ASCII: skip the Unicode scan for them.
   if (text.length <= max && PRINTABLE_ASCII.test(text)) return text;
-  const safe = text.replace(UNSAFE_ALL, visibleControl);
+  unsafeAll ??= new RegExp(UNSAFE_SOURCE, 'gu');
+  const safe = text.replace(unsafeAll, visibleControl);
   return capLength(safe, max);
 }
 
@@ -56,5 +59,6 @@ function capLength(text: string, max: number): string {
 
 /** True when `sanitize` would leave the text as it is (no unsafe characters, within the cap). */
 export function isInert(text: string, max: number = DEFAULT_MAX_LENGTH): boolean {
-  return !UNSAFE_ANY.test(text) && Array.from(text).length <= max;
+  unsafeAny ??= new RegExp(UNSAFE_SOURCE, 'u');
+  return !unsafeAny.test(text) && Array.from(text).length <= max;
 }

@@ -3,7 +3,13 @@
 // evictions through deregister / release_claim. It never sends `register`: a connection that
 // registered may only deregister itself.
 
-import WebSocket from 'ws';
+import { createRequire } from 'node:module';
+import type WebSocketType from 'ws';
+
+// ws is CommonJS: through require it skips the ESM loader's export scan of its sources, ~25 ms
+// of start-up that `ghostwatch status` (a status-bar command) cannot afford.
+const WebSocket = createRequire(import.meta.url)('ws') as typeof WebSocketType;
+type WebSocket = WebSocketType;
 import { sanitize } from '../../core/sanitize.js';
 import type { EvictionAction } from '../../core/evict-plan.js';
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
@@ -244,7 +250,7 @@ export class HypivisorSource implements Source {
 
   // ------------------------------------------------------------ frames
 
-  private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
+  private onMessage(data: WebSocketType.RawData, isBinary: boolean): void {
     this.counters.frames++;
     const text = isBinary ? undefined : rawToString(data);
     const frame: Frame = text === undefined ? { kind: 'bad', why: 'a binary frame' } : parseFrame(text);
@@ -514,7 +520,7 @@ function keepUnchanged(before: ReadonlyMap<string, SessionEntry>, after: Map<str
   return n;
 }
 
-function rawToString(data: WebSocket.RawData): string {
+function rawToString(data: WebSocketType.RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
   if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
   return data.toString('utf8');
