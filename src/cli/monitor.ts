@@ -19,6 +19,8 @@ export interface MonitorSettings {
   readonly pendingTtlMs?: number | undefined;
   readonly hostAliases: readonly string[];
   readonly readOnly: boolean;
+  /** Where evictions are audited; default $XDG_STATE_HOME/ghostwatch/evictions.jsonl. */
+  readonly auditLogPath?: string | undefined;
 }
 
 export function buildEngine(settings: MonitorSettings): Engine {
@@ -33,6 +35,7 @@ export function buildEngine(settings: MonitorSettings): Engine {
     ...(settings.pendingTtlMs !== undefined ? { pendingTtlMs: settings.pendingTtlMs } : {}),
     intervalScale: settings.intervalScale,
     readOnly: settings.readOnly,
+    ...(settings.auditLogPath !== undefined ? { auditLogPath: settings.auditLogPath } : {}),
   });
 }
 

@@ -36,3 +36,38 @@ export function formatReport(snap: EngineSnapshot, width = 120): string {
   lines.push(summaryLine(snap.counts, snap.problems));
   return `${lines.join('\n')}\n`;
 }
+
+/** `check --json`: the object design.md names, one per run. */
+export function checkJson(snap: EngineSnapshot): Record<string, unknown> {
+  return {
+    host: snap.host,
+    checkedAt: new Date(snap.computedAt).toISOString(),
+    sources: snap.sources.map((s) => ({
+      name: s.name,
+      url: s.url,
+      connected: s.status === 'connected',
+      ...(s.status !== 'connected' && s.lastError ? { error: s.lastError } : {}),
+    })),
+    findings: snap.findings.map((f) => ({
+      source: f.source,
+      kind: f.kind,
+      id: f.id,
+      ...(f.kind === 'claim' ? { holder: f.holder } : {}),
+      verdict: f.verdict,
+      problem: f.problem,
+      evictable: f.evictable,
+      reason: f.reason,
+      ...(f.note ? { note: f.note } : {}),
+      evidence: f.evidence,
+      entry: f.entry.raw ?? f.entry,
+    })),
+    summary: Object.fromEntries(VERDICTS.map((v) => [v, snap.counts[v]])),
+  };
+}
+
+/** One line on stderr for every registry that could not be read, or undefined. */
+export function sourceErrors(snap: EngineSnapshot): string | undefined {
+  const bad = snap.sources.filter((s) => s.status !== 'connected');
+  if (bad.length === 0) return undefined;
+  return bad.map((s) => `${sanitize(s.name, 20)} at ${sanitize(s.url, 100)} is ${s.status}${s.lastError ? `: ${s.lastError}` : ''}`).join('; ');
+}

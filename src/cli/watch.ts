@@ -2,6 +2,7 @@
 // before anything heavy loads; without a terminal on both ends it prints one check report
 // instead (raw mode needs a TTY, and a pipe wants text, not a screen).
 import { formatOptions, parseArgs, UsageError, type OptionSpec, type ParsedOptions } from './args.js';
+import { configPath, parseWithConfig } from './config.js';
 import type { MonitorSettings } from './monitor.js';
 import { REGISTRY_OPTIONS, resolveRegistry } from './registry-options.js';
 
@@ -53,6 +54,8 @@ export function watchUsage(): string {
     'Keys: j/k move, Enter details, / filter, p problems only, < > sort, r reverse, Space mark,',
     'a mark all problems, U unmark, d evict (asks first), X evict all problems, Tab claims, ? help, q quit.',
     'Without a terminal it prints one report, like `ghostwatch check`.',
+    `Defaults for any option can live in ${configPath()} ({"registry": "...", "interval": 0.5, ...});`,
+    'flags win over the environment, which wins over the file.',
     '',
     'Examples:',
     '  ghostwatch',
@@ -62,7 +65,7 @@ export function watchUsage(): string {
 }
 
 export async function watchCommand(argv: readonly string[]): Promise<number> {
-  const { options, positionals } = parseArgs(argv, MONITOR_OPTIONS);
+  const { options, positionals } = parseWithConfig(argv, MONITOR_OPTIONS, parseArgs);
   if (options.help) {
     process.stdout.write(`${watchUsage()}\n`);
     return 0;

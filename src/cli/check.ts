@@ -1,0 +1,56 @@
+// `ghostwatch check [--json]`: one pass. Waits for every registry's first snapshot and one full
+// probe of every local pid (bounded by --timeout), then reports. Exit 0 no problems, 1 problems,
+// 2 error (a registry unreachable or refusing the token, bad arguments).
+import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
+import { parseWithConfig } from './config.js';
+import { MONITOR_OPTIONS, monitorSettings } from './watch.js';
+
+export const CHECK_OPTIONS: readonly OptionSpec[] = [
+  ...MONITOR_OPTIONS.filter((o) => o.name !== 'read-only'),
+  { name: 'json', type: 'boolean', description: 'print one JSON object instead of the table' },
+  { name: 'timeout', type: 'number', valueName: 'SECONDS', description: 'longest wait for the registry and the first probe (default 10)' },
+];
+
+export function checkUsage(): string {
+  return [
+    'ghostwatch check — one pass: report every finding, exit 0 (no problems), 1 (problems) or 2 (error)',
+    '',
+    'Usage: ghostwatch check [--json] [options]',
+    '',
+    'Options:',
+    formatOptions(CHECK_OPTIONS),
+    '',
+    'Examples:',
+    '  ghostwatch check',
+    '  ghostwatch check --json | jq \'.findings[] | select(.problem) | .id\'',
+    '  ghostwatch check --registry ws://127.0.0.1:31415/ws --timeout 3 || notify-send "ghosts"',
+  ].join('\n');
+}
+
+export async function checkCommand(argv: readonly string[]): Promise<number> {
+  const { options, positionals } = parseWithConfig(argv, CHECK_OPTIONS, parseArgs);
+  if (options.help) {
+    process.stdout.write(`${checkUsage()}\n`);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const timeout = (options.timeout as number | undefined) ?? 10;
+  if (timeout <= 0 || timeout > 3600) throw new UsageError('--timeout needs a number of seconds from 0 to 3600');
+  const settings = { ...monitorSettings(options), readOnly: true };
+  const [{ buildEngine }, { checkJson, formatReport, sourceErrors }] = await Promise.all([import('./monitor.js'), import('./report.js')]);
+  const engine = buildEngine(settings);
+  engine.start();
+  const snap = await engine.settled(timeout * 1000);
+  await engine.stop();
+  process.stdout.write(options.json ? `${JSON.stringify(checkJson(snap), null, 2)}\n` : formatReport(snap));
+  const errors = sourceErrors(snap);
+  if (errors) {
+    process.stderr.write(`ghostwatch: ${errors}\n`);
+    return 2;
+  }
+  if (!snap.settled) {
+    process.stderr.write(`ghostwatch: not every pid was probed within ${timeout} s; the report may be incomplete\n`);
+    return 2;
+  }
+  return snap.problems > 0 ? 1 : 0;
+}

@@ -1,0 +1,148 @@
+// `ghostwatch demo`: the embedded registry, in-process, plus a cast of real agent processes in
+// every failure mode (src/demo/cast.ts), and the live monitor on it. `--headless` leaves the
+// monitor out: the registry URL is the first line of stdout, cast events go to stderr.
+// Every way out (q, Ctrl-C, SIGTERM, SIGHUP, SIGINT, a crash) ends every process of the cast.
+import { dirname, join } from 'node:path';
+import { sanitize } from '../core/sanitize.js';
+import type { Cast } from '../demo/cast.js';
+import type { RegistryServer } from '../server/index.js';
+import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
+import type { MonitorSettings } from './monitor.js';
+
+export const DEMO_OPTIONS: readonly OptionSpec[] = [
+  { name: 'headless', type: 'boolean', description: 'no monitor: print the registry URL, then run the cast until a signal' },
+  { name: 'port', type: 'number', valueName: 'N', description: 'port of the demo registry on 127.0.0.1 (default 0 = any free port)' },
+  { name: 'help', type: 'boolean', description: 'show this help' },
+];
+
+const HOST = '127.0.0.1';
+/**
+ * Offline rows normally go after 30 s; the demo keeps them 10 minutes so they stay on screen
+ * (the offline agent also re-registers every 5 minutes, so its row is always there).
+ */
+const DEMO_TTL_SECONDS = 600;
+/** The monitor starts once the cast has staged everything, or after this long regardless. */
+const READY_WAIT_MS = 8_000;
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const SIGNAL_CODES: Readonly<Record<(typeof SIGNALS)[number], number>> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
+
+export function demoUsage(): string {
+  return [
+    'ghostwatch demo — a registry full of real agents in every failure mode, and the monitor on it',
+    '',
+    'Usage: ghostwatch demo [options]',
+    '',
+    'Options:',
+    formatOptions(DEMO_OPTIONS),
+    '',
+    `Starts an embedded registry on ${HOST} (offline rows kept ${DEMO_TTL_SECONDS / 60} minutes instead of 30 s, so they`,
+    'stay visible) and real processes that register with it the way pi-socket does: live agents, a',
+    'ghost (a SIGKILLed child its supervisor still registers), a zombie, a reused pid, a superseded',
+    'session, young and dead pending-* ids, an offline node, a remote host, a held and a stale claim.',
+    'A new ghost appears about every 30 s, so eviction can be tried again and again. Quitting',
+    '(q, Ctrl-C, or any signal) ends every demo process.',
+    '',
+    'Examples:',
+    '  ghostwatch demo                       # the live monitor on the demo; evict with d, quit with q',
+    '  ghostwatch demo --headless            # print the registry URL, log cast events, run until Ctrl-C',
+    '  ghostwatch demo --headless --port 31415 &',
+    '  ghostwatch check --registry ws://127.0.0.1:31415/ws --json',
+  ].join('\n');
+}
+
+function say(line: string): void {
+  process.stderr.write(`ghostwatch demo: ${line}\n`);
+}
+
+function portOf(value: unknown): number {
+  if (value === undefined) return 0;
+  const n = value as number;
+  if (!Number.isInteger(n) || n > 65_535) throw new UsageError(`--port needs a whole number from 0 to 65535, got ${n}`);
+  return n;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
+
+export async function demoCommand(argv: string[]): Promise<number> {
+  const { options, positionals } = parseArgs(argv, DEMO_OPTIONS);
+  if (options.help) {
+    process.stdout.write(`${demoUsage()}\n`);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`demo takes no arguments, got "${sanitize(positionals[0])}"`);
+  const port = portOf(options.port);
+  const headless = options.headless === true;
+
+  let cast: Cast | undefined;
+  // The last resort, for every exit that skips the orderly path below: process.exit() from the
+  // monitor's own signal handlers (src/ui/terminal.ts), an uncaught error, a second signal.
+  const killCast = (): void => cast?.killNow();
+  process.on('exit', killCast);
+  const ignoreBrokenStderr = (): void => {}; // a closed terminal (SIGHUP) must not turn cleanup into a crash
+  process.stderr.on('error', ignoreBrokenStderr);
+
+  // Installed before anything starts: a signal during start-up still ends in a clean stop.
+  let received: NodeJS.Signals | undefined;
+  let onSignal: (signal: NodeJS.Signals) => void = () => {};
+  const signalled = new Promise<NodeJS.Signals>((resolve) => (onSignal = resolve));
+  const handler = (signal: NodeJS.Signals): void => {
+    if (received !== undefined) {
+      // A second signal while stopping: no more waiting.
+      killCast();
+      process.exit(SIGNAL_CODES[signal as (typeof SIGNALS)[number]] ?? 1);
+    }
+    received = signal;
+    onSignal(signal);
+  };
+  for (const s of SIGNALS) process.on(s, handler);
+
+  let server: RegistryServer | undefined;
+  try {
+    const { startRegistryServer } = await import('../server/index.js');
+    try {
+      server = await startRegistryServer({ host: HOST, port, quiet: true, ttlSeconds: DEMO_TTL_SECONDS });
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code === 'EADDRINUSE') say(`cannot listen: ${HOST} port ${port} is already in use (try --port 0)`);
+      else say(`cannot listen on ${HOST} port ${port}: ${sanitize(error instanceof Error ? error.message : String(error))}`);
+      return 2;
+    }
+    if (received !== undefined) return 0;
+    const { startCast } = await import('../demo/cast.js');
+    cast = startCast({ url: server.url, ...(headless ? { onEvent: (line: string) => say(sanitize(line, 1000)) } : {}) });
+
+    if (headless) {
+      process.stdout.write(`${server.url}\n`);
+      const signal = await signalled;
+      say(`${signal}: ending the cast`);
+      return 0;
+    }
+
+    say(`registry on ${server.url}; starting the cast...`);
+    const first = await Promise.race([cast.ready.then(() => 'ready' as const), signalled, sleep(READY_WAIT_MS).then(() => 'late' as const)]);
+    if (first !== 'ready' && first !== 'late') return 0;
+    const [{ runMonitor }, { defaultAuditLogPath }] = await Promise.all([import('./monitor.js'), import('../engine/audit-log.js')]);
+    // Evictions of the demo's staged ghosts are audited in a log of their own, not in the real one.
+    const auditLogPath = join(dirname(defaultAuditLogPath()), 'demo-evictions.jsonl');
+    const settings: MonitorSettings = { target: { url: server.url }, intervalScale: 1, hostAliases: [], readOnly: false, auditLogPath };
+    // In a terminal the monitor handles signals itself (and exits); without one it prints a report.
+    const outcome = await Promise.race([runMonitor(settings), signalled]);
+    if (typeof outcome === 'string') {
+      // A signal while the one-shot report was being made: its engine may still be running.
+      await stopAll(cast, server);
+      process.exit(SIGNAL_CODES[outcome as (typeof SIGNALS)[number]] ?? 1);
+    }
+    return outcome === 2 ? 2 : 0;
+  } finally {
+    await stopAll(cast, server);
+    for (const s of SIGNALS) process.off(s, handler);
+    process.off('exit', killCast);
+    process.stderr.off('error', ignoreBrokenStderr);
+  }
+}
+
+async function stopAll(cast: Cast | undefined, server: RegistryServer | undefined): Promise<void> {
+  await cast?.stop();
+  await server?.close();
+}

@@ -1,0 +1,108 @@
+// `ghostwatch reap`: evict every problem, for cron. Each entry is re-verified and audited exactly
+// as in the live monitor (same executor). In a terminal it asks once; without one it needs --yes.
+import { createInterface } from 'node:readline/promises';
+import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
+import { parseWithConfig } from './config.js';
+import { MONITOR_OPTIONS, monitorSettings } from './watch.js';
+
+/** Verdicts reap can be limited to: the problems, all evictable without force. */
+export const REAPABLE = ['ghost', 'zombie', 'reused', 'superseded', 'pending', 'stale-claim'] as const;
+
+export const REAP_OPTIONS: readonly OptionSpec[] = [
+  ...MONITOR_OPTIONS.filter((o) => o.name !== 'read-only'),
+  { name: 'dry-run', type: 'boolean', description: 'print what would be evicted, change nothing' },
+  { name: 'yes', type: 'boolean', description: 'do not ask (required without a terminal)' },
+  { name: 'only', type: 'string', repeatable: true, valueName: 'VERDICTS', description: `limit to these verdicts, comma-separated: ${REAPABLE.join(',')}` },
+  { name: 'timeout', type: 'number', valueName: 'SECONDS', description: 'longest wait for the registry and the first probe (default 10)' },
+];
+
+export function reapUsage(): string {
+  return [
+    'ghostwatch reap — evict every problem entry (re-verified right before, audited), for cron',
+    '',
+    'Usage: ghostwatch reap [--dry-run] [--yes] [--only VERDICT,...] [options]',
+    '',
+    'Options:',
+    formatOptions(REAP_OPTIONS),
+    '',
+    'Exit 0 when everything planned was evicted or was already gone, 1 otherwise, 2 on errors.',
+    '',
+    'Examples:',
+    '  ghostwatch reap --dry-run',
+    '  ghostwatch reap --only ghost,zombie',
+    '  */5 * * * * ghostwatch reap --yes --only ghost >> ~/.local/state/ghostwatch/reap.log 2>&1',
+  ].join('\n');
+}
+
+function parseOnly(values: readonly string[] | undefined): Set<string> | undefined {
+  if (!values) return undefined;
+  const verdicts = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  for (const v of verdicts) {
+    if (!(REAPABLE as readonly string[]).includes(v)) {
+      throw new UsageError(`--only: "${v}" is not a verdict reap evicts (${REAPABLE.join(', ')})`);
+    }
+  }
+  return new Set(verdicts);
+}
+
+export async function reapCommand(argv: readonly string[]): Promise<number> {
+  const { options, positionals } = parseWithConfig(argv, REAP_OPTIONS, parseArgs);
+  if (options.help) {
+    process.stdout.write(`${reapUsage()}\n`);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const only = parseOnly(options.only as string[] | undefined);
+  const dryRun = options['dry-run'] === true;
+  const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true;
+  if (!dryRun && options.yes !== true && !interactive) {
+    throw new UsageError('reap needs --yes when there is no terminal to ask in (or --dry-run to see the plan)');
+  }
+  const timeout = (options.timeout as number | undefined) ?? 10;
+  const settings = { ...monitorSettings(options), readOnly: false };
+  const [{ buildEngine }, { sourceErrors }, { sanitize }] = await Promise.all([
+    import('./monitor.js'),
+    import('./report.js'),
+    import('../core/sanitize.js'),
+  ]);
+  const engine = buildEngine(settings);
+  engine.start();
+  try {
+    const snap = await engine.settled(timeout * 1000);
+    const errors = sourceErrors(snap);
+    if (errors) {
+      process.stderr.write(`ghostwatch: ${errors}\n`);
+      return 2;
+    }
+    const plan = snap.findings.filter((f) => f.problem && f.evictable && (!only || only.has(f.verdict)));
+    const line = (verdict: string, f: (typeof plan)[number], extra = '') =>
+      `${verdict.padEnd(12)} ${f.kind.padEnd(7)} ${sanitize(f.id, 60)}${f.entry.pid !== undefined ? ` pid ${sanitize(f.entry.pid, 12)}` : ''}${extra}`;
+    if (plan.length === 0) {
+      process.stdout.write('nothing to reap\n');
+      return 0;
+    }
+    for (const f of plan) process.stdout.write(`${line(f.verdict, f, `: ${f.reason}`)}\n`);
+    if (dryRun) {
+      process.stdout.write(`dry run: would evict ${plan.length}; nothing was changed\n`);
+      return 0;
+    }
+    if (options.yes !== true) {
+      const rl = createInterface({ input: process.stdin, output: process.stdout });
+      const answer = await rl.question(`Evict these ${plan.length}? Each is re-checked first. [y/N] `);
+      rl.close();
+      if (!/^y(es)?$/i.test(answer.trim())) {
+        process.stdout.write('nothing evicted\n');
+        return 1;
+      }
+    }
+    const summary = await engine.evict({ selection: plan, force: false });
+    for (const r of summary.results) process.stdout.write(`${line(r.outcome, r.finding, r.detail ? `: ${r.detail}` : '')}\n`);
+    const c = summary.counts;
+    process.stdout.write(
+      `evicted ${c.evicted}, already gone ${c['already-gone']}, skipped ${c.skipped}, refused ${c.refused}, failed ${c.failed}\n`,
+    );
+    return c.skipped + c.refused + c.failed === 0 ? 0 : 1;
+  } finally {
+    await engine.stop();
+  }
+}

@@ -1,0 +1,99 @@
+// `ghostwatch status --format tmux|plain|json`: one short line for a status bar, fast. No engine,
+// no Ink: connect, take the registry's snapshot, probe the local pids once, reconcile, print.
+// If the registry does not answer within --timeout it prints "?" (tmux: "gw ?").
+import { hostname } from 'node:os';
+import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
+import { parseWithConfig } from './config.js';
+import { MONITOR_OPTIONS, monitorSettings } from './watch.js';
+
+const FORMATS = ['tmux', 'plain', 'json'] as const;
+type Format = (typeof FORMATS)[number];
+
+export const STATUS_OPTIONS: readonly OptionSpec[] = [
+  ...MONITOR_OPTIONS.filter((o) => !['read-only', 'interval', 'no-color'].includes(o.name)),
+  { name: 'format', type: 'string', valueName: 'FORMAT', description: 'tmux (default), plain or json' },
+  { name: 'timeout', type: 'number', valueName: 'SECONDS', description: 'give up and print "?" after this (default 1)' },
+];
+
+export function statusUsage(): string {
+  return [
+    'ghostwatch status — one short line for a status bar, e.g. "gw 2 ghost 1 stale"',
+    '',
+    'Usage: ghostwatch status [--format tmux|plain|json] [options]',
+    '',
+    'Options:',
+    formatOptions(STATUS_OPTIONS),
+    '',
+    'In ~/.tmux.conf:',
+    "  set -g status-right '#(ghostwatch status --format tmux) %H:%M'",
+    '  set -g status-interval 10',
+  ].join('\n');
+}
+
+/** Short names for a status bar: the problems only. */
+const SHORT: Record<string, string> = { 'stale-claim': 'stale' };
+const PROBLEMS = ['ghost', 'zombie', 'reused', 'superseded', 'pending', 'stale-claim'] as const;
+
+export async function statusCommand(argv: readonly string[]): Promise<number> {
+  const { options, positionals } = parseWithConfig(argv, STATUS_OPTIONS, parseArgs);
+  if (options.help) {
+    process.stdout.write(`${statusUsage()}\n`);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const format = ((options.format as string | undefined) ?? 'tmux') as Format;
+  if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}`);
+  const timeoutMs = ((options.timeout as number | undefined) ?? 1) * 1000;
+  const settings = monitorSettings(options);
+
+  // Only what one pass needs: not the process-table scanner (ps-list) nor the engine.
+  const [{ HypivisorSource }, core, { probePids }, { probePorts }] = await Promise.all([
+    import('../sources/hypivisor/client.js'),
+    import('../core/index.js'),
+    import('../os/liveness.js'),
+    import('../os/port-probe.js'),
+  ]);
+  const { target } = settings;
+  const source = new HypivisorSource({ url: target.url, token: target.token, ca: target.ca, requestTimeoutMs: timeoutMs, backoffInitialMs: timeoutMs });
+  const connected = new Promise<boolean>((resolve) => {
+    const done = (ok: boolean) => (clearTimeout(timer), off(), resolve(ok));
+    const timer = setTimeout(() => done(false), timeoutMs);
+    const off = source.subscribe(() => {
+      const s = source.snapshot().state.status;
+      if (s === 'connected') done(true);
+      else if (s === 'auth-refused') done(false);
+    });
+  });
+  source.start();
+  const ok = await connected;
+  const snap = source.snapshot();
+  await source.stop();
+  if (!ok) {
+    const why = snap.state.lastError ?? `no answer within ${timeoutMs} ms`;
+    process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error: why })}\n` : format === 'tmux' ? 'gw ?\n' : `? ${why}\n`);
+    return 2;
+  }
+
+  const policy = core.defaultPolicy(hostname(), { hostAliases: settings.hostAliases, pendingTtlMs: settings.pendingTtlMs });
+  const isLocal = (m: string | undefined) => core.matchHost(m, policy.hostName, policy.hostAliases) !== undefined;
+  const local = snap.sessions.filter((s) => isLocal(s.machine));
+  const pids = [...local, ...snap.claims.filter((c) => isLocal(c.machine ?? snap.sessions.find((s) => s.id === c.holder)?.machine))]
+    .map((e) => e.pid)
+    .filter(core.isUsablePid);
+  const ports = local.filter((s) => !core.isUsablePid(s.pid) && core.isUsablePort(s.port)).map((s) => s.port as number);
+  const [pidFacts, portFacts] = await Promise.all([probePids(pids, { full: true }), probePorts(ports, { timeoutMs: 150 })]);
+  const findings = core.reconcile({ sessions: snap.sessions, claims: snap.claims }, { pids: pidFacts, ports: portFacts }, Date.now(), policy);
+
+  const counts = Object.fromEntries(core.VERDICTS.map((v) => [v, 0])) as Record<string, number>;
+  for (const f of findings) counts[f.verdict]!++;
+  const problems = findings.filter((f) => f.problem).length;
+  if (format === 'json') process.stdout.write(`${JSON.stringify({ connected: true, problems, summary: counts })}\n`);
+  else if (format === 'tmux') {
+    const parts = PROBLEMS.filter((v) => counts[v]! > 0).map((v) => `${counts[v]} ${SHORT[v] ?? v}`);
+    process.stdout.write(`gw ${parts.length > 0 ? parts.join(' ') : 'ok'}\n`);
+  } else {
+    const { summaryLine } = await import('./report.js');
+    process.stdout.write(`${summaryLine(counts as Record<(typeof core.VERDICTS)[number], number>, problems)}\n`);
+  }
+  return problems > 0 ? 1 : 0;
+}
