@@ -36,7 +36,10 @@ function tryConnect(host: string, port: number, timeoutMs: number, signal: Abort
       resolve(a);
     };
     const onAbort = (): void => finish({ kind: 'aborted' });
-    const timer = setTimeout(() => finish({ kind: 'timeout' }), Math.max(0, timeoutMs));
+    // After a stall of the event loop the timer and the socket's answer are both due, and timers
+    // run first: give pending I/O one turn (setImmediate runs after it) before calling it a
+    // timeout, or a refused port reads as "timeout" and a ghost flickers to unverified.
+    const timer = setTimeout(() => setImmediate(() => finish({ kind: 'timeout' })), Math.max(0, timeoutMs));
     signal?.addEventListener('abort', onAbort, { once: true });
     socket.once('connect', () => finish({ kind: 'open' }));
     socket.once('error', (err: NodeJS.ErrnoException) => finish({ kind: 'error', code: err.code ?? err.message }));
