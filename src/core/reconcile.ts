@@ -306,23 +306,43 @@ function supersedeBySource(shared: Draft[], policy: Policy): void {
   }
 }
 
+/** Evidence lists at most this many siblings, reasons name at most NAMED: hundreds of entries
+ * on one pid (a registry gone wrong) must not make the pass quadratic in time or in text. */
+const MAX_SIBLINGS = 20;
+const NAMED = 3;
+
+function someIds(group: readonly Draft[], except: Draft | undefined, max: number): string[] {
+  const out: string[] = [];
+  for (const g of group) {
+    if (g === except) continue;
+    out.push(g.id);
+    if (out.length === max) break;
+  }
+  return out;
+}
+
+function nameSome(group: readonly Draft[], except: Draft | undefined): string {
+  const total = group.length - (except ? 1 : 0);
+  const named = someIds(group, except, NAMED).map((s) => sanitize(s, 40)).join(', ');
+  return total > NAMED ? `${named} and ${total - NAMED} more` : named;
+}
+
 function supersede(group: Draft[], policy: Policy): void {
   const order = newestOrder(group.map((f) => f.entry), policy);
   const newest = order ? group.filter((f) => order.rank(f.entry) === order.max) : group;
+  const newer = nameSome(newest, undefined);
   for (const f of group) {
-    const siblings = group.filter((g) => g !== f).map((g) => g.id);
-    f.evidence.siblings = siblings;
-    const shown = siblings.map((s) => sanitize(s, 40)).join(', ');
+    f.evidence.siblings = someIds(group, f, MAX_SIBLINGS);
+    f.evidence.siblingCount = group.length - 1;
     if (!order) {
-      decide(f, 'live', `${f.reason}; also claimed by ${shown}, and nothing tells which registration is newest`, 'shared pid');
+      decide(f, 'live', `${f.reason}; also claimed by ${nameSome(group, f)}, and nothing tells which registration is newest`, 'shared pid');
       continue;
     }
     f.evidence.newestBy = order.by;
     if (order.rank(f.entry) < order.max) {
-      const newer = newest.map((g) => sanitize(g.id, 40)).join(', ');
       decide(f, 'superseded', `pid ${String(f.entry.pid)} is alive but belongs to the newer entry ${newer} (by ${order.by.replace('_', ' ')})`);
     } else if (newest.length > 1) {
-      decide(f, 'live', `${f.reason}; also claimed by ${shown}, registered at the same time: cannot tell which is newest`, 'shared pid');
+      decide(f, 'live', `${f.reason}; also claimed by ${nameSome(group, f)}, registered at the same time: cannot tell which is newest`, 'shared pid');
     } else {
       decide(f, 'live', `${f.reason}; newest of ${group.length} entries on this pid`, f.note);
     }

@@ -193,8 +193,10 @@ export interface Evidence {
         readonly ttlMs: number;
       }
     | undefined;
-  /** Other entries of the same source claiming the same live pid. */
+  /** Other entries of the same source claiming the same live pid (the first 20 of them). */
   readonly siblings?: readonly string[] | undefined;
+  /** How many other entries claim that pid in all. */
+  readonly siblingCount?: number | undefined;
   readonly newestBy?: 'registered_at' | 'join_order' | 'last_seen' | undefined;
   readonly registry?: { readonly status?: string | undefined; readonly offlineSince?: number | undefined } | undefined;
   /** For an offline entry on this host: what the local check alone would have said. */

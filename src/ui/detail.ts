@@ -56,7 +56,11 @@ function evidenceLines(e: Evidence, now: number): DetailLine[] {
   }
   if (e.port) add('port probe', `${e.port.port}: ${e.port.result}${e.port.detail ? ` (${sanitize(e.port.detail, 80)})` : ''}`);
   if (e.pending) add('pending age', `${formatDuration(e.pending.ageMs)} from ${e.pending.from.replace('_', ' ')} (TTL ${formatDuration(e.pending.ttlMs)})`);
-  if (e.siblings) add('same pid', `${e.siblings.map((s) => sanitize(s, 60)).join(', ')}${e.newestBy ? `; newest by ${e.newestBy.replace('_', ' ')}` : ''}`);
+  if (e.siblings) {
+    const more = (e.siblingCount ?? e.siblings.length) - e.siblings.length;
+    const names = `${e.siblings.map((s) => sanitize(s, 60)).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+    add('same pid', `${names}${e.newestBy ? `; newest by ${e.newestBy.replace('_', ' ')}` : ''}`);
+  }
   if (e.registry) add('registry says', `${sanitize(e.registry.status ?? '-', 30)}${e.registry.offlineSince !== undefined ? `, offline since ${iso(e.registry.offlineSince)}` : ''}`);
   if (e.underlying) add('locally it is', e.underlying);
   if (e.holder) add('holder', `${sanitize(e.holder.id ?? '(none)', 100)}: ${e.holder.present ? `${e.holder.verdict}${e.holder.underlying ? ` (locally ${e.holder.underlying})` : ''}` : 'not in the registry'}`);

@@ -238,3 +238,18 @@ describe('defaultPolicy', () => {
     expect(defaultPolicy(HOST, { pendingTtlMs: undefined, hostAliases: ['x'] })).toMatchObject({ pendingTtlMs: 120_000, hostAliases: ['x'] });
   });
 });
+
+describe('many entries on one pid', () => {
+  it('stays linear: evidence lists 20 siblings and the count, the reason names 3', () => {
+    const sessions = Array.from({ length: 500 }, (_, i) => session(`s${i}`, { pid: 4242, registeredAt: REGISTERED + i }));
+    const findings = run(sessions, os([alive(4242)]));
+    const old = one(findings, 's0');
+    expect(old.verdict).toBe('superseded');
+    expect(old.evidence.siblings).toHaveLength(20);
+    expect(old.evidence.siblingCount).toBe(499);
+    expect(one(findings, 's499').verdict).toBe('live');
+    expect(findings.filter((f) => f.verdict === 'superseded')).toHaveLength(499);
+    const tied = run([session('x', { pid: 4242 }), ...Array.from({ length: 10 }, (_, i) => session(`t${i}`, { pid: 4242 }))], os([alive(4242)]));
+    expect(one(tied, 'x').reason).toMatch(/also claimed by t0, t1, t2 and 7 more/);
+  });
+});
