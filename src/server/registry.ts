@@ -122,8 +122,20 @@ export class Registry {
     const parsed = parseNodeInfo(params);
     if (!parsed) return errorOf(id, 'Invalid node info');
     const now = this.nowSeconds();
-    const node: NodeInfo = { ...parsed, status: 'active', last_seen: now, registered_at: now };
-    delete node.offline_since;
+    // One literal, in wire key order (undefined keys are left out of JSON): a node built by
+    // spreading is read ~15x slower by V8, which the per-register port scan below does n times.
+    const node: NodeInfo = {
+      id: parsed.id,
+      machine: parsed.machine,
+      cwd: parsed.cwd,
+      port: parsed.port,
+      status: 'active',
+      pid: parsed.pid,
+      offline_since: undefined,
+      last_seen: now,
+      registered_at: now,
+      pid_started_at: parsed.pid_started_at,
+    };
     conn.registeredId = node.id;
     // A port on a machine belongs to one process, so an older entry there is stale. Never by cwd.
     for (const other of [...this.nodes.values()]) {
