@@ -4,12 +4,14 @@ import { coreFigures } from './core-figures.js';
 import type { Figures } from './figures.js';
 import { osFigures } from './os-figures.js';
 import { sourcesFigures } from './sources-figures.js';
+import { cliFigures } from './cli-figures.js';
 import { uiFigures } from './ui-figures.js';
 
 const groups: [string, () => Promise<Figures>][] = [
   ['core', coreFigures],
   ['os', osFigures],
   ['sources', sourcesFigures],
+  ['cli', cliFigures],
   ['ui', uiFigures],
 ];
 

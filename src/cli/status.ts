@@ -46,33 +46,28 @@ export async function statusCommand(argv: readonly string[]): Promise<number> {
   const timeoutMs = ((options.timeout as number | undefined) ?? 1) * 1000;
   const settings = monitorSettings(options);
 
-  // Only what one pass needs: not the process-table scanner (ps-list) nor the engine.
-  const [{ HypivisorSource }, core, { probePids }, { probePorts }] = await Promise.all([
-    import('../sources/hypivisor/client.js'),
+  // Only what one pass needs: no ws package, no process-table scanner (ps-list), no engine.
+  const [{ readInitSnapshot }, wire, core, { probePids }, { probePorts }] = await Promise.all([
+    import('../sources/hypivisor/init-reader.js'),
+    import('../sources/hypivisor/wire.js'),
     import('../core/index.js'),
     import('../os/liveness.js'),
     import('../os/port-probe.js'),
   ]);
   const { target } = settings;
-  const source = new HypivisorSource({ url: target.url, token: target.token, ca: target.ca, requestTimeoutMs: timeoutMs, backoffInitialMs: timeoutMs });
-  const connected = new Promise<boolean>((resolve) => {
-    const done = (ok: boolean) => (clearTimeout(timer), off(), resolve(ok));
-    const timer = setTimeout(() => done(false), timeoutMs);
-    const off = source.subscribe(() => {
-      const s = source.snapshot().state.status;
-      if (s === 'connected') done(true);
-      else if (s === 'auth-refused') done(false);
-    });
-  });
-  source.start();
-  const ok = await connected;
-  const snap = source.snapshot();
-  await source.stop();
-  if (!ok) {
-    const why = snap.state.lastError ?? `no answer within ${timeoutMs} ms`;
+  let init: Awaited<ReturnType<typeof readInitSnapshot>>;
+  try {
+    init = await readInitSnapshot({ url: target.url, token: target.token, ca: target.ca, timeoutMs, maxPayload: target.maxPayload });
+  } catch (error) {
+    const why = core.sanitize((error as Error).message, 200);
     process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error: why })}\n` : format === 'tmux' ? 'gw ?\n' : `? ${why}\n`);
     return 2;
   }
+  const seen = { firstObservedAt: Date.now(), joinSeq: 0 };
+  const snap = {
+    sessions: init.nodes.map((n) => wire.toSessionEntry(n, 'hypivisor', seen)).filter((e) => e !== undefined),
+    claims: (init.claims ?? []).map((c) => wire.toClaimEntry(c, 'hypivisor')).filter((c) => c !== undefined),
+  };
 
   const policy = core.defaultPolicy(hostname(), { hostAliases: settings.hostAliases, pendingTtlMs: settings.pendingTtlMs });
   const isLocal = (m: string | undefined) => core.matchHost(m, policy.hostName, policy.hostAliases) !== undefined;
