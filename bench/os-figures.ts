@@ -1,6 +1,7 @@
 // OS-layer figures: liveness probe cost over 1,000 real pids (half alive, half dead) and the
 // cost of one process table scan with each strategy.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { killAndReap, spawnSleep } from './children.js';
+import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { probePids } from '../src/os/liveness.js';
 import { scanProcessTable, type ProcessTableStrategy } from '../src/os/process-table.js';
@@ -32,22 +33,7 @@ async function timeIt(runs: number, fn: () => Promise<unknown>): Promise<number>
   return round(median(times));
 }
 
-function spawnSleep(): Promise<ChildProcess & { pid: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sleep', ['60'], { stdio: 'ignore' });
-    child.once('error', reject);
-    child.once('spawn', () => resolve(child as ChildProcess & { pid: number }));
-  });
-}
 
-/** SIGKILL and wait for 'exit': by then Node has reaped the child, so its pid is truly gone. */
-function killAndReap(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
 
 /** Spawn `n` children, `width` at a time, so a slow fork never piles up thousands of pending spawns. */
 async function spawnMany(n: number, into: ChildProcess[], width = 50): Promise<number[]> {

@@ -1,7 +1,8 @@
 // UI figures. key_to_frame: the real App rendered by Ink into a fake TTY, 10,000 sessions and
 // 2,000 claims, keys in, frames out. rss_10k and idle_bytes: the built CLI in a real tmux pane
 // against a real registry (in this process) holding 10,000 registered nodes.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { killAndReap, spawnSleep } from './children.js';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
@@ -215,21 +216,7 @@ function hasTmux(): boolean {
   }
 }
 
-function spawnSleep(): Promise<ChildProcess & { pid: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sleep', ['300'], { stdio: 'ignore' });
-    child.once('error', reject);
-    child.once('spawn', () => resolve(child as ChildProcess & { pid: number }));
-  });
-}
 
-function killAndReap(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
 
 async function until<T>(fn: () => T | undefined | false, timeoutMs: number, what: string): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -289,9 +276,9 @@ async function cliFigures(): Promise<{ rssMb: number; idleBytesPerS: number }> {
     // Long TTL: nothing may be swept while we measure.
     server = await startRegistryServer({ port: 0, quiet: true, ttlSeconds: 3_600 });
     const live: (ChildProcess & { pid: number })[] = [];
-    for (let i = 0; i < LIVE_PIDS; i++) children.push(live[i] = await spawnSleep());
+    for (let i = 0; i < LIVE_PIDS; i++) children.push(live[i] = await spawnSleep(300));
     const doomed: (ChildProcess & { pid: number })[] = [];
-    for (let i = 0; i < 8; i++) children.push(doomed[i] = await spawnSleep());
+    for (let i = 0; i < 8; i++) children.push(doomed[i] = await spawnSleep(300));
     await Promise.all(doomed.map(killAndReap));
     admin = new WebSocket(server.url);
     await registerAll(

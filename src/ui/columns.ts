@@ -58,6 +58,18 @@ export const VERDICT_ORDER: readonly Finding['verdict'][] = [
   'ghost', 'zombie', 'stale-claim', 'reused', 'superseded', 'pending', 'unverified', 'offline', 'remote', 'live', 'held',
 ];
 
+function pidColumn(priority: number): Column {
+  return {
+    id: 'pid',
+    title: 'PID',
+    width: 7,
+    priority,
+    align: 'right',
+    value: (f) => pidText(f.entry.pid),
+    sortKey: (f) => (isUsablePid(f.entry.pid) ? f.entry.pid : -1),
+  };
+}
+
 const sourceColumn: Column = {
   id: 'source',
   title: 'SOURCE',
@@ -78,15 +90,7 @@ export const SESSION_COLUMNS: readonly Column[] = [
     value: (f, _c, w) => truncate(sanitize(f.id, 128), w),
     sortKey: (f) => f.id,
   },
-  {
-    id: 'pid',
-    title: 'PID',
-    width: 7,
-    priority: 1,
-    align: 'right',
-    value: (f) => pidText(f.entry.pid),
-    sortKey: (f) => (isUsablePid(f.entry.pid) ? f.entry.pid : -1),
-  },
+  pidColumn(1),
   {
     id: 'age',
     title: 'AGE',
@@ -159,15 +163,7 @@ export const CLAIM_COLUMNS: readonly Column[] = [
     value: (f, _c, w) => truncate(sanitize((f as ClaimFinding).holder ?? '-', 128), w),
     sortKey: (f) => (f as ClaimFinding).holder ?? '',
   },
-  {
-    id: 'pid',
-    title: 'PID',
-    width: 7,
-    priority: 2,
-    align: 'right',
-    value: (f) => pidText(f.entry.pid),
-    sortKey: (f) => (isUsablePid(f.entry.pid) ? f.entry.pid : -1),
-  },
+  pidColumn(2),
   {
     id: 'age',
     title: 'AGE',
