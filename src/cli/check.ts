@@ -1,8 +1,8 @@
 // `ghostwatch check [--json]`: one pass. Waits for every registry's first snapshot and one full
 // probe of every local pid (bounded by --timeout), then reports. Exit 0 no problems, 1 problems,
 // 2 error (a registry unreachable or refusing the token, bad arguments).
-import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
-import { parseWithConfig } from './config.js';
+import { formatOptions, UsageError, type OptionSpec } from './args.js';
+import { commandOptions } from './config.js';
 import { MONITOR_OPTIONS, monitorSettings } from './watch.js';
 
 export const CHECK_OPTIONS: readonly OptionSpec[] = [
@@ -28,12 +28,8 @@ export function checkUsage(): string {
 }
 
 export async function checkCommand(argv: readonly string[]): Promise<number> {
-  const { options, positionals } = parseWithConfig(argv, CHECK_OPTIONS, parseArgs);
-  if (options.help) {
-    process.stdout.write(`${checkUsage()}\n`);
-    return 0;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const options = commandOptions(argv, CHECK_OPTIONS, checkUsage);
+  if (!options) return 0;
   const timeout = (options.timeout as number | undefined) ?? 10;
   if (timeout <= 0 || timeout > 3600) throw new UsageError('--timeout needs a number of seconds from 0 to 3600');
   const settings = { ...monitorSettings(options), readOnly: true };

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { UsageError, type OptionSpec, type ParsedOptions } from './args.js';
+import { parseArgs, UsageError, type OptionSpec, type ParsedOptions } from './args.js';
 
 export function configPath(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {
   const base = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(home, '.config');
@@ -74,17 +74,20 @@ export function withConfig(flags: ParsedOptions, file: ParsedOptions, env: NodeJ
   return merged;
 }
 
-/** Parse a command's flags and merge the config file under them. */
-export function parseWithConfig(
-  argv: readonly string[],
-  specs: readonly OptionSpec[],
-  parse: (argv: readonly string[], specs: readonly OptionSpec[]) => { options: ParsedOptions; positionals: string[] },
-): { options: ParsedOptions; positionals: string[] } {
-  const { options, positionals } = parse(argv, specs);
-  if (options.help) return { options, positionals };
+/**
+ * A command's options: its flags, over the config file. Prints the usage and returns undefined
+ * for --help; a stray positional argument is a usage error.
+ */
+export function commandOptions(argv: readonly string[], specs: readonly OptionSpec[], usage: () => string): ParsedOptions | undefined {
+  const { options, positionals } = parseArgs(argv, specs);
+  if (options.help) {
+    process.stdout.write(`${usage()}\n`);
+    return undefined;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const merged = withConfig(options, loadConfig(specs));
   // The launcher turned --no-color and NO_COLOR into FORCE_COLOR=0; the file's "no-color" must
   // do the same before Ink (and its chalk) are first imported, which happens after this.
   if (merged['no-color'] === true) process.env.FORCE_COLOR = '0';
-  return { options: merged, positionals };
+  return merged;
 }

@@ -1,8 +1,8 @@
 // `ghostwatch reap`: evict every problem, for cron. Each entry is re-verified and audited exactly
 // as in the live monitor (same executor). In a terminal it asks once; without one it needs --yes.
 import { createInterface } from 'node:readline/promises';
-import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
-import { parseWithConfig } from './config.js';
+import { formatOptions, UsageError, type OptionSpec } from './args.js';
+import { commandOptions } from './config.js';
 import { MONITOR_OPTIONS, monitorSettings } from './watch.js';
 
 /** Verdicts reap can be limited to: the problems, all evictable without force. */
@@ -46,12 +46,8 @@ function parseOnly(values: readonly string[] | undefined): Set<string> | undefin
 }
 
 export async function reapCommand(argv: readonly string[]): Promise<number> {
-  const { options, positionals } = parseWithConfig(argv, REAP_OPTIONS, parseArgs);
-  if (options.help) {
-    process.stdout.write(`${reapUsage()}\n`);
-    return 0;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const options = commandOptions(argv, REAP_OPTIONS, reapUsage);
+  if (!options) return 0;
   const only = parseOnly(options.only as string[] | undefined);
   const dryRun = options['dry-run'] === true;
   const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true;

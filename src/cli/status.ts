@@ -2,8 +2,8 @@
 // no Ink: connect, take the registry's snapshot, probe the local pids once, reconcile, print.
 // If the registry does not answer within --timeout it prints "?" (tmux: "gw ?").
 import { hostname } from 'node:os';
-import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
-import { parseWithConfig } from './config.js';
+import { formatOptions, UsageError, type OptionSpec } from './args.js';
+import { commandOptions } from './config.js';
 import { MONITOR_OPTIONS, monitorSettings } from './watch.js';
 
 const FORMATS = ['tmux', 'plain', 'json'] as const;
@@ -35,12 +35,8 @@ const SHORT: Record<string, string> = { 'stale-claim': 'stale' };
 const PROBLEMS = ['ghost', 'zombie', 'reused', 'superseded', 'pending', 'stale-claim'] as const;
 
 export async function statusCommand(argv: readonly string[]): Promise<number> {
-  const { options, positionals } = parseWithConfig(argv, STATUS_OPTIONS, parseArgs);
-  if (options.help) {
-    process.stdout.write(`${statusUsage()}\n`);
-    return 0;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const options = commandOptions(argv, STATUS_OPTIONS, statusUsage);
+  if (!options) return 0;
   const format = ((options.format as string | undefined) ?? 'tmux') as Format;
   if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}`);
   const timeoutMs = ((options.timeout as number | undefined) ?? 1) * 1000;

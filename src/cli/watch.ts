@@ -1,8 +1,8 @@
 // `ghostwatch` / `ghostwatch watch`: the live monitor. Options are parsed and checked here,
 // before anything heavy loads; without a terminal on both ends it prints one check report
 // instead (raw mode needs a TTY, and a pipe wants text, not a screen).
-import { formatOptions, parseArgs, UsageError, type OptionSpec, type ParsedOptions } from './args.js';
-import { configPath, parseWithConfig } from './config.js';
+import { formatOptions, UsageError, type OptionSpec, type ParsedOptions } from './args.js';
+import { commandOptions, configPath } from './config.js';
 import type { MonitorSettings } from './monitor.js';
 import { REGISTRY_OPTIONS, resolveRegistry } from './registry-options.js';
 
@@ -65,12 +65,8 @@ export function watchUsage(): string {
 }
 
 export async function watchCommand(argv: readonly string[]): Promise<number> {
-  const { options, positionals } = parseWithConfig(argv, MONITOR_OPTIONS, parseArgs);
-  if (options.help) {
-    process.stdout.write(`${watchUsage()}\n`);
-    return 0;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const options = commandOptions(argv, MONITOR_OPTIONS, watchUsage);
+  if (!options) return 0;
   const settings = monitorSettings(options);
   const { runMonitor } = await import('./monitor.js');
   return runMonitor(settings);

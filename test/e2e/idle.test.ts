@@ -11,28 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { until } from '../support/scripted-registry.js';
+import { BIN, BUILT, HAS_TMUX, tmuxOn, tuiEnv } from '../support/tmux.js';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
-const BIN = join(ROOT, 'bin/ghostwatch.js');
-const hasTmux = (() => {
-  try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const built = existsSync(join(ROOT, 'dist/src/cli/main.js'));
-
+const hasTmux = HAS_TMUX;
+const built = BUILT;
 const socket = `gw-idle-${process.pid}`;
-const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
-const capture = (): string => tmux('capture-pane', '-p', '-t', 'gw');
+const { run: tmux, capture } = tmuxOn(socket);
 const dir = mkdtempSync(join(tmpdir(), 'gw-idle-'));
 const OUT = join(dir, 'pty-output.bin');
-
-// Ink renders nothing live when CI is set: the TUI must not think it runs in CI.
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'CI' && !k.startsWith('CI_')));
-Object.assign(env, { XDG_STATE_HOME: dir, TERM: 'xterm-256color', NO_COLOR: '' });
+const env = tuiEnv({ XDG_STATE_HOME: dir });
 
 const IDLE_MS = 10_000;
 /** After the rows show: the 250 ms, 2 s and 5 s probes have each run at least once by then. */

@@ -2,7 +2,7 @@
 // real ghost (a registered child that was SIGKILLed); keys evict it; the pane is resized; q quits
 // and the shell's screen comes back. Needs tmux and a built dist/ (CI builds first).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import stringWidth from 'string-width';
@@ -10,29 +10,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { until } from '../support/scripted-registry.js';
+import { BIN, BUILT, HAS_TMUX, tmuxOn, tuiEnv } from '../support/tmux.js';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
-const BIN = join(ROOT, 'bin/ghostwatch.js');
-const hasTmux = (() => {
-  try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const built = existsSync(join(ROOT, 'dist/src/cli/main.js'));
-
+const hasTmux = HAS_TMUX;
+const built = BUILT;
 const socket = `gw-e2e-${process.pid}`;
-const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
-const capture = (): string => tmux('capture-pane', '-p', '-t', 'gw');
+const { run: tmux, capture } = tmuxOn(socket);
 /** The pane's lines (capture-pane ends every line, the last one too, with a newline). */
 const paneLines = (): string[] => capture().replace(/\n$/, '').split('\n');
 const state = mkdtempSync(join(tmpdir(), 'gw-e2e-'));
 
-// The TUI must not think it runs in CI: Ink renders nothing live when CI is set.
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'CI' && !k.startsWith('CI_')));
-Object.assign(env, { XDG_STATE_HOME: state, TERM: 'xterm-256color', NO_COLOR: '' });
+const env = tuiEnv({ XDG_STATE_HOME: state });
 /** sh's prompt ('$ ', or '# ' for root) alone on the last used line. */
 const PROMPT = /^[$#] ?$/m;
 
