@@ -14,8 +14,13 @@ import { BIN, BUILT, HAS_TMUX, tmuxOn, tuiEnv } from '../support/tmux.js';
 
 const hasTmux = HAS_TMUX;
 const built = BUILT;
-const socket = `gw-e2e-${process.pid}`;
-const { run: tmux, capture } = tmuxOn(socket);
+// A fresh tmux server (socket) for every pane: a killed server can still hold its socket for a
+// moment, and a new session on it then fails.
+let panes = 0;
+let socket = `gw-e2e-${process.pid}-0`;
+let current = tmuxOn(socket);
+const tmux = (...args: string[]): string => current.run(...args);
+const capture = (): string => current.capture();
 /** The pane's lines (capture-pane ends every line, the last one too, with a newline). */
 const paneLines = (): string[] => capture().replace(/\n$/, '').split('\n');
 const state = mkdtempSync(join(tmpdir(), 'gw-e2e-'));
@@ -62,6 +67,8 @@ function killPanes(): void {
 
 function startPane(columns: number, rows: number): void {
   killPanes();
+  socket = `gw-e2e-${process.pid}-${++panes}`;
+  current = tmuxOn(socket);
   execFileSync('tmux', ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'gw', '-x', String(columns), '-y', String(rows), 'sh'], { env });
   tmux('send-keys', '-t', 'gw', `echo before-ghostwatch; node ${BIN} --registry ${server.url}`, 'Enter');
 }
@@ -124,5 +131,16 @@ describe.runIf(hasTmux && built)('ghostwatch in a real tmux pane', () => {
     tmux('send-keys', '-t', 'gw', 'C-c');
     await until(() => tmux('display', '-p', '-t', 'gw', '#{alternate_on}').trim() === '0', 3000, 'the main screen');
     await until(() => PROMPT.test(capture()), 3000, 'the shell prompt');
+  });
+
+  it.each(['SIGTERM', 'SIGHUP'] as const)('restores the shell when the monitor gets %s', async (signal) => {
+    startPane(80, 24);
+    await until(() => /VERDICT\s+SESSION/.test(capture()), 8000, 'the table');
+    const shellPid = tmux('display', '-p', '-t', 'gw', '#{pane_pid}').trim();
+    const node = execFileSync('pgrep', ['-P', shellPid, '-f', 'ghostwatch.js'], { encoding: 'utf8' }).trim().split('\n')[0]!;
+    process.kill(Number(node), signal);
+    await until(() => tmux('display', '-p', '-t', 'gw', '#{alternate_on}').trim() === '0', 3000, 'the main screen');
+    await until(() => PROMPT.test(capture()), 3000, 'the shell prompt');
+    expect(capture()).not.toMatch(/VERDICT/);
   });
 });
