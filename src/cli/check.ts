@@ -33,20 +33,8 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
   const timeout = (options.timeout as number | undefined) ?? 10;
   if (timeout <= 0 || timeout > 3600) throw new UsageError('--timeout needs a number of seconds from 0 to 3600');
   const settings = { ...monitorSettings(options), readOnly: true };
-  const [{ buildEngine }, { checkJson, formatReport, sourceErrors }] = await Promise.all([import('./monitor.js'), import('./report.js')]);
+  const { buildEngine, reportOnce } = await import('./monitor.js');
   const engine = buildEngine(settings);
   engine.start();
-  const snap = await engine.settled(timeout * 1000);
-  await engine.stop();
-  process.stdout.write(options.json ? `${JSON.stringify(checkJson(snap), null, 2)}\n` : formatReport(snap));
-  const errors = sourceErrors(snap);
-  if (errors) {
-    process.stderr.write(`ghostwatch: ${errors}\n`);
-    return 2;
-  }
-  if (!snap.settled) {
-    process.stderr.write(`ghostwatch: not every pid was probed within ${timeout} s; the report may be incomplete\n`);
-    return 2;
-  }
-  return snap.problems > 0 ? 1 : 0;
+  return reportOnce(engine, { timeoutMs: timeout * 1000, json: options.json === true, requireSettled: true });
 }

@@ -10,7 +10,7 @@ import type { Source } from '../sources/types.js';
 import { App } from '../ui/app.js';
 import { enterFullscreen } from '../ui/terminal.js';
 import type { RegistryTarget } from './registry-options.js';
-import { formatReport } from './report.js';
+import { checkJson, formatReport, sourceErrors } from './report.js';
 
 export interface MonitorSettings {
   readonly target: RegistryTarget;
@@ -63,10 +63,31 @@ export async function runMonitor(settings: MonitorSettings): Promise<number> {
 }
 
 async function printOnce(engine: Engine): Promise<number> {
-  const snap = await engine.settled(10_000);
+  return reportOnce(engine, { timeoutMs: 10_000, json: false, note: 'not a terminal: printed one report instead of the live view' });
+}
+
+/**
+ * One pass for `check` and for the live view without a terminal: wait until settled (or the
+ * timeout), print the report or the JSON object, and return the exit code: 2 when a registry
+ * could not be read (one line on stderr) or, with `requireSettled`, when not every pid was
+ * probed in time; else 1 for problems, 0 for none.
+ */
+export async function reportOnce(
+  engine: Engine,
+  opts: { timeoutMs: number; json: boolean; note?: string; requireSettled?: boolean },
+): Promise<number> {
+  const snap = await engine.settled(opts.timeoutMs);
   await engine.stop();
-  process.stdout.write(formatReport(snap));
-  process.stderr.write('ghostwatch: not a terminal: printed one report instead of the live view\n');
-  if (snap.sources.some((s) => s.status !== 'connected')) return 2;
+  process.stdout.write(opts.json ? `${JSON.stringify(checkJson(snap), null, 2)}\n` : formatReport(snap));
+  if (opts.note) process.stderr.write(`ghostwatch: ${opts.note}\n`);
+  const errors = sourceErrors(snap);
+  if (errors) {
+    process.stderr.write(`ghostwatch: ${errors}\n`);
+    return 2;
+  }
+  if (opts.requireSettled && !snap.settled) {
+    process.stderr.write(`ghostwatch: not every pid was probed within ${opts.timeoutMs / 1000} s; the report may be incomplete\n`);
+    return 2;
+  }
   return snap.problems > 0 ? 1 : 0;
 }

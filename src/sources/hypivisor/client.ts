@@ -23,7 +23,7 @@ import {
   type SourceState,
 } from '../types.js';
 import { ClockOffset } from './clock-offset.js';
-import { nodeKey, parseFrame, sameIdentity, toClaimEntry, toSessionEntry, type Frame } from './wire.js';
+import { nodeKey, parseFrame, sameIdentity, toClaimEntry, toSessionEntry, urlWithToken, type Frame } from './wire.js';
 
 export interface HypivisorOptions {
   readonly name?: string;
@@ -185,11 +185,7 @@ export class HypivisorSource implements Source {
 
   private connect(): void {
     this.setStatus('connecting');
-    const url = new URL(this.opts.url);
-    // Percent-encoding, not URLSearchParams' '+' for spaces: hypivisor decodes only %XX escapes.
-    if (this.opts.token !== undefined) {
-      url.search = `${url.search ? `${url.search}&` : '?'}token=${encodeURIComponent(this.opts.token)}`;
-    }
+    const url = urlWithToken(this.opts.url, this.opts.token);
     const ws = new WebSocket(url, {
       maxPayload: this.opts.maxPayload,
       handshakeTimeout: this.opts.requestTimeoutMs,

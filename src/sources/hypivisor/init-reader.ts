@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { parseFrame } from './wire.js';
+import { parseFrame, urlWithToken } from './wire.js';
 
 export interface InitSnapshot {
   readonly nodes: readonly unknown[];
@@ -17,13 +17,6 @@ export class InitReadError extends Error {
   override readonly name = 'InitReadError';
 }
 
-/** Encode like the full client does: percent-encoding, never '+' (hypivisor decodes %XX only). */
-function withToken(url: URL, token: string | undefined): URL {
-  const u = new URL(url);
-  if (token !== undefined) u.search = `${u.search ? `${u.search}&` : '?'}token=${encodeURIComponent(token)}`;
-  return u;
-}
-
 export async function readInitSnapshot(opts: {
   url: string;
   token?: string | undefined;
@@ -31,7 +24,7 @@ export async function readInitSnapshot(opts: {
   timeoutMs: number;
   maxPayload?: number;
 }): Promise<InitSnapshot> {
-  const url = withToken(new URL(opts.url), opts.token);
+  const url = urlWithToken(opts.url, opts.token);
   const secure = url.protocol === 'wss:';
   const { request } = secure ? await import('node:https') : await import('node:http');
   const maxPayload = opts.maxPayload ?? 16 * 1024 * 1024;

@@ -17,6 +17,16 @@ export type Frame =
 
 type Json = Record<string, unknown>;
 
+/**
+ * The registry URL with the token as `?token=`: percent-encoded, never URLSearchParams' '+' for a
+ * space, because hypivisor decodes only %XX escapes.
+ */
+export function urlWithToken(url: string | URL, token: string | undefined): URL {
+  const u = new URL(url);
+  if (token !== undefined) u.search = `${u.search ? `${u.search}&` : '?'}token=${encodeURIComponent(token)}`;
+  return u;
+}
+
 function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
