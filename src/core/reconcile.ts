@@ -373,35 +373,55 @@ function newestOrder(
 
 // ---------------------------------------------------------------- claims
 
-type Holders = Map<string, Map<string, SessionFinding>>;
+interface Holders {
+  /** By source, then id: ids are unique per source only. */
+  readonly bySource: Map<string, Map<string, SessionFinding>>;
+  /** By id alone, every source: for a holder its claim's own source does not have. */
+  readonly byId: Map<string, SessionFinding[]>;
+}
 
-/** The session findings that claims name as holders, by source then id (ids are unique per source only). */
+/** The session findings that claims name as holders. Only the named ids are indexed. */
 function indexHolders(claims: readonly ClaimEntry[], sessions: readonly SessionFinding[]): Holders {
-  const holders: Holders = new Map();
-  const wanted = new Map<string, Set<string>>();
-  for (const c of claims) {
-    if (c.holder === undefined) continue;
-    let ids = wanted.get(c.source);
-    if (!ids) wanted.set(c.source, (ids = new Set()));
-    ids.add(c.holder);
-  }
+  const bySource = new Map<string, Map<string, SessionFinding>>();
+  const byId = new Map<string, SessionFinding[]>();
+  const wanted = new Set<string>();
+  for (const c of claims) if (c.holder !== undefined) wanted.add(c.holder);
+  if (wanted.size === 0) return { bySource, byId };
   for (const f of sessions) {
-    if (!wanted.get(f.source)?.has(f.id)) continue;
-    let ids = holders.get(f.source);
-    if (!ids) holders.set(f.source, (ids = new Map()));
+    if (!wanted.has(f.id)) continue;
+    let ids = bySource.get(f.source);
+    if (!ids) bySource.set(f.source, (ids = new Map()));
     ids.set(f.id, f);
+    const same = byId.get(f.id);
+    if (same) same.push(f);
+    else byId.set(f.id, [f]);
   }
-  return holders;
+  return { bySource, byId };
+}
+
+/**
+ * The claim's holder: in the claim's own source; else a session with that very id (byte for byte,
+ * no case folding or prefix games) in another source. The same id in several sources is the same
+ * session seen twice: one of them that is not a problem is proof enough that it lives.
+ */
+function findHolder(claim: ClaimEntry, holders: Holders): SessionFinding | undefined {
+  if (claim.holder === undefined) return undefined;
+  const own = holders.bySource.get(claim.source)?.get(claim.holder);
+  if (own) return own;
+  const elsewhere = holders.byId.get(claim.holder);
+  if (!elsewhere) return undefined;
+  return elsewhere.find((f) => !f.problem) ?? elsewhere[0];
 }
 
 function judgeClaim(claim: ClaimEntry, holders: Holders, ctx: Context): ClaimFinding {
-  const holder = claim.holder !== undefined ? holders.get(claim.source)?.get(claim.holder) : undefined;
+  const holder = findHolder(claim, holders);
   const evidence = newEvidence(ctx.host(claim.machine ?? holder?.entry.machine));
   evidence.holder = {
     id: claim.holder ?? null,
     present: holder !== undefined,
     verdict: holder?.verdict,
     underlying: holder?.evidence.underlying,
+    source: holder !== undefined && holder.source !== claim.source ? holder.source : undefined,
   };
   return judgeClaimVerdict(claim, holder, evidence, ctx);
 }
@@ -427,15 +447,23 @@ function judgeClaimVerdict(
     if (facts.kill === 'ESRCH') return stale(`its pid ${facts.pid} is gone (ESRCH)`);
     if (facts.state === 'Z' && facts.kill !== 'error') return stale(`its pid ${facts.pid} is a zombie`);
   }
+  if (claim.heartbeatAt !== undefined && claim.staleAfterMs !== undefined) {
+    const ageMs = Math.max(0, ctx.now - toLocal(ctx.policy, claim.source, claim.heartbeatAt));
+    evidence.heartbeat = { at: claim.heartbeatAt, ageMs, staleAfterMs: claim.staleAfterMs };
+    if (ageMs > claim.staleAfterMs) {
+      return stale(`last heartbeat ${formatDuration(ageMs)} ago (stale after ${formatDuration(claim.staleAfterMs)})`);
+    }
+  }
   if (claim.holder !== undefined && !holder) return stale(`holder ${holderName} is not in the registry`);
-  if (holder?.problem) return stale(`holder ${holderName} is ${holder.verdict}: ${holder.reason}`);
+  const where = holder && holder.source !== claim.source ? ` (in ${sanitize(holder.source, 20)})` : '';
+  if (holder?.problem) return stale(`holder ${holderName}${where} is ${holder.verdict}: ${holder.reason}`);
   const underlying = holder?.evidence.underlying;
   if (holder?.verdict === 'offline' && underlying && VERDICT_TRAITS[underlying].problem) {
     return stale(`holder ${holderName} is offline and its process is ${underlying}`);
   }
   if (holder) {
     const caveat = holder.verdict === 'live' ? '' : ` (${holder.verdict}: not proof it is alive)`;
-    return held(`held by ${holderName}, which is ${holder.verdict}${caveat}`);
+    return held(`held by ${holderName}${where}, which is ${holder.verdict}${caveat}`);
   }
   if (facts && (facts.kill === 'ok' || facts.kill === 'EPERM')) return held(`held by pid ${facts.pid}, which is alive`);
   return held('names no holder and no pid that can be checked here', 'unverified');

@@ -70,6 +70,10 @@ export interface ClaimEntry {
   readonly acquiredAt?: number | undefined;
   /** Free text: who set a manual lock, why. Display only. */
   readonly note?: string | undefined;
+  /** Registry clock: the holder's last heartbeat, when the claim manager keeps one. */
+  readonly heartbeatAt?: number | undefined;
+  /** The claim is stale once its last heartbeat is older than this (the claim manager's own rule). */
+  readonly staleAfterMs?: number | undefined;
   readonly raw?: Readonly<Record<string, unknown>> | undefined;
 }
 
@@ -205,8 +209,17 @@ export interface Evidence {
   readonly process?: ProcessInfo | undefined;
   /** Claims: the holder's own verdict, or why the holder is missing. */
   readonly holder?:
-    | { readonly id: string | null; readonly present: boolean; readonly verdict?: Verdict | undefined; readonly underlying?: SessionVerdict | undefined }
+    | {
+        readonly id: string | null;
+        readonly present: boolean;
+        readonly verdict?: Verdict | undefined;
+        readonly underlying?: SessionVerdict | undefined;
+        /** Set when the holder was found in another source than the claim's (the same id, exactly). */
+        readonly source?: string | undefined;
+      }
     | undefined;
+  /** Claims with a heartbeat: its age and the claim manager's limit. */
+  readonly heartbeat?: { readonly at: number; readonly ageMs: number; readonly staleAfterMs: number } | undefined;
   /** Local clock: when the OS facts used were read. */
   readonly checkedAt?: number | undefined;
 }

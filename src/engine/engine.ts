@@ -5,13 +5,13 @@
 import { userInfo } from 'node:os';
 import { reconcile } from '../core/reconcile.js';
 import { defaultPolicy, type ClaimEntry, type Finding, type Policy, type ProcessInfo, type RegistryView, type SessionEntry } from '../core/types.js';
-import type { ConnectionStatus, Source, SourceSnapshot } from '../sources/types.js';
+import { STATUS_TRAITS, type Source, type SourceSnapshot } from '../sources/types.js';
 import { AuditLog, defaultAuditLogPath } from './audit-log.js';
 import { Coalescer } from './coalesce.js';
 import { executeEviction } from './evict.js';
 import { OsFactsTracker } from './os-facts.js';
 import { ProbeTargets } from './probe-targets.js';
-import { buildSnapshot, nextPendingCrossing, sameFindings } from './snapshot.js';
+import { buildSnapshot, nextVerdictCrossing, sameFindings } from './snapshot.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
 import type { EngineSnapshot, EvictRequest, EvictSummary } from './types.js';
 
@@ -19,8 +19,6 @@ import type { EngineSnapshot, EvictRequest, EvictSummary } from './types.js';
 const PUBLISH_GAP_MS = 33;
 /** Duration texts in reasons ("3m12s old") stay roughly right with one re-check a minute. */
 const TICK_MS = 60_000;
-/** A source has had its first snapshot (or failed) once it shows one of these. */
-const SETTLED_STATUSES: ReadonlySet<ConnectionStatus> = new Set(['connected', 'auth-refused', 'unreachable']);
 
 export function createEngine(options: EngineOptions): LiveEngine {
   return new LiveEngineImpl(options);
@@ -230,7 +228,7 @@ class LiveEngineImpl implements LiveEngine {
     const listsChanged =
       snaps.length !== this.lastSnaps.length ||
       snaps.some((s, i) => s.sessions !== this.lastSnaps[i]?.sessions || s.claims !== this.lastSnaps[i]?.claims);
-    for (const [i, s] of snaps.entries()) if (SETTLED_STATUSES.has(s.state.status)) this.sourceSettled[i] = true;
+    for (const [i, s] of snaps.entries()) if (STATUS_TRAITS[s.state.status].settled) this.sourceSettled[i] = true;
     this.policy = this.makePolicy(snaps);
     this.lastSnaps = snaps;
     if (!listsChanged) return;
@@ -255,9 +253,9 @@ class LiveEngineImpl implements LiveEngine {
     return this.settledLatch;
   }
 
-  /** One timer, for the moment the first young `pending-*` entry outlives the TTL. */
+  /** One timer, for the next moment a verdict turns with time alone (a pending TTL, a claim heartbeat). */
   private scheduleTtl(findings: readonly Finding[], now: number): void {
-    const at = nextPendingCrossing(findings, now);
+    const at = nextVerdictCrossing(findings, now);
     if (at === this.ttlAt) return;
     if (this.ttlTimer) clearTimeout(this.ttlTimer);
     this.ttlTimer = undefined;

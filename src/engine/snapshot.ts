@@ -55,18 +55,20 @@ export function sameFindings(a: readonly Finding[], b: readonly Finding[]): bool
 }
 
 /**
- * The local time at which the first young `pending-*` entry becomes older than the TTL, or
- * undefined. Reads the age reconcile computed (registered_at, else first observed, else
- * last_seen), so the engine never re-derives design.md's rule.
+ * The local time at which the next verdict turns with time alone, or undefined: a young
+ * `pending-*` entry outliving the TTL, or a held claim whose heartbeat outlives its limit. Reads
+ * the ages reconcile computed, so the engine never re-derives design.md's rules.
  */
-export function nextPendingCrossing(findings: readonly Finding[], computedAt: number): number | undefined {
+export function nextVerdictCrossing(findings: readonly Finding[], computedAt: number): number | undefined {
   let earliest: number | undefined;
-  for (const f of findings) {
-    const pending = f.evidence.pending;
-    if (pending === undefined || f.verdict === 'pending' || pending.from === 'unknown') continue;
-    // reconcile calls an entry stale once its age is strictly greater than the TTL.
-    const at = computedAt + (pending.ttlMs - pending.ageMs) + 1;
+  const consider = (at: number): void => {
     if (earliest === undefined || at < earliest) earliest = at;
+  };
+  for (const f of findings) {
+    const { pending, heartbeat } = f.evidence;
+    // reconcile calls an age stale once it is strictly greater than the limit.
+    if (pending !== undefined && f.verdict !== 'pending' && pending.from !== 'unknown') consider(computedAt + (pending.ttlMs - pending.ageMs) + 1);
+    if (heartbeat !== undefined && f.verdict === 'held') consider(computedAt + (heartbeat.staleAfterMs - heartbeat.ageMs) + 1);
   }
   return earliest;
 }
