@@ -62,6 +62,9 @@ async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: 
   const source = ctx.sources.find((s) => s.name === planned.action.source);
   if (!source) return { outcome: 'failed', detail: `no source named ${planned.action.source}` };
 
+  const support = source.snapshot().state.eviction;
+  if (support && !support.available) return { outcome: 'failed', detail: `${source.name} cannot evict now: ${support.why ?? 'unavailable'}` };
+
   let fresh: Fresh;
   try {
     fresh = await freshFinding(source, planned.finding, ctx.freshContext());
@@ -124,14 +127,25 @@ async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: 
     answer = { outcome: 'failed', error: auditError(err) };
   }
   const step = stepOf(answer);
-  const unaudited = await tryAppend(ctx, { ts: isoNow(ctx), kind: 'outcome', id, outcome: step.outcome, detail: step.detail });
+  let unaudited = await tryAppend(ctx, { ts: isoNow(ctx), kind: 'outcome', id, outcome: step.outcome, detail: step.detail });
+  // What the registry removed along with it (agentctl prunes every dead record at once) is
+  // recorded in full too: nothing evicted is lost, even what was not selected.
+  if (answer.outcome === 'evicted') {
+    for (const also of answer.alsoRemoved ?? []) {
+      unaudited ??= await tryAppend(ctx, { ts: isoNow(ctx), kind: 'also-removed', id, source: source.name, removed: also.kind, removedId: also.id, entry: also.raw });
+    }
+  }
   return unaudited ? { outcome: step.outcome, detail: step.detail ? `${step.detail} (${unaudited})` : unaudited } : step;
 }
 
 function stepOf(answer: EvictOutcome): Step {
   switch (answer.outcome) {
-    case 'evicted':
-      return { outcome: 'evicted' };
+    case 'evicted': {
+      const also = answer.alsoRemoved?.length ?? 0;
+      const parts = [answer.detail, also > 0 ? `the registry also removed ${also} other dead record${also === 1 ? '' : 's'}` : undefined];
+      const detail = parts.filter(Boolean).join('; ');
+      return detail ? { outcome: 'evicted', detail } : { outcome: 'evicted' };
+    }
     case 'already-gone':
       return { outcome: 'already-gone', detail: 'the registry no longer had it' };
     case 'refused':

@@ -4,7 +4,40 @@
 import type { ClaimEntry, SessionEntry } from '../core/types.js';
 import type { EvictionAction } from '../core/evict-plan.js';
 
-export type ConnectionStatus = 'connecting' | 'connected' | 'auth-refused' | 'unreachable' | 'stopped';
+export type ConnectionStatus =
+  | 'connecting'
+  /** A daemon or WebSocket registry answers. */
+  | 'connected'
+  /** A file source: its files are read and watched. */
+  | 'watching'
+  /** The daemon is down: its files were read instead, read-only. */
+  | 'files-only'
+  /** Nothing there (no such directory or file): not an error, watched for. */
+  | 'absent'
+  | 'auth-refused'
+  | 'unreachable'
+  | 'stopped';
+
+/** Per status: does it count as a first snapshot (or a failure) for `settled`, and is it an error for `check`. */
+export const STATUS_TRAITS: Readonly<Record<ConnectionStatus, { readonly settled: boolean; readonly error: boolean; readonly reading: boolean }>> = {
+  connecting: { settled: false, error: true, reading: false },
+  connected: { settled: true, error: false, reading: true },
+  watching: { settled: true, error: false, reading: true },
+  'files-only': { settled: true, error: false, reading: true },
+  absent: { settled: true, error: false, reading: false },
+  'auth-refused': { settled: true, error: true, reading: false },
+  unreachable: { settled: true, error: true, reading: false },
+  stopped: { settled: false, error: true, reading: false },
+};
+
+/** What eviction means in a registry, and whether it can be done right now. */
+export interface EvictionSupport {
+  readonly available: boolean;
+  /** What an eviction there does beyond removing the one entry, in one sentence for the confirm dialog. */
+  readonly note?: string | undefined;
+  /** Why eviction is unavailable now, one line. */
+  readonly why?: string | undefined;
+}
 
 /** Counts of what a registry sent that could not be used: each is summarized, none throws. */
 export interface InputCounters {
@@ -39,6 +72,10 @@ export interface SourceState {
   readonly claims?: boolean | undefined;
   /** Registry clock minus local clock, estimated from fresh registrations (0 until known). */
   readonly clockOffsetMs: number;
+  /** Things read but not usable (a malformed file, a daemon warning), one line each, sanitized. */
+  readonly warnings?: readonly string[] | undefined;
+  /** Undefined: eviction is the plain removal of the one entry, available while connected. */
+  readonly eviction?: EvictionSupport | undefined;
 }
 
 export interface SourceSnapshot {
@@ -48,12 +85,20 @@ export interface SourceSnapshot {
 }
 
 export type EvictOutcome =
-  | { readonly outcome: 'evicted' }
+  /** `detail`: where it went (a trash file); `alsoRemoved`: other records the registry removed in the same request. */
+  | { readonly outcome: 'evicted'; readonly detail?: string | undefined; readonly alsoRemoved?: readonly AlsoRemoved[] | undefined }
   | { readonly outcome: 'already-gone' }
   /** The registry said no: its error text, sanitized, shown as it is. */
   | { readonly outcome: 'refused'; readonly error: string }
   /** It could not be asked: not connected, timed out. */
   | { readonly outcome: 'failed'; readonly error: string };
+
+/** A record a registry removed on its own as part of an eviction (agentctl's prune removes every dead one). */
+export interface AlsoRemoved {
+  readonly kind: 'session' | 'claim';
+  readonly id: string;
+  readonly raw: unknown;
+}
 
 export interface Source {
   readonly name: string;

@@ -1,0 +1,1 @@
+export { AgentctlSource, PRUNE_NOTE, type AgentctlOptions } from './client.js';

@@ -1,0 +1,116 @@
+// agentctl's formats (protocols.md §3): daemon replies, SessionRecord, Lock, and the state.json /
+// locks.json files. Parsing only: nothing here reads a socket or a file.
+
+import type { ClaimEntry, SessionEntry } from '../../core/types.js';
+
+/** Records agentctl itself marks ended: it knows they are over (shown as offline, still evictable by prune). */
+export const ENDED_STATUSES: ReadonlySet<string> = new Set(['stopped', 'completed', 'failed', 'error']);
+
+export type Reply =
+  | { readonly kind: 'result'; readonly id: string; readonly result: unknown }
+  | { readonly kind: 'error'; readonly id: string; readonly code: string; readonly message: string }
+  | { readonly kind: 'bad'; readonly why: string };
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+function isoMs(v: unknown): number | undefined {
+  if (typeof v !== 'string') return undefined;
+  const ms = Date.parse(v);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** One line from the daemon. */
+export function parseReply(line: string): Reply {
+  let data: unknown;
+  try {
+    data = JSON.parse(line);
+  } catch {
+    return { kind: 'bad', why: 'not JSON' };
+  }
+  if (!isObject(data) || typeof data.id !== 'string') return { kind: 'bad', why: 'no request id' };
+  if (isObject(data.error)) {
+    return { kind: 'error', id: data.id, code: String(data.error.code ?? 'ERR'), message: String(data.error.message ?? 'error') };
+  }
+  if (!('result' in data)) return { kind: 'bad', why: 'neither result nor error' };
+  return { kind: 'result', id: data.id, result: data.result };
+}
+
+/** `session.list` answers `{sessions, warnings}` (v1.9); older daemons answer the bare array. */
+export function sessionListOf(result: unknown): { records: unknown[]; warnings: string[] } | undefined {
+  if (Array.isArray(result)) return { records: result, warnings: [] };
+  if (!isObject(result) || !Array.isArray(result.sessions)) return undefined;
+  const warnings = Array.isArray(result.warnings) ? result.warnings.filter((w): w is string => typeof w === 'string') : [];
+  return { records: result.sessions, warnings };
+}
+
+/** state.json: `{"sessions": {"<id>": SessionRecord}, "version": 1}`; a record without an id takes its key's. */
+export function stateFileRecords(data: unknown): unknown[] | undefined {
+  if (!isObject(data) || !isObject(data.sessions)) return undefined;
+  return Object.entries(data.sessions).map(([key, record]) => (isObject(record) && record.id === undefined ? { ...record, id: key } : record));
+}
+
+/** A SessionRecord as an entry on this host (the daemon runs here), or undefined when it has no id. */
+export function toSessionEntry(record: unknown, source: string, host: string, firstObservedAt: (id: string, pid: unknown) => number): SessionEntry | undefined {
+  if (!isObject(record) || typeof record.id !== 'string' || record.id === '') return undefined;
+  const status = text(record.status);
+  const ended = status !== undefined && ENDED_STATUSES.has(status);
+  return {
+    source,
+    id: record.id,
+    machine: host,
+    cwd: text(record.cwd),
+    port: undefined,
+    pid: record.pid,
+    offline: ended,
+    status,
+    lastSeen: undefined,
+    offlineSince: ended ? isoMs(record.stoppedAt) : undefined,
+    registeredAt: isoMs(record.startedAt),
+    pidStartedAt: undefined,
+    firstObservedAt: firstObservedAt(record.id, record.pid),
+    joinSeq: undefined,
+    raw: record,
+  };
+}
+
+/**
+ * A Lock as a claim on its directory. Auto-locks are held by their pid (v1.9 and later) or, from
+ * older daemons without a pid, by their session; manual locks by whoever set them, which only
+ * counts as a holder when it is the id of a session this daemon knows.
+ */
+export function toClaimEntry(lock: unknown, source: string, host: string, sessionIds: ReadonlySet<string>): ClaimEntry | undefined {
+  if (!isObject(lock) || typeof lock.directory !== 'string' || lock.directory === '') return undefined;
+  const type = lock.type === 'manual' ? 'manual' : 'auto';
+  const sessionId = text(lock.sessionId);
+  const lockedBy = text(lock.lockedBy);
+  const reason = text(lock.reason);
+  let holder: string | undefined;
+  let pid: unknown;
+  if (type === 'auto') {
+    pid = lock.pid;
+    holder = pid === undefined ? sessionId : undefined;
+  } else {
+    holder = lockedBy !== undefined && sessionIds.has(lockedBy) ? lockedBy : undefined;
+  }
+  const who = type === 'manual' ? `manual lock${lockedBy ? ` by ${lockedBy}` : ''}` : `auto-lock${sessionId ? ` of session ${sessionId}` : ''}`;
+  return {
+    source,
+    resource: lock.directory,
+    holder,
+    pid,
+    machine: host,
+    acquiredAt: isoMs(lock.lockedAt),
+    note: reason ? `${who}: ${reason}` : who,
+    heartbeatAt: undefined,
+    staleAfterMs: undefined,
+    raw: lock,
+  };
+}
+
+export function isManualLock(raw: unknown): boolean {
+  return isObject(raw) && raw.type === 'manual';
+}

@@ -1,0 +1,172 @@
+// The Claude Code session files (protocols.md §4), parsed into entries. Pure: text in, entries
+// (or an Error saying what is wrong) out. Three families, three sources:
+//   claude           ~/.claude/sessions/<pid>.json (written by Claude Code itself)
+//   claude-view      ~/.claude/live-monitor-pids.json (claude-view's snapshot, v1 and v2)
+//   claude-sessions  ~/.claude-sessions/<session_id>.json (a claim-tracking session manager)
+
+import type { ClaimEntry, SessionEntry } from '../../core/types.js';
+
+/** The claim manager's own rule: a claim whose heartbeat is older than this is stale. */
+export const CLAIM_HEARTBEAT_STALE_MS = 900_000;
+
+/** What one file holds, before ids are made unique across files. */
+export interface FileEntries {
+  readonly sessions: readonly SessionEntry[];
+  readonly claims: readonly ClaimEntry[];
+}
+
+export interface ParseContext {
+  readonly source: string;
+  /** This host: files under the home directory describe processes here unless they say otherwise. */
+  readonly host: string;
+  readonly firstSeen: (id: string, pid: unknown) => number;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** Epoch ms from a number (ms, or seconds when it is too small to be ms) or an ISO string. */
+export function timeOf(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v) && v > 0) return v < 1e11 ? v * 1000 : v;
+  if (typeof v === 'string') {
+    const ms = Date.parse(v);
+    return Number.isFinite(ms) ? ms : undefined;
+  }
+  return undefined;
+}
+
+/** JSON.parse with the error a person can act on: where the text stops making sense. */
+export function parseJson(body: string): unknown {
+  if (body.trim() === '') throw new Error('empty file (being written?)');
+  try {
+    return JSON.parse(body);
+  } catch (error) {
+    throw new Error(`not valid JSON (${(error as Error).message})`);
+  }
+}
+
+const stem = (name: string): string => name.replace(/\.json$/, '');
+
+function session(ctx: ParseContext, fields: Omit<SessionEntry, 'source' | 'firstObservedAt' | 'joinSeq'>): SessionEntry {
+  return {
+    source: ctx.source,
+    id: fields.id,
+    machine: fields.machine,
+    cwd: fields.cwd,
+    port: undefined,
+    pid: fields.pid,
+    offline: undefined,
+    status: fields.status,
+    lastSeen: fields.lastSeen,
+    offlineSince: undefined,
+    registeredAt: fields.registeredAt,
+    pidStartedAt: undefined,
+    firstObservedAt: ctx.firstSeen(fields.id, fields.pid),
+    joinSeq: undefined,
+    raw: fields.raw,
+  };
+}
+
+/** ~/.claude/sessions/<pid>.json: `{pid, sessionId, cwd, startedAt (ms), kind, entrypoint}`. */
+export function parseClaudeSession(body: string, name: string, ctx: ParseContext): FileEntries {
+  const data = parseJson(body);
+  if (!isObject(data)) throw new Error('not a JSON object');
+  const fileStem = stem(name);
+  const pid = data.pid ?? (/^\d+$/.test(fileStem) ? Number(fileStem) : undefined);
+  const id = text(data.sessionId) ?? `pid-${fileStem}`;
+  return {
+    sessions: [
+      session(ctx, {
+        id,
+        machine: ctx.host,
+        cwd: text(data.cwd),
+        pid,
+        status: text(data.kind),
+        lastSeen: undefined,
+        registeredAt: timeOf(data.startedAt),
+        raw: data,
+      }),
+    ],
+    claims: [],
+  };
+}
+
+/** ~/.claude/live-monitor-pids.json: v1 `{"<sessionId>": pid}`; v2 `{version: 2, sessions: {"<id>": {pid, status, lastActivityAt}}}`. */
+export function parseLiveMonitor(body: string, _name: string, ctx: ParseContext): FileEntries {
+  const data = parseJson(body);
+  if (!isObject(data)) throw new Error('not a JSON object');
+  const sessions: SessionEntry[] = [];
+  if ('version' in data) {
+    if (data.version !== 2) throw new Error(`unknown version ${JSON.stringify(data.version)} (this release reads 1 and 2)`);
+    if (!isObject(data.sessions)) throw new Error('version 2 without a "sessions" object');
+    for (const [id, rec] of Object.entries(data.sessions)) {
+      if (id === '') continue;
+      const r = isObject(rec) ? rec : {};
+      sessions.push(
+        session(ctx, {
+          id,
+          machine: ctx.host,
+          cwd: text(r.cwd),
+          pid: r.pid,
+          status: text(r.status),
+          lastSeen: timeOf(r.lastActivityAt),
+          registeredAt: undefined,
+          raw: { sessionId: id, ...r },
+        }),
+      );
+    }
+  } else {
+    for (const [id, pid] of Object.entries(data)) {
+      if (id === '') continue;
+      sessions.push(session(ctx, { id, machine: ctx.host, cwd: undefined, pid, status: undefined, lastSeen: undefined, registeredAt: undefined, raw: { sessionId: id, pid } }));
+    }
+  }
+  return { sessions, claims: [] };
+}
+
+/**
+ * ~/.claude-sessions/<session_id>.json: `{session_id, pid, hostname, terminal_id, sd_id, claimed_at,
+ * heartbeat_at}`. The session itself, and its claim on `sd_id` when it holds one: stale once the
+ * heartbeat is older than 900 s or the pid is dead on this host.
+ */
+export function parseClaimSession(body: string, name: string, ctx: ParseContext): FileEntries {
+  const data = parseJson(body);
+  if (!isObject(data)) throw new Error('not a JSON object');
+  const id = text(data.session_id) ?? stem(name);
+  const machine = text(data.hostname) ?? ctx.host;
+  const heartbeatAt = timeOf(data.heartbeat_at);
+  const sessions = [
+    session(ctx, {
+      id,
+      machine,
+      cwd: text(data.cwd),
+      pid: data.pid,
+      status: text(data.status),
+      lastSeen: heartbeatAt,
+      registeredAt: timeOf(data.claimed_at),
+      raw: data,
+    }),
+  ];
+  const sd = typeof data.sd_id === 'number' ? String(data.sd_id) : text(data.sd_id);
+  const claims: ClaimEntry[] =
+    sd === undefined
+      ? []
+      : [
+          {
+            source: ctx.source,
+            resource: sd,
+            holder: id,
+            pid: data.pid,
+            machine,
+            acquiredAt: timeOf(data.claimed_at),
+            note: text(data.terminal_id) ? `terminal ${text(data.terminal_id)}` : undefined,
+            heartbeatAt,
+            staleAfterMs: heartbeatAt === undefined ? undefined : CLAIM_HEARTBEAT_STALE_MS,
+            raw: data,
+          },
+        ];
+  return { sessions, claims };
+}

@@ -1,0 +1,222 @@
+// A file-backed source: one watched directory of JSON files, one format. Entries of all files,
+// ids made unique (a second file naming the same session keeps its row, marked with its file
+// name: two files for one session is exactly what a ghost hunter wants to see). Eviction moves
+// the file an entry came from into ghostwatch's trash, never deletes it.
+
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { EvictionAction } from '../../core/evict-plan.js';
+import type { ClaimEntry, SessionEntry } from '../../core/types.js';
+import { FirstSeen, SnapshotHolder } from '../base.js';
+import { FileChanged, moveToTrash } from '../trash.js';
+import type { EvictOutcome, Source } from '../types.js';
+import { parseClaimSession, parseClaudeSession, parseLiveMonitor, type FileEntries, type ParseContext } from './formats.js';
+import { WatchedDir, type FileReading } from './watched-dir.js';
+
+export interface FileSourceOptions {
+  readonly name: string;
+  readonly dir: string;
+  readonly accept: (name: string) => boolean;
+  readonly parse: (body: string, name: string, ctx: ParseContext) => FileEntries;
+  readonly host: string;
+  /** Where evicted files go; undefined: this source cannot evict, for the reason in `readOnlyWhy`. */
+  readonly trashDir?: string | undefined;
+  readonly readOnlyWhy?: string | undefined;
+  /** One sentence for the confirm dialog about what an eviction does here. */
+  readonly evictNote?: string | undefined;
+  readonly now?: () => number;
+  readonly retryMs?: number;
+  /** The source is one file of a shared directory: without it, the source is absent. */
+  readonly singleFile?: string | undefined;
+}
+
+interface Origin {
+  readonly path: string;
+  readonly stamp: string;
+}
+
+export class FileSource extends SnapshotHolder implements Source {
+  private readonly opts: FileSourceOptions;
+  private readonly dir: WatchedDir<FileEntries>;
+  private readonly firstSeen = new FirstSeen();
+  /** Which file each session id and claim resource came from, as of the last build. */
+  private origins = { sessions: new Map<string, Origin>(), claims: new Map<string, Origin>() };
+  private stopped = true;
+  /** The first scan (with its second reads) is done: until then the state stays "connecting". */
+  private ready = false;
+
+  constructor(options: FileSourceOptions) {
+    super(options.name, options.dir, options.now ?? Date.now);
+    this.opts = options;
+    const ctx: ParseContext = { source: options.name, host: options.host, firstSeen: (id, pid) => this.firstSeen.at(id, pid, this.now()) };
+    this.dir = new WatchedDir<FileEntries>({
+      dir: options.dir,
+      accept: options.accept,
+      parse: (body, name) => options.parse(body, name, ctx),
+      onChange: () => this.build(),
+      ...(options.retryMs !== undefined ? { retryMs: options.retryMs } : {}),
+    });
+    this.setEviction(
+      options.trashDir !== undefined
+        ? { available: true, note: options.evictNote }
+        : { available: false, why: options.readOnlyWhy ?? 'this source is read-only', note: options.evictNote },
+    );
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.setStatus('connecting');
+    void this.dir.start().then(() => {
+      this.ready = true;
+      this.build();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.dir.stop();
+    this.setStatus('stopped');
+  }
+
+  async resync(): Promise<void> {
+    await this.dir.rescan();
+    this.build();
+  }
+
+  async evict(action: EvictionAction): Promise<EvictOutcome> {
+    const trashDir = this.opts.trashDir;
+    if (trashDir === undefined) return { outcome: 'failed', error: this.opts.readOnlyWhy ?? 'this source is read-only' };
+    const kind = action.type === 'deregister' ? 'session' : 'claim';
+    const id = action.type === 'deregister' ? action.id : action.resource;
+    const origin = (kind === 'session' ? this.origins.sessions : this.origins.claims).get(id);
+    if (!origin) return { outcome: 'already-gone' };
+    try {
+      const trashed = await moveToTrash(origin.path, origin.stamp, { source: this.name, kind, id }, trashDir, this.now);
+      await this.resync();
+      return { outcome: 'evicted', detail: `moved ${origin.path} to ${trashed} (ghostwatch restore ${id} puts it back)` };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { outcome: 'already-gone' };
+      if (error instanceof FileChanged) return { outcome: 'refused', error: `${error.message}; nothing was moved, look again` };
+      return { outcome: 'failed', error: `${(error as NodeJS.ErrnoException).code ?? (error as Error).message}: nothing was moved` };
+    }
+  }
+
+  /** Every file's entries, in file-name order, with ids made unique; the state line from the directory. */
+  private build(): void {
+    if (this.stopped) return;
+    const files = [...this.dir.files().values()];
+    const sessions: SessionEntry[] = [];
+    const claims: ClaimEntry[] = [];
+    const origins = { sessions: new Map<string, Origin>(), claims: new Map<string, Origin>() };
+    const warnings: string[] = [];
+    const seen = new Set<string>();
+    // The newest file keeps the plain id; older files naming the same session are marked with their file name.
+    const newestFirst = [...files].sort((a, b) => b.mtimeMs - a.mtimeMs);
+    const ownerOf = new Map<string, FileReading<FileEntries>>();
+    for (const f of newestFirst) for (const s of f.value?.sessions ?? []) if (!ownerOf.has(s.id)) ownerOf.set(s.id, f);
+    const claimOwner = new Map<string, FileReading<FileEntries>>();
+    for (const f of newestFirst) for (const c of f.value?.claims ?? []) if (!claimOwner.has(c.resource)) claimOwner.set(c.resource, f);
+
+    for (const f of files) {
+      if (f.warning) warnings.push(f.warning);
+      const origin = { path: f.path, stamp: f.stamp };
+      for (const s of f.value?.sessions ?? []) {
+        const entry = ownerOf.get(s.id) === f ? s : relabel(s, `${s.id}~${f.name}`);
+        if (origins.sessions.has(entry.id)) continue;
+        origins.sessions.set(entry.id, origin);
+        seen.add(entry.id);
+        sessions.push(entry);
+      }
+      for (const c of f.value?.claims ?? []) {
+        const claim = claimOwner.get(c.resource) === f ? c : { ...c, resource: `${c.resource}~${f.name}` };
+        if (origins.claims.has(claim.resource)) continue;
+        origins.claims.set(claim.resource, origin);
+        claims.push(claim);
+      }
+    }
+    this.firstSeen.keepOnly(seen);
+    this.origins = origins;
+    if (!this.ready) {
+      // Lists stay unpublished until the first scan is whole: a half-read directory is not a snapshot.
+      return;
+    } else if (this.dir.present === false) {
+      this.setStatus(this.dir.error ? 'unreachable' : 'absent', this.dir.error ?? `no ${this.opts.dir} yet (watching for it)`);
+    } else if (this.dir.present && this.opts.singleFile !== undefined && files.length === 0) {
+      this.setStatus('absent', `no ${this.opts.singleFile} in ${this.opts.dir} yet (watching for it)`);
+    } else if (this.dir.present) {
+      this.setStatus('watching', this.dir.error ?? '');
+    }
+    this.applyRead({ sessions, claims, warnings });
+  }
+}
+
+/** A copy under another id; the firstObservedAt and raw record stay. Built as one literal (see reconcile). */
+function relabel(s: SessionEntry, id: string): SessionEntry {
+  return {
+    source: s.source,
+    id,
+    machine: s.machine,
+    cwd: s.cwd,
+    port: s.port,
+    pid: s.pid,
+    offline: s.offline,
+    status: s.status,
+    lastSeen: s.lastSeen,
+    offlineSince: s.offlineSince,
+    registeredAt: s.registeredAt,
+    pidStartedAt: s.pidStartedAt,
+    firstObservedAt: s.firstObservedAt,
+    joinSeq: s.joinSeq,
+    raw: s.raw,
+  };
+}
+
+export interface ClaudePaths {
+  /** Default ~/.claude */
+  readonly claudeDir: string;
+  /** Default ~/.claude-sessions */
+  readonly claimsDir: string;
+}
+
+export function defaultClaudePaths(home: string = homedir()): ClaudePaths {
+  return { claudeDir: join(home, '.claude'), claimsDir: join(home, '.claude-sessions') };
+}
+
+export const CLAUDE_VIEW_READ_ONLY =
+  "claude-view rewrites live-monitor-pids.json on its own every 10 s; ghostwatch does not edit another tool's snapshot";
+
+/** `--source claude`: the three file families, each its own source with its own state line. */
+export function claudeSources(paths: ClaudePaths, host: string, trashDir: string, now?: () => number): FileSource[] {
+  const json = (name: string): boolean => name.endsWith('.json') && !name.startsWith('.');
+  const common = { host, ...(now ? { now } : {}) };
+  return [
+    new FileSource({
+      ...common,
+      name: 'claude',
+      dir: join(paths.claudeDir, 'sessions'),
+      accept: json,
+      parse: parseClaudeSession,
+      trashDir,
+      evictNote: 'claude: eviction moves the session file to the ghostwatch trash (ghostwatch restore puts it back)',
+    }),
+    new FileSource({
+      ...common,
+      name: 'claude-view',
+      dir: paths.claudeDir,
+      accept: (name) => name === 'live-monitor-pids.json',
+      singleFile: 'live-monitor-pids.json',
+      parse: parseLiveMonitor,
+      readOnlyWhy: CLAUDE_VIEW_READ_ONLY,
+    }),
+    new FileSource({
+      ...common,
+      name: 'claude-sessions',
+      dir: paths.claimsDir,
+      accept: json,
+      parse: parseClaimSession,
+      trashDir,
+      evictNote: 'claude-sessions: eviction moves the whole session file, its claim with it, to the ghostwatch trash',
+    }),
+  ];
+}

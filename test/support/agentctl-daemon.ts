@@ -1,0 +1,172 @@
+// A test daemon speaking agentctl's socket protocol as protocols.md §3 documents it: one unix
+// socket, newline-delimited JSON requests {id, method, params}, replies {id, result} or
+// {id, error: {code, message}}. It keeps sessions and locks in memory and mirrors them to
+// state.json / locks.json (tmp + rename, as agentctl does), so the file fallback reads what the
+// daemon last had. Knobs for the failure modes: delays, garbage lines, unanswered requests.
+import { renameSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+
+export interface SessionRecord {
+  id: string;
+  adapter: string;
+  status: string;
+  startedAt: string;
+  stoppedAt?: string;
+  cwd?: string;
+  pid?: number;
+  meta: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+export interface Lock {
+  directory: string;
+  type: 'auto' | 'manual';
+  pid?: number;
+  sessionId?: string;
+  lockedBy?: string;
+  reason?: string;
+  lockedAt: string;
+}
+
+export interface TestDaemonOptions {
+  /** ~/.agentctl equivalent: the socket and the files live here. */
+  readonly dir: string;
+  /** Answer session.list with the bare array older daemons send. */
+  readonly legacyList?: boolean;
+}
+
+function alive(pid: number | undefined): boolean {
+  if (pid === undefined || !Number.isInteger(pid) || pid <= 1) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class TestAgentctlDaemon {
+  readonly socketPath: string;
+  sessions = new Map<string, SessionRecord>();
+  locks: Lock[] = [];
+  warnings: string[] = [];
+  /** Every method called, in order. */
+  readonly calls: string[] = [];
+  /** Methods that get no answer at all (a hung daemon). */
+  readonly unanswered = new Set<string>();
+  /** A line written before each reply. */
+  garbage: string | undefined;
+  private server: Server | undefined;
+  private readonly conns = new Set<Socket>();
+
+  constructor(private readonly opts: TestDaemonOptions) {
+    this.socketPath = join(opts.dir, 'agentctl.sock');
+  }
+
+  async start(): Promise<void> {
+    this.persist();
+    const server = createServer((conn) => this.onConnection(conn));
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.socketPath, () => resolve());
+    });
+  }
+
+  /** Stop listening and cut every connection (the daemon dies); the files stay. */
+  async stop(): Promise<void> {
+    for (const c of this.conns) c.destroy();
+    this.conns.clear();
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  addSession(record: Partial<SessionRecord> & { id: string }): void {
+    this.sessions.set(record.id, { adapter: 'claude-code', status: 'running', startedAt: new Date().toISOString(), meta: {}, ...record });
+    this.persist();
+  }
+
+  addLock(lock: Partial<Lock> & { directory: string }): void {
+    this.locks.push({ type: 'auto', lockedAt: new Date().toISOString(), ...lock });
+    this.persist();
+  }
+
+  /** state.json and locks.json, written atomically like agentctl's StateManager. */
+  persist(): void {
+    const state = { sessions: Object.fromEntries(this.sessions), version: 1 };
+    writeFileSync(join(this.opts.dir, 'state.json.tmp'), JSON.stringify(state));
+    renameSync(join(this.opts.dir, 'state.json.tmp'), join(this.opts.dir, 'state.json'));
+    writeFileSync(join(this.opts.dir, 'locks.json.tmp'), JSON.stringify(this.locks));
+    renameSync(join(this.opts.dir, 'locks.json.tmp'), join(this.opts.dir, 'locks.json'));
+  }
+
+  private onConnection(conn: Socket): void {
+    this.conns.add(conn);
+    conn.on('close', () => this.conns.delete(conn));
+    conn.on('error', () => undefined);
+    let buffer = '';
+    conn.setEncoding('utf8');
+    conn.on('data', (chunk: string) => {
+      buffer += chunk;
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.trim() === '') continue;
+        let req: { id: string; method: string; params?: Record<string, unknown> };
+        try {
+          req = JSON.parse(line) as typeof req;
+        } catch {
+          continue;
+        }
+        this.calls.push(req.method);
+        if (this.unanswered.has(req.method)) continue;
+        if (this.garbage !== undefined) conn.write(`${this.garbage}\n`);
+        try {
+          conn.write(`${JSON.stringify({ id: req.id, result: this.handle(req.method, req.params ?? {}) })}\n`);
+        } catch (error) {
+          conn.write(`${JSON.stringify({ id: req.id, error: { code: 'ERR', message: (error as Error).message } })}\n`);
+        }
+      }
+    });
+  }
+
+  private handle(method: string, params: Record<string, unknown>): unknown {
+    switch (method) {
+      case 'session.list': {
+        const all = [...this.sessions.values()].filter((s) => params.all === true || s.status === 'running' || s.status === 'idle');
+        return this.opts.legacyList ? all : { sessions: all, warnings: this.warnings };
+      }
+      case 'lock.list':
+        return this.locks;
+      case 'session.prune': {
+        let pruned = 0;
+        for (const [id, s] of this.sessions) {
+          if (!alive(s.pid)) {
+            this.sessions.delete(id);
+            pruned++;
+          }
+        }
+        const before = this.locks.length;
+        this.locks = this.locks.filter((l) => l.type === 'manual' || alive(l.pid));
+        pruned += before - this.locks.length;
+        this.persist();
+        return { pruned };
+      }
+      case 'lock.release': {
+        const lock = this.locks.find((l) => l.directory === params.directory);
+        if (!lock) throw new Error(`No lock on ${String(params.directory)}`);
+        if (lock.type !== 'manual') throw new Error('Cannot release an auto-lock');
+        this.locks = this.locks.filter((l) => l !== lock);
+        this.persist();
+        return { ok: true };
+      }
+      case 'session.stop':
+        throw new Error('session.stop must never be called by ghostwatch');
+      default:
+        throw new Error(`Unknown method: ${method}`);
+    }
+  }
+}
