@@ -125,7 +125,17 @@ export async function demoCommand(argv: string[]): Promise<number> {
     const [{ runMonitor }, { defaultAuditLogPath }] = await Promise.all([import('./monitor.js'), import('../engine/audit-log.js')]);
     // Evictions of the demo's staged ghosts are audited in a log of their own, not in the real one.
     const auditLogPath = join(dirname(defaultAuditLogPath()), 'demo-evictions.jsonl');
-    const settings: MonitorSettings = { target: { url: server.url }, intervalScale: 1, hostAliases: [], readOnly: false, auditLogPath };
+    const settings: MonitorSettings = {
+      kinds: ['hypivisor'],
+      target: { url: server.url },
+      agentctlSocket: '',
+      claudeDir: '',
+      claudeSessionsDir: '',
+      intervalScale: 1,
+      hostAliases: [],
+      readOnly: false,
+      auditLogPath,
+    };
     // In a terminal the monitor handles signals itself (and exits); without one it prints a report.
     const outcome = await Promise.race([runMonitor(settings), signalled]);
     if (typeof outcome === 'string') {

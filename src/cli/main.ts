@@ -15,6 +15,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   check: { summary: 'one pass: report, exit 0 no problems, 1 problems, 2 error', run: async (argv) => (await import('./check.js')).checkCommand(argv) },
   reap: { summary: 'evict every problem (re-verified, audited); for cron', run: async (argv) => (await import('./reap.js')).reapCommand(argv) },
   status: { summary: 'one short line for a tmux status bar', run: async (argv) => (await import('./status.js')).statusCommand(argv) },
+  restore: { summary: 'put a file-backed session that eviction moved to the trash back', run: async (argv) => (await import('./restore.js')).restoreCommand(argv) },
   serve: { summary: 'run the embedded registry (hypivisor protocol + claims)', run: async (argv) => (await import('./serve.js')).serveCommand([...argv]) },
   demo: { summary: 'the embedded registry, a cast of real agents in every failure mode, and the monitor', run: async (argv) => (await import('./demo.js')).demoCommand([...argv]) },
 };

@@ -5,15 +5,25 @@ import { render } from 'ink';
 import { createElement } from 'react';
 import { createEngine } from '../engine/index.js';
 import type { Engine } from '../engine/types.js';
+import { AgentctlSource } from '../sources/agentctl/index.js';
+import { claudeSources } from '../sources/claude/index.js';
 import { HypivisorSource } from '../sources/hypivisor/index.js';
+import { defaultTrashDir } from '../sources/trash.js';
 import type { Source } from '../sources/types.js';
 import { App } from '../ui/app.js';
 import { enterFullscreen } from '../ui/terminal.js';
 import type { RegistryTarget } from './registry-options.js';
+import type { SourceKind } from './watch.js';
 import { checkJson, formatReport, sourceErrors } from './report.js';
 
 export interface MonitorSettings {
-  readonly target: RegistryTarget;
+  /** Which registries to read, in the order given. */
+  readonly kinds: readonly SourceKind[];
+  /** The hypivisor registry, when it is one of them. */
+  readonly target?: RegistryTarget | undefined;
+  readonly agentctlSocket: string;
+  readonly claudeDir: string;
+  readonly claudeSessionsDir: string;
   /** Multiplies every probe cadence (1 = the defaults). */
   readonly intervalScale: number;
   readonly pendingTtlMs?: number | undefined;
@@ -21,13 +31,28 @@ export interface MonitorSettings {
   readonly readOnly: boolean;
   /** Where evictions are audited; default $XDG_STATE_HOME/ghostwatch/evictions.jsonl. */
   readonly auditLogPath?: string | undefined;
+  /** Where evicted session files go; default $XDG_STATE_HOME/ghostwatch/trash. */
+  readonly trashDir?: string | undefined;
+}
+
+export function buildSources(settings: MonitorSettings): Source[] {
+  const host = hostname();
+  const sources: Source[] = [];
+  for (const kind of settings.kinds) {
+    if (kind === 'hypivisor' && settings.target) {
+      const { target } = settings;
+      sources.push(new HypivisorSource({ url: target.url, token: target.token, ca: target.ca, ...(target.maxPayload ? { maxPayload: target.maxPayload } : {}) }));
+    } else if (kind === 'agentctl') {
+      sources.push(new AgentctlSource({ socketPath: settings.agentctlSocket, host }));
+    } else if (kind === 'claude') {
+      sources.push(...claudeSources({ claudeDir: settings.claudeDir, claimsDir: settings.claudeSessionsDir }, host, settings.trashDir ?? defaultTrashDir()));
+    }
+  }
+  return sources;
 }
 
 export function buildEngine(settings: MonitorSettings): Engine {
-  const { target } = settings;
-  const sources: Source[] = [
-    new HypivisorSource({ url: target.url, token: target.token, ca: target.ca, ...(target.maxPayload ? { maxPayload: target.maxPayload } : {}) }),
-  ];
+  const sources = buildSources(settings);
   return createEngine({
     sources,
     hostName: hostname(),

@@ -3,6 +3,7 @@
 import { VERDICTS, type Finding, type Verdict } from '../core/types.js';
 import { sanitize } from '../core/sanitize.js';
 import type { EngineSnapshot } from '../engine/types.js';
+import { STATUS_TRAITS } from '../sources/types.js';
 import { visibleRows } from '../ui/rows.js';
 import { fit } from '../ui/text.js';
 
@@ -14,8 +15,10 @@ export function summaryLine(counts: Readonly<Record<Verdict, number>>, problems:
 export function formatReport(snap: EngineSnapshot, width = 120): string {
   const lines: string[] = [];
   for (const s of snap.sources) {
-    const err = s.lastError && s.status !== 'connected' ? `: ${s.lastError}` : '';
+    const err = s.lastError ? `: ${s.lastError}` : '';
     lines.push(`source ${sanitize(s.name, 20)} ${sanitize(s.url, 100)}: ${s.status}${err}`);
+    for (const w of s.warnings ?? []) lines.push(`  warning: ${w}`);
+    if (s.eviction && !s.eviction.available && STATUS_TRAITS[s.status].reading) lines.push(`  eviction unavailable: ${s.eviction.why ?? ''}`);
   }
   const rows: Finding[] = [
     ...visibleRows(snap.findings, { tab: 'sessions', filter: '', problemsOnly: false, sortReverse: false }, { now: snap.computedAt }),
@@ -45,8 +48,11 @@ export function checkJson(snap: EngineSnapshot): Record<string, unknown> {
     sources: snap.sources.map((s) => ({
       name: s.name,
       url: s.url,
-      connected: s.status === 'connected',
-      ...(s.status !== 'connected' && s.lastError ? { error: s.lastError } : {}),
+      connected: s.status === 'connected' || s.status === 'watching',
+      status: s.status,
+      ...(s.lastError ? { error: s.lastError } : {}),
+      ...(s.warnings?.length ? { warnings: s.warnings } : {}),
+      ...(s.eviction ? { eviction: s.eviction } : {}),
     })),
     findings: snap.findings.map((f) => ({
       source: f.source,
@@ -67,7 +73,7 @@ export function checkJson(snap: EngineSnapshot): Record<string, unknown> {
 
 /** One line on stderr for every registry that could not be read, or undefined. */
 export function sourceErrors(snap: EngineSnapshot): string | undefined {
-  const bad = snap.sources.filter((s) => s.status !== 'connected');
+  const bad = snap.sources.filter((s) => STATUS_TRAITS[s.status].error);
   if (bad.length === 0) return undefined;
   return bad.map((s) => `${sanitize(s.name, 20)} at ${sanitize(s.url, 100)} is ${s.status}${s.lastError ? `: ${s.lastError}` : ''}`).join('; ');
 }

@@ -4,6 +4,8 @@
 import { hostname } from 'node:os';
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
 import { commandOptions } from './config.js';
+import type { Verdict } from '../core/types.js';
+import type { MonitorSettings } from './monitor.js';
 import { MONITOR_OPTIONS, monitorSettings } from './watch.js';
 
 const FORMATS = ['tmux', 'plain', 'json'] as const;
@@ -41,6 +43,7 @@ export async function statusCommand(argv: readonly string[]): Promise<number> {
   if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}`);
   const timeoutMs = ((options.timeout as number | undefined) ?? 1) * 1000;
   const settings = monitorSettings(options);
+  if (settings.kinds.length !== 1 || settings.kinds[0] !== 'hypivisor' || !settings.target) return statusViaEngine(settings, format, timeoutMs);
 
   // Only what one pass needs: no ws package, no process-table scanner (ps-list), no engine.
   const [{ readInitSnapshot }, wire, core, { probePids }, { probePorts }] = await Promise.all([
@@ -77,14 +80,35 @@ export async function statusCommand(argv: readonly string[]): Promise<number> {
 
   const counts = Object.fromEntries(core.VERDICTS.map((v) => [v, 0])) as Record<string, number>;
   for (const f of findings) counts[f.verdict]!++;
-  const problems = findings.filter((f) => f.problem).length;
+  return printStatus(format, counts, findings.filter((f) => f.problem).length);
+}
+
+/**
+ * Other registries (agentctl, session files) or several at once: the monitor's engine, once,
+ * until settled or the timeout. Slower to start than the hypivisor-only path, still one line.
+ */
+async function statusViaEngine(settings: MonitorSettings, format: Format, timeoutMs: number): Promise<number> {
+  const [{ buildEngine }, { sourceErrors }] = await Promise.all([import('./monitor.js'), import('./report.js')]);
+  const engine = buildEngine({ ...settings, readOnly: true });
+  engine.start();
+  const snap = await engine.settled(timeoutMs);
+  await engine.stop();
+  const error = sourceErrors(snap);
+  if (error && snap.findings.length === 0) {
+    process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error })}\n` : format === 'tmux' ? 'gw ?\n' : `? ${error}\n`);
+    return 2;
+  }
+  return printStatus(format, { ...snap.counts }, snap.problems);
+}
+
+async function printStatus(format: Format, counts: Record<string, number>, problems: number): Promise<number> {
   if (format === 'json') process.stdout.write(`${JSON.stringify({ connected: true, problems, summary: counts })}\n`);
   else if (format === 'tmux') {
     const parts = PROBLEMS.filter((v) => counts[v]! > 0).map((v) => `${counts[v]} ${SHORT[v] ?? v}`);
     process.stdout.write(`gw ${parts.length > 0 ? parts.join(' ') : 'ok'}\n`);
   } else {
     const { summaryLine } = await import('./report.js');
-    process.stdout.write(`${summaryLine(counts as Record<(typeof core.VERDICTS)[number], number>, problems)}\n`);
+    process.stdout.write(`${summaryLine(counts as Record<Verdict, number>, problems)}\n`);
   }
   return problems > 0 ? 1 : 0;
 }

@@ -5,10 +5,11 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { findingKey } from '../core/evict-plan.js';
 import { sanitize } from '../core/sanitize.js';
 import type { Engine, EvictProgress, EvictSummary } from '../engine/types.js';
+import { STATUS_TRAITS } from '../sources/types.js';
 import { columnsFor, layoutColumns, type CellContext } from './columns.js';
 import { Confirm } from './components/confirm.js';
 import { Footer } from './components/footer.js';
-import { Header } from './components/header.js';
+import { Header, headerHeight } from './components/header.js';
 import { Panel } from './components/panel.js';
 import { Table, TitleLine } from './components/table.js';
 import { detailLines, helpLines } from './detail.js';
@@ -32,7 +33,8 @@ export interface AppProps {
 /** Smallest pane the table is drawn in; below it, one line says so. */
 export const MIN_COLUMNS = 40;
 export const MIN_ROWS = 6;
-const CHROME = 4; // header, titles, status, footer
+/** Titles, status line, footer; the header's height comes on top. */
+const CHROME = 3;
 
 export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState }: AppProps) {
   const snap = useEngineSnapshot(engine);
@@ -44,7 +46,8 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   // One spare line: a frame as tall as the pane makes Ink clear the whole screen on each change.
   const height = size.rows - 1;
   const width = size.columns;
-  const bodyHeight = Math.max(1, height - CHROME);
+  const headerLines = headerHeight(snap.sources.length, size.rows);
+  const bodyHeight = Math.max(1, height - CHROME - headerLines);
 
   const clockOffsetMs = useMemo(() => Object.fromEntries(snap.sources.map((s) => [s.name, s.clockOffsetMs])), [snap.sources]);
   const ctxCells: CellContext = useMemo(() => ({ now: minute, home, clockOffsetMs }), [minute, home, clockOffsetMs]);
@@ -125,7 +128,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   let body;
   if (overlay) body = <Panel lines={overlay} scroll={state.detailScroll} height={bodyHeight + 1} width={width} />;
   else if (state.confirm && (state.mode === 'confirm' || state.mode === 'confirm-force' || state.mode === 'evicting')) {
-    body = <Confirm confirm={state.confirm} force={state.mode === 'confirm-force'} height={bodyHeight + 1} width={width} />;
+    body = <Confirm confirm={state.confirm} force={state.mode === 'confirm-force'} height={bodyHeight + 1} width={width} sources={snap.sources} />;
   } else {
     body = (
       <>
@@ -149,7 +152,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
 
   return (
     <Box flexDirection="column" height={height} width={width} overflow="hidden">
-      <Header snap={snap} width={width} />
+      <Header snap={snap} width={width} height={headerLines} />
       <Box flexDirection="column" height={bodyHeight + 1} overflow="hidden">
         {body}
       </Box>
@@ -190,7 +193,7 @@ function StatusLine(props: { state: ViewState; progress: EvictProgress | undefin
     const color = state.message.tone === 'error' ? 'red' : state.message.tone === 'warn' ? 'yellow' : 'green';
     return <Text color={color}>{fit(state.message.text, width)}</Text>;
   }
-  const broken = snap.sources.find((s) => s.status !== 'connected' && s.lastError);
+  const broken = snap.sources.find((s) => STATUS_TRAITS[s.status].error && s.lastError);
   if (broken) return <Text color="red">{fit(`${sanitize(broken.name, 20)}: ${broken.lastError}`, width)}</Text>;
   const bits = [`${rowCount} ${state.tab === 'sessions' ? 'sessions' : 'claims'}`, `${snap.problems} problems`];
   if (state.marks.size) bits.push(`${state.marks.size} marked`);
@@ -198,5 +201,8 @@ function StatusLine(props: { state: ViewState; progress: EvictProgress | undefin
   if (state.problemsOnly) bits.push('problems only');
   if (state.sortColumn) bits.push(`sorted by ${state.sortColumn}${state.sortReverse ? ' (reversed)' : ''}`);
   if (snap.os.processTable === 'unavailable' && snap.os.processTableError) bits.push(snap.os.processTableError);
+  // With several sources their warnings are on their state lines; with one, here.
+  const warned = snap.sources.length === 1 ? snap.sources[0]!.warnings : undefined;
+  if (warned?.length) bits.push(`${sanitize(snap.sources[0]!.name, 20)} warning: ${warned[0]}${warned.length > 1 ? ` (+${warned.length - 1} more)` : ''}`);
   return <Text color="gray">{fit(bits.join('  |  '), width)}</Text>;
 }

@@ -63,7 +63,11 @@ function evidenceLines(e: Evidence, now: number): DetailLine[] {
   }
   if (e.registry) add('registry says', `${sanitize(e.registry.status ?? '-', 30)}${e.registry.offlineSince !== undefined ? `, offline since ${iso(e.registry.offlineSince)}` : ''}`);
   if (e.underlying) add('locally it is', e.underlying);
-  if (e.holder) add('holder', `${sanitize(e.holder.id ?? '(none)', 100)}: ${e.holder.present ? `${e.holder.verdict}${e.holder.underlying ? ` (locally ${e.holder.underlying})` : ''}` : 'not in the registry'}`);
+  if (e.holder) {
+    const where = e.holder.source ? ` in ${sanitize(e.holder.source, 20)} (same id)` : '';
+    add('holder', `${sanitize(e.holder.id ?? '(none)', 100)}${where}: ${e.holder.present ? `${e.holder.verdict}${e.holder.underlying ? ` (locally ${e.holder.underlying})` : ''}` : 'not in the registry'}`);
+  }
+  if (e.heartbeat) add('heartbeat', `${formatDuration(e.heartbeat.ageMs)} ago (stale after ${formatDuration(e.heartbeat.staleAfterMs)})`);
   if (e.checkedAt !== undefined) add('checked', `${formatDuration(Math.max(0, now - e.checkedAt))} ago`);
   return out;
 }

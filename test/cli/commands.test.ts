@@ -72,7 +72,7 @@ describe.runIf(built)('check, reap, status', () => {
     expect(r.code).toBe(1);
     const out = JSON.parse(r.stdout);
     expect(Object.keys(out)).toEqual(['host', 'checkedAt', 'sources', 'findings', 'summary']);
-    expect(out.sources).toEqual([{ name: 'hypivisor', url: server.url, connected: true }]);
+    expect(out.sources).toEqual([{ name: 'hypivisor', url: server.url, connected: true, status: 'connected' }]);
     expect(out.summary).toMatchObject({ live: 1, ghost: 2, remote: 1, zombie: 0 });
     const g = out.findings.find((f: { id: string }) => f.id === 'ghost-a');
     expect(Object.keys(g)).toEqual(['source', 'kind', 'id', 'verdict', 'problem', 'evictable', 'reason', 'evidence', 'entry']);

@@ -82,7 +82,9 @@ describe.runIf(built)('ghostwatch without a terminal', () => {
       [['--frobnicate'], 'ghostwatch: unknown option --frobnicate'],
       [['--interval', 'soon'], 'ghostwatch: --interval needs a non-negative number, got "soon"'],
       [['--interval', '0'], 'ghostwatch: --interval needs a number of seconds from 0.05 to 60'],
-      [['--source', 'zookeeper'], 'ghostwatch: unknown --source "zookeeper" (this release reads: hypivisor)'],
+      [['--source', 'zookeeper'], 'ghostwatch: unknown --source "zookeeper" (choose from hypivisor, agentctl, claude)'],
+      [['--source', 'claude,zookeeper'], 'ghostwatch: unknown --source "zookeeper" (choose from hypivisor, agentctl, claude)'],
+      [['--source', ','], 'ghostwatch: --source needs a registry: hypivisor, agentctl or claude'],
       [['--registry', 'http://x/ws'], 'ghostwatch: the registry URL must start with ws:// or wss://, got "http://"'],
       [['bogus'], 'ghostwatch: unknown command "bogus" (try --help)'],
     ] as const) {

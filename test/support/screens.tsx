@@ -4,7 +4,7 @@ import chalk from 'chalk';
 import { render } from 'ink-testing-library';
 import { App } from '../../src/ui/app.js';
 import { ansiToSvg } from './svg.js';
-import { FIXED_NOW, StaticEngine } from './ui-fixtures.js';
+import { FIXED_NOW, multiSourceEngine, StaticEngine } from './ui-fixtures.js';
 
 export interface Screen {
   readonly name: string;
@@ -14,6 +14,8 @@ export interface Screen {
   /** Keys typed before the frame is taken. */
   readonly keys: readonly string[];
   readonly color?: boolean;
+  /** The registries shown; default the hypivisor demo alone. */
+  readonly engine?: () => StaticEngine;
 }
 
 export const SCREENS: readonly Screen[] = [
@@ -25,6 +27,8 @@ export const SCREENS: readonly Screen[] = [
   { name: 'help-100x30', title: 'ghostwatch: the help overlay, from the keymap', columns: 100, rows: 30, keys: ['?'] },
   { name: 'claims-100x20', title: 'ghostwatch: claims and locks', columns: 100, rows: 20, keys: ['\t'] },
   { name: 'no-color-80x24', title: 'ghostwatch with NO_COLOR: markers carry the verdicts', columns: 80, rows: 24, keys: [], color: false },
+  { name: 'sources-120x34', title: 'ghostwatch over hypivisor, agentctl (daemon down) and Claude Code files: one state line each', columns: 120, rows: 34, keys: [], engine: () => multiSourceEngine({ agentctlDown: true }) },
+  { name: 'confirm-sources-120x30', title: 'ghostwatch: the confirm dialog says what each registry does on eviction', columns: 120, rows: 30, keys: ['X'], engine: () => multiSourceEngine({ agentctlDown: false }) },
 ];
 
 const settle = () => new Promise((r) => setTimeout(r, 30));
@@ -33,7 +37,7 @@ export async function renderScreen(screen: Screen): Promise<string> {
   const level = chalk.level;
   chalk.level = screen.color === false ? 0 : 1;
   try {
-    const engine = new StaticEngine();
+    const engine = screen.engine?.() ?? new StaticEngine();
     const size = { columns: screen.columns, rows: screen.rows };
     const r = render(<App engine={engine} now={() => FIXED_NOW} home="/home/ana" size={size} onQuit={() => {}} />);
     await settle();

@@ -138,3 +138,49 @@ export class StaticEngine implements Engine {
     return this.snap;
   }
 }
+
+/**
+ * Several registries at once, as the agentctl and Claude adapters build their entries: the
+ * hypivisor demo (a few of its rows), agentctl sessions and locks, Claude Code session files
+ * and a claim manager's claims. `agentctlDown`: the daemon is gone and its files are read.
+ */
+export function multiSourceEngine(opts: { agentctlDown: boolean }): StaticEngine {
+  const { view, facts } = demoView();
+  const keep = new Set(['7f3a9c1e-live-agent', 'c0ffee00-ghost', 'd15ea5e0-zombie', 'pending-40555']);
+  const ses = (source: string, id: string, f: Partial<SessionEntry>): SessionEntry => ({ source, id, machine: HOST, ...f, raw: { id, ...f } as Record<string, unknown> });
+  const claudeId = '5f0c2d7e-1b2a-4c3d-9e8f-0a1b2c3d4e5f';
+  const sessions: SessionEntry[] = [
+    ...view.sessions.filter((s) => keep.has(s.id)),
+    ses('agentctl', 'ac-3f9e21', { pid: 41001, cwd: `${home}/work/ghostwatch`, status: 'running', registeredAt: S(41) }),
+    ses('agentctl', 'ac-77d0b4', { pid: 40321, cwd: `${home}/work/billing`, status: 'running', registeredAt: S(95) }),
+    ses('agentctl', 'pending-40322', { pid: 40322, cwd: `${home}/work/billing`, status: 'pending', registeredAt: S(190) }),
+    ses('agentctl', 'ac-1c2d3e', { pid: 40323, cwd: `${home}/work/site`, status: 'completed', offline: true, registeredAt: S(400) }),
+    ses('claude', claudeId, { pid: 41002, cwd: `${home}/work/api-server`, status: 'interactive', registeredAt: S(124) }),
+    ses('claude', '0d15ea5e-0000-4000-8000-00000000dead', { pid: 40401, cwd: `${home}/work/notes`, status: 'interactive', registeredAt: S(600) }),
+    ses('claude-sessions', claudeId, { pid: 41002, lastSeen: S(1), registeredAt: S(120) }),
+    ses('claude-sessions', 'bbbb0000-0000-4000-8000-00000000000b', { pid: 40402, lastSeen: S(2), registeredAt: S(50) }),
+  ];
+  const claims = [
+    ...view.claims,
+    { source: 'agentctl', resource: `${home}/work/billing`, pid: 40321, machine: HOST, acquiredAt: S(95), note: 'auto-lock of session ac-77d0b4' },
+    { source: 'agentctl', resource: `${home}/work/api-server`, holder: claudeId, machine: HOST, acquiredAt: S(120), note: 'auto-lock of session ' + claudeId },
+    { source: 'agentctl', resource: `${home}/work/release`, machine: HOST, acquiredAt: S(2000), note: 'manual lock by ana: release Friday' },
+    { source: 'claude-sessions', resource: 'SD-101', holder: claudeId, pid: 41002, machine: HOST, acquiredAt: S(120), heartbeatAt: S(1), staleAfterMs: 900_000 },
+    { source: 'claude-sessions', resource: 'SD-102', holder: 'bbbb0000-0000-4000-8000-00000000000b', pid: 40402, machine: HOST, acquiredAt: S(50), heartbeatAt: S(22), staleAfterMs: 900_000 },
+  ];
+  const pids = new Map(facts.pids);
+  for (const pid of [40321, 40322, 40323, 40401]) pids.set(pid, { pid, kill: 'ESRCH', checkedAt: FIXED_NOW });
+  pids.set(40402, { pid: 40402, kill: 'ok', state: 'S', startedAt: S(51), checkedAt: FIXED_NOW });
+  const findings = reconcile({ sessions, claims }, { pids, ports: facts.ports }, FIXED_NOW, defaultPolicy(HOST));
+  const prune = 'agentctl prunes every dead record at once: session.prune removes all sessions and auto-locks whose pid is dead, not only these';
+  const sources: SourceState[] = [
+    source(),
+    opts.agentctlDown
+      ? source({ name: 'agentctl', url: `${home}/.agentctl`, status: 'files-only', claims: undefined, lastError: 'daemon down (connect ENOENT /home/ana/.agentctl/agentctl.sock): reading its files', eviction: { available: false, why: 'the agentctl daemon is not running: its state.json and locks.json are read-only to ghostwatch', note: prune } })
+      : source({ name: 'agentctl', url: `${home}/.agentctl/agentctl.sock`, status: 'connected', claims: undefined, eviction: { available: true, note: prune } }),
+    source({ name: 'claude', url: `${home}/.claude/sessions`, status: 'watching', claims: undefined, warnings: ['41777.json: not valid JSON (Unexpected end of JSON input)'], eviction: { available: true, note: 'claude: eviction moves the session file to the ghostwatch trash (ghostwatch restore puts it back)' } }),
+    source({ name: 'claude-view', url: `${home}/.claude`, status: 'absent', claims: undefined, lastError: `no live-monitor-pids.json in ${home}/.claude yet (watching for it)`, eviction: { available: false, why: 'claude-view rewrites live-monitor-pids.json itself' } }),
+    source({ name: 'claude-sessions', url: `${home}/.claude-sessions`, status: 'watching', claims: undefined, eviction: { available: true, note: 'claude-sessions: eviction moves the whole session file, its claim with it, to the ghostwatch trash' } }),
+  ];
+  return new StaticEngine(findings, { sources });
+}

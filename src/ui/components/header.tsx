@@ -1,9 +1,11 @@
-// One line: the sources and their connection state, this host, and the count of each verdict.
-import { Text } from 'ink';
+// The header: with one source, one line (the source and its state, this host, the count of each
+// verdict); with several, that line without the states, then one state line per source — unless
+// the pane is too short for them, when the first line carries every source's state word.
+import { Box, Text } from 'ink';
 import stringWidth from 'string-width';
 import type { EngineSnapshot } from '../../engine/types.js';
 import { sanitize } from '../../core/sanitize.js';
-import type { SourceState } from '../../sources/types.js';
+import { STATUS_TRAITS, type SourceState } from '../../sources/types.js';
 import { VERDICT_ORDER } from '../columns.js';
 import { TONE_COLOR, VERDICT_TONE } from '../theme.js';
 import { truncate } from '../text.js';
@@ -17,14 +19,25 @@ interface Segment {
 const STATUS_WORDS: Record<SourceState['status'], [string, string]> = {
   connecting: ['connecting', 'yellow'],
   connected: ['connected', 'green'],
+  watching: ['watching', 'green'],
+  'files-only': ['files only', 'yellow'],
+  absent: ['absent', 'gray'],
   'auth-refused': ['token refused', 'red'],
   unreachable: ['unreachable', 'red'],
   stopped: ['stopped', 'gray'],
 };
 
-export function headerSegments(snap: EngineSnapshot): Segment[] {
+/** Panes shorter than this keep the header to one line, whatever the number of sources. */
+export const STATE_LINES_MIN_ROWS = 20;
+
+/** How many lines the header takes in a pane this tall. */
+export function headerHeight(sourceCount: number, rows: number): number {
+  return sourceCount > 1 && rows >= STATE_LINES_MIN_ROWS ? 1 + sourceCount : 1;
+}
+
+export function headerSegments(snap: EngineSnapshot, withStates = true): Segment[] {
   const segs: Segment[] = [{ text: 'ghostwatch', bold: true }];
-  for (const s of snap.sources) {
+  for (const s of withStates ? snap.sources : []) {
     const [word, color] = STATUS_WORDS[s.status];
     segs.push({ text: `  ${sanitize(s.name, 20)} ` }, { text: word, color });
   }
@@ -37,10 +50,23 @@ export function headerSegments(snap: EngineSnapshot): Segment[] {
   return segs;
 }
 
-export function Header({ snap, width }: { snap: EngineSnapshot; width: number }) {
+/** One source's state line: name, state, where, and what is wrong or worth knowing there. */
+export function sourceLineSegments(s: SourceState, nameWidth: number): Segment[] {
+  const [word, color] = STATUS_WORDS[s.status];
+  const segs: Segment[] = [{ text: `  ${sanitize(s.name, 20).padEnd(nameWidth)}  ` }, { text: word.padEnd(11), color }, { text: sanitize(s.url, 80), color: 'gray' }];
+  const notes: Segment[] = [];
+  if (s.lastError) notes.push({ text: s.lastError, color: STATUS_TRAITS[s.status].error ? 'red' : 'yellow' });
+  const warnings = s.warnings ?? [];
+  if (warnings.length > 0) notes.push({ text: `${warnings[0]}${warnings.length > 1 ? ` (+${warnings.length - 1} more warnings)` : ''}`, color: 'yellow' });
+  if (s.eviction && !s.eviction.available && STATUS_TRAITS[s.status].reading) notes.push({ text: 'eviction unavailable', color: 'gray' });
+  for (const n of notes) segs.push({ text: '  ' }, n);
+  return segs;
+}
+
+function Line({ segments, width }: { segments: Segment[]; width: number }) {
   let room = width;
   const shown: Segment[] = [];
-  for (const seg of headerSegments(snap)) {
+  for (const seg of segments) {
     if (room <= 0) break;
     const text = stringWidth(seg.text) <= room ? seg.text : truncate(seg.text, room);
     shown.push({ ...seg, text });
@@ -55,5 +81,16 @@ export function Header({ snap, width }: { snap: EngineSnapshot; width: number })
       ))}
       {' '.repeat(Math.max(0, room))}
     </Text>
+  );
+}
+
+export function Header({ snap, width, height = 1 }: { snap: EngineSnapshot; width: number; height?: number }) {
+  const lines = height > 1 && snap.sources.length > 1;
+  const nameWidth = Math.max(...snap.sources.map((s) => sanitize(s.name, 20).length), 4);
+  return (
+    <Box flexDirection="column" height={lines ? 1 + snap.sources.length : 1} flexShrink={0}>
+      <Line segments={headerSegments(snap, !lines)} width={width} />
+      {lines ? snap.sources.map((s, i) => <Line key={i} segments={sourceLineSegments(s, nameWidth)} width={width} />) : null}
+    </Box>
   );
 }
