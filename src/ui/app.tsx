@@ -153,11 +153,16 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   return (
     <Box flexDirection="column" height={height} width={width} overflow="hidden">
       <Header snap={snap} width={width} height={headerLines} />
-      <Box flexDirection="column" height={bodyHeight + 1} overflow="hidden">
+      <Box flexDirection="column" height={bodyHeight + 1} flexShrink={0} overflow="hidden">
         {body}
       </Box>
-      <StatusLine state={state} progress={progress} rowCount={rows.length} snap={snap} width={width} />
-      <Footer mode={state.mode === 'filter' ? 'table' : state.mode} width={width} readOnly={readOnly} />
+      {/* One line each, whatever Yoga measures for their text: a wrap must never steal a row from the table. */}
+      <Box height={1} flexShrink={0} overflow="hidden">
+        <StatusLine state={state} progress={progress} rowCount={rows.length} snap={snap} width={width} />
+      </Box>
+      <Box height={1} flexShrink={0} overflow="hidden">
+        <Footer mode={state.mode === 'filter' ? 'table' : state.mode} width={width} readOnly={readOnly} />
+      </Box>
     </Box>
   );
 }

@@ -119,12 +119,18 @@ describe.runIf(hasTmux && built)('ghostwatch in a real tmux pane', () => {
     expect(after).not.toMatch(/VERDICT|live-agent/);
   });
 
-  it('fits a 60x15 pane from the start and quits with Ctrl-C', async () => {
+  it('fits a 60x15 pane from the start, a full table under its titles, and quits with Ctrl-C', async () => {
     await ghost('second-ghost', 9003);
+    // More rows than the pane holds: the title line, the header and the cursor row must all stay.
+    for (let i = 0; i < 12; i++) await ghost(`filler-${i}`, 9100 + i);
     startPane(60, 15);
-    await until(() => /!ghost\s+second-ghost/.test(capture()), 8000, 'the ghost on screen');
+    await until(() => (capture().match(/!ghost\s+(second-ghost|filler-)/g) ?? []).length >= 9, 8000, 'the ghosts on screen');
     const lines = paneLines();
     expect(lines.length).toBeLessThanOrEqual(15);
+    expect(lines[0]).toMatch(/^ghostwatch {2}/);
+    expect(lines[1]).toMatch(/^ {2}VERDICT\s+SESSION/);
+    expect(lines[2]).toMatch(/^> /);
+    expect(lines.filter((l) => /^[> ] [!?\- ]\w/.test(l))).toHaveLength(10);
     expect(capture().match(/^ghostwatch {2}/gm), 'one frame, not frames stacked').toHaveLength(1);
     for (const line of lines) expect(stringWidth(line)).toBeLessThanOrEqual(60);
     expect(capture()).toMatch(/VERDICT\s+SESSION\s+PID/);
