@@ -61,6 +61,7 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
     import('./report.js'),
     import('../core/sanitize.js'),
   ]);
+  const { evictionNotes } = await import('../engine/eviction-notes.js');
   const engine = buildEngine(settings);
   engine.start();
   try {
@@ -70,14 +71,23 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
       process.stderr.write(`ghostwatch: ${errors}\n`);
       return 2;
     }
-    const plan = snap.findings.filter((f) => f.problem && f.evictable && (!only || only.has(f.verdict)));
+    const problems = snap.findings.filter((f) => f.problem && f.evictable && (!only || only.has(f.verdict)));
+    const notes = evictionNotes(problems, snap.sources);
+    // Rows of a registry that cannot evict now are named, not attempted: a cron job must not fail on them every run.
+    const plan = problems.filter((f) => !notes.unavailable.has(f.source));
+    const several = snap.sources.length > 1;
     const line = (verdict: string, f: (typeof plan)[number], extra = '') =>
-      `${verdict.padEnd(12)} ${f.kind.padEnd(7)} ${sanitize(f.id, 60)}${f.entry.pid !== undefined ? ` pid ${sanitize(f.entry.pid, 12)}` : ''}${extra}`;
+      `${verdict.padEnd(12)} ${f.kind.padEnd(7)} ${several ? `${sanitize(f.source, 16)} ` : ''}${sanitize(f.id, 60)}${f.entry.pid !== undefined ? ` pid ${sanitize(f.entry.pid, 12)}` : ''}${extra}`;
+    for (const [name, why] of notes.unavailable) {
+      const n = problems.filter((f) => f.source === name).length;
+      process.stderr.write(`ghostwatch: ${n} problem${n === 1 ? '' : 's'} of ${sanitize(name, 20)} left alone: ${why}\n`);
+    }
     if (plan.length === 0) {
       process.stdout.write('nothing to reap\n');
       return 0;
     }
     for (const f of plan) process.stdout.write(`${line(f.verdict, f, `: ${f.reason}`)}\n`);
+    for (const note of notes.notes) process.stdout.write(`note: ${note}\n`);
     if (dryRun) {
       process.stdout.write(`dry run: would evict ${plan.length}; nothing was changed\n`);
       return 0;

@@ -250,6 +250,31 @@ describe('claude sources, live', () => {
     await expect(moveToTrash(path, stamp, { source: 's', kind: 'session', id: 'a' }, join(root, 'trash'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('reap over the file sources: trashes what it can, names what it leaves and why, exit 0', async () => {
+    const fill = { live: 1, dead: await deadPid() };
+    const h = home(fill, { sessions: ['dead.json'], claims: [], monitor: 'v1.json' });
+    const env = { ...process.env, XDG_STATE_HOME: join(h.trash, '..', '..'), XDG_CONFIG_HOME: tempDir() };
+    const out = await gw(['reap', '--yes', '--source', 'claude', '--claude-dir', h.claudeDir, '--claude-sessions-dir', h.claimsDir], env);
+    expect(out.stderr).toMatch(/1 problem of claude-view left alone: claude-view rewrites live-monitor-pids\.json/);
+    expect(out.stdout).toMatch(new RegExp(`^evicted\\s+session claude ${DEAD_ID} pid ${fill.dead}: moved `, 'm'));
+    expect(out.stdout).toMatch(/evicted 1, already gone 0, skipped 0, refused 0, failed 0/);
+    expect(out.code).toBe(0);
+    expect(existsSync(join(h.claudeDir, 'sessions', 'dead.json'))).toBe(false);
+  });
+
+  it('the source list can come from the config file', async () => {
+    const fill = { live: 1, dead: await deadPid() };
+    const h = home(fill, { sessions: ['dead.json'], claims: [], monitor: 'none' });
+    const config = tempDir();
+    mkdirSync(join(config, 'ghostwatch'));
+    writeFileSync(join(config, 'ghostwatch', 'config.json'), JSON.stringify({ source: ['claude'], 'claude-dir': h.claudeDir, 'claude-sessions-dir': h.claimsDir }));
+    const out = await gw(['check', '--json'], { ...process.env, XDG_CONFIG_HOME: config, XDG_STATE_HOME: tempDir() });
+    const json = JSON.parse(out.stdout) as { sources: { name: string }[]; findings: { id: string; verdict: string }[] };
+    expect(json.sources.map((s) => s.name)).toEqual(['claude', 'claude-view', 'claude-sessions']);
+    expect(json.findings).toEqual([expect.objectContaining({ id: DEAD_ID, verdict: 'ghost' })]);
+    expect(out.code).toBe(1);
+  });
+
   it('claude-view rows cannot be evicted, and the reason is given', async () => {
     const fill = { live: 1, dead: await deadPid() };
     const { engine, snap } = await settledEngine(home(fill, { sessions: [], claims: [], monitor: 'v1.json' }));

@@ -4,6 +4,7 @@ import { Text } from 'ink';
 import { sanitize } from '../../core/sanitize.js';
 import type { Finding } from '../../core/types.js';
 import type { SourceState } from '../../sources/types.js';
+import { evictionNoteLines, evictionNotes } from '../../engine/eviction-notes.js';
 import { fit } from '../text.js';
 import { TONE_COLOR, VERDICT_TONE } from '../theme.js';
 import type { ConfirmState } from '../view-state.js';
@@ -14,25 +15,13 @@ function itemLine(f: Finding, force: boolean): string {
   return `  ${force ? 'needs force ' : ''}${f.verdict} ${what} ${sanitize(f.id, 60)}${pid}: ${f.reason}`;
 }
 
-/** What eviction does in each registry of the selection, when more than the one entry (agentctl), or why it cannot. */
-function sourceNotes(c: ConfirmState, sources: readonly SourceState[]): string[] {
-  const names = new Set(c.selection.map((f) => f.source));
-  const notes: string[] = [];
-  for (const s of sources) {
-    if (!names.has(s.name) || !s.eviction) continue;
-    if (!s.eviction.available) notes.push(`${sanitize(s.name, 20)} cannot evict now: ${s.eviction.why ?? 'unavailable'}`);
-    else if (s.eviction.note) notes.push(s.eviction.note);
-  }
-  return notes;
-}
-
 export function confirmLines(c: ConfirmState, force: boolean, sources: readonly SourceState[] = []): { text: string; verdict?: Finding['verdict']; bold?: boolean }[] {
   const n = c.selection.length;
   const lines: { text: string; verdict?: Finding['verdict']; bold?: boolean }[] = [];
   if (!force) {
     lines.push({ text: `Evict ${n} ${n === 1 ? 'entry' : 'entries'} from the registry?`, bold: true });
     lines.push({ text: 'Each is re-checked right before it is sent and written to the audit log first. Processes are never signalled.' });
-    for (const note of sourceNotes(c, sources)) lines.push({ text: `Note: ${note}.`, bold: true });
+    for (const note of evictionNoteLines(evictionNotes(c.selection, sources))) lines.push({ text: `Note: ${note}.`, bold: true });
   } else {
     const kinds = [...new Set(c.needsForce.map((f) => f.verdict))].join(', ');
     const k = c.needsForce.length;
