@@ -177,6 +177,16 @@ export const CLAIM_COLUMNS: readonly Column[] = [
     sortKey: (f) => (f.kind === 'claim' ? -(f.entry.acquiredAt ?? 0) : 0),
   },
   sourceColumn,
+  {
+    // What the registry says about the lock: who set a manual lock and why, whose auto-lock it is.
+    id: 'note',
+    title: 'NOTE',
+    width: 10,
+    flex: 2,
+    priority: 9,
+    value: (f, _c, w) => truncate(sanitize(f.kind === 'claim' ? (f.entry.note ?? '-') : '-', 200), w),
+    sortKey: (f) => (f.kind === 'claim' ? (f.entry.note ?? '') : ''),
+  },
 ];
 
 export function columnsFor(tab: Tab): readonly Column[] {

@@ -22,6 +22,7 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo): Det
     { label: 'source', value: sanitize(f.source, 64) },
   ];
   if (f.kind === 'claim') lines.push({ label: 'holder', value: sanitize(f.holder ?? '-', 200) });
+  if (f.kind === 'claim' && f.entry.note) lines.push({ label: 'note', value: sanitize(f.entry.note, 400) });
 
   lines.push({ label: 'registry entry', value: '', heading: true });
   const raw = f.entry.raw ?? (f.entry as unknown as Record<string, unknown>);

@@ -28,6 +28,7 @@ export const SCREENS: readonly Screen[] = [
   { name: 'claims-100x20', title: 'ghostwatch: claims and locks', columns: 100, rows: 20, keys: ['\t'] },
   { name: 'no-color-80x24', title: 'ghostwatch with NO_COLOR: markers carry the verdicts', columns: 80, rows: 24, keys: [], color: false },
   { name: 'sources-120x34', title: 'ghostwatch over hypivisor, agentctl (daemon down) and Claude Code files: one state line each', columns: 120, rows: 34, keys: [], engine: () => multiSourceEngine({ agentctlDown: true }) },
+  { name: 'claims-sources-140x24', title: 'ghostwatch: locks and claims of agentctl, hypivisor and a claim manager, one tab', columns: 140, rows: 24, keys: ['\t'], engine: () => multiSourceEngine({ agentctlDown: false }) },
   { name: 'confirm-sources-120x30', title: 'ghostwatch: the confirm dialog says what each registry does on eviction', columns: 120, rows: 30, keys: ['X'], engine: () => multiSourceEngine({ agentctlDown: false }) },
 ];
 
