@@ -33,7 +33,7 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
   const timeout = (options.timeout as number | undefined) ?? 10;
   if (timeout <= 0 || timeout > 3600) throw new UsageError('--timeout needs a number of seconds from 0 to 3600');
   const settings = { ...monitorSettings(options), readOnly: true };
-  const { buildEngine, reportOnce } = await import('./monitor.js');
+  const { buildEngine, reportOnce } = await import('./engine-setup.js');
   const engine = buildEngine(settings);
   engine.start();
   return reportOnce(engine, { timeoutMs: timeout * 1000, json: options.json === true, requireSettled: true });

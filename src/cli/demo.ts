@@ -7,7 +7,7 @@ import { sanitize } from '../core/sanitize.js';
 import type { Cast } from '../demo/cast.js';
 import type { RegistryServer } from '../server/index.js';
 import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
-import type { MonitorSettings } from './monitor.js';
+import type { MonitorSettings } from './engine-setup.js';
 
 export const DEMO_OPTIONS: readonly OptionSpec[] = [
   { name: 'headless', type: 'boolean', description: 'no monitor: print the registry URL, then run the cast until a signal' },

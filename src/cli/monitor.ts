@@ -1,68 +1,14 @@
-// The monitor itself: sources, engine, and either the Ink screen or one printed report. Loaded
-// only when the monitor really runs, so --help and usage errors start in a fraction of the time.
-import { homedir, hostname } from 'node:os';
+// The live monitor: the engine and the Ink screen, or one printed report without a terminal.
+// Loaded only when the monitor really runs, so --help and usage errors start in a fraction of the time.
+import { homedir } from 'node:os';
 import { render } from 'ink';
 import { createElement } from 'react';
-import { createEngine } from '../engine/index.js';
 import type { Engine } from '../engine/types.js';
-import { AgentctlSource } from '../sources/agentctl/index.js';
-import { claudeSources } from '../sources/claude/index.js';
-import { HypivisorSource } from '../sources/hypivisor/index.js';
-import { defaultTrashDir } from '../sources/trash.js';
-import type { Source } from '../sources/types.js';
 import { App } from '../ui/app.js';
 import { enterFullscreen } from '../ui/terminal.js';
-import type { RegistryTarget } from './registry-options.js';
-import type { SourceKind } from './watch.js';
-import { checkJson, formatReport, sourceErrors } from './report.js';
+import { buildEngine, reportOnce, type MonitorSettings } from './engine-setup.js';
 
-export interface MonitorSettings {
-  /** Which registries to read, in the order given. */
-  readonly kinds: readonly SourceKind[];
-  /** The hypivisor registry, when it is one of them. */
-  readonly target?: RegistryTarget | undefined;
-  readonly agentctlSocket: string;
-  readonly claudeDir: string;
-  readonly claudeSessionsDir: string;
-  /** Multiplies every probe cadence (1 = the defaults). */
-  readonly intervalScale: number;
-  readonly pendingTtlMs?: number | undefined;
-  readonly hostAliases: readonly string[];
-  readonly readOnly: boolean;
-  /** Where evictions are audited; default $XDG_STATE_HOME/ghostwatch/evictions.jsonl. */
-  readonly auditLogPath?: string | undefined;
-  /** Where evicted session files go; default $XDG_STATE_HOME/ghostwatch/trash. */
-  readonly trashDir?: string | undefined;
-}
-
-export function buildSources(settings: MonitorSettings): Source[] {
-  const host = hostname();
-  const sources: Source[] = [];
-  for (const kind of settings.kinds) {
-    if (kind === 'hypivisor' && settings.target) {
-      const { target } = settings;
-      sources.push(new HypivisorSource({ url: target.url, token: target.token, ca: target.ca, ...(target.maxPayload ? { maxPayload: target.maxPayload } : {}) }));
-    } else if (kind === 'agentctl') {
-      sources.push(new AgentctlSource({ socketPath: settings.agentctlSocket, host }));
-    } else if (kind === 'claude') {
-      sources.push(...claudeSources({ claudeDir: settings.claudeDir, claimsDir: settings.claudeSessionsDir }, host, settings.trashDir ?? defaultTrashDir()));
-    }
-  }
-  return sources;
-}
-
-export function buildEngine(settings: MonitorSettings): Engine {
-  const sources = buildSources(settings);
-  return createEngine({
-    sources,
-    hostName: hostname(),
-    hostAliases: settings.hostAliases,
-    ...(settings.pendingTtlMs !== undefined ? { pendingTtlMs: settings.pendingTtlMs } : {}),
-    intervalScale: settings.intervalScale,
-    readOnly: settings.readOnly,
-    ...(settings.auditLogPath !== undefined ? { auditLogPath: settings.auditLogPath } : {}),
-  });
-}
+export { buildEngine, buildSources, reportOnce, type MonitorSettings } from './engine-setup.js';
 
 export async function runMonitor(settings: MonitorSettings): Promise<number> {
   const engine = buildEngine(settings);
@@ -91,28 +37,3 @@ async function printOnce(engine: Engine): Promise<number> {
   return reportOnce(engine, { timeoutMs: 10_000, json: false, note: 'not a terminal: printed one report instead of the live view' });
 }
 
-/**
- * One pass for `check` and for the live view without a terminal: wait until settled (or the
- * timeout), print the report or the JSON object, and return the exit code: 2 when a registry
- * could not be read (one line on stderr) or, with `requireSettled`, when not every pid was
- * probed in time; else 1 for problems, 0 for none.
- */
-export async function reportOnce(
-  engine: Engine,
-  opts: { timeoutMs: number; json: boolean; note?: string; requireSettled?: boolean },
-): Promise<number> {
-  const snap = await engine.settled(opts.timeoutMs);
-  await engine.stop();
-  process.stdout.write(opts.json ? `${JSON.stringify(checkJson(snap), null, 2)}\n` : formatReport(snap));
-  if (opts.note) process.stderr.write(`ghostwatch: ${opts.note}\n`);
-  const errors = sourceErrors(snap);
-  if (errors) {
-    process.stderr.write(`ghostwatch: ${errors}\n`);
-    return 2;
-  }
-  if (opts.requireSettled && !snap.settled) {
-    process.stderr.write(`ghostwatch: not every pid was probed within ${opts.timeoutMs / 1000} s; the report may be incomplete\n`);
-    return 2;
-  }
-  return snap.problems > 0 ? 1 : 0;
-}

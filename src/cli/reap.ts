@@ -57,7 +57,7 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
   const timeout = (options.timeout as number | undefined) ?? 10;
   const settings = { ...monitorSettings(options), readOnly: false };
   const [{ buildEngine }, { sourceErrors }, { sanitize }] = await Promise.all([
-    import('./monitor.js'),
+    import('./engine-setup.js'),
     import('./report.js'),
     import('../core/sanitize.js'),
   ]);

@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
 import { commandOptions } from './config.js';
 import type { Verdict } from '../core/types.js';
-import type { MonitorSettings } from './monitor.js';
+import type { MonitorSettings } from './engine-setup.js';
 import { MONITOR_OPTIONS, monitorSettings } from './watch.js';
 
 const FORMATS = ['tmux', 'plain', 'json'] as const;
@@ -88,7 +88,7 @@ export async function statusCommand(argv: readonly string[]): Promise<number> {
  * until settled or the timeout. Slower to start than the hypivisor-only path, still one line.
  */
 async function statusViaEngine(settings: MonitorSettings, format: Format, timeoutMs: number): Promise<number> {
-  const [{ buildEngine }, { sourceErrors }] = await Promise.all([import('./monitor.js'), import('./report.js')]);
+  const [{ buildEngine }, { sourceErrors }] = await Promise.all([import('./engine-setup.js'), import('./report.js')]);
   const engine = buildEngine({ ...settings, readOnly: true });
   engine.start();
   const snap = await engine.settled(timeoutMs);

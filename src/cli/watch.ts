@@ -5,7 +5,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { formatOptions, UsageError, type OptionSpec, type ParsedOptions } from './args.js';
 import { commandOptions, configPath } from './config.js';
-import type { MonitorSettings } from './monitor.js';
+import type { MonitorSettings } from './engine-setup.js';
 import { REGISTRY_OPTIONS, resolveRegistry } from './registry-options.js';
 
 export const MONITOR_OPTIONS: readonly OptionSpec[] = [

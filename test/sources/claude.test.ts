@@ -273,6 +273,8 @@ describe('claude sources, live', () => {
     expect(json.sources.map((s) => s.name)).toEqual(['claude', 'claude-view', 'claude-sessions']);
     expect(json.findings).toEqual([expect.objectContaining({ id: DEAD_ID, verdict: 'ghost' })]);
     expect(out.code).toBe(1);
+    const status = await gw(['status', '--format', 'tmux'], { ...process.env, XDG_CONFIG_HOME: config, XDG_STATE_HOME: tempDir() });
+    expect(status).toMatchObject({ stdout: 'gw 1 ghost\n', code: 1 });
   });
 
   it('claude-view rows cannot be evicted, and the reason is given', async () => {
