@@ -72,7 +72,7 @@ describe('claude file formats (pure)', () => {
     ['live-monitor/v1.json', parseLiveMonitor, { sessions: 2, claims: 0, id: LIVE_ID, pid: 1111 }],
     ['live-monitor/v2.json', parseLiveMonitor, { sessions: 2, claims: 0, id: LIVE_ID, pid: 1111 }],
     ['claude-sessions/fresh.json', parseClaimSession, { sessions: 1, claims: 1, id: LIVE_ID, pid: 1111 }],
-    ['claude-sessions/no-claim.json', parseClaimSession, { sessions: 1, claims: 0, id: 'cccc0000-0000-4000-8000-00000000000c', pid: 1111 }],
+    ['claude-sessions/no-claim.json', parseClaimSession, { sessions: 1, claims: 0, id: 'cccc0000-0000-4000-8000-00000000000c', pid: 2222 }],
   ] as const)('%s', (rel, parse, want) => {
     const out = parse(fixture(rel, fill), 'f.json', ctx);
     expect(out.sessions).toHaveLength(want.sessions);
@@ -118,7 +118,7 @@ describe('claude sources, live', () => {
     expect(sanitize(hostile.id, 80)).not.toMatch(/[\u0000-\u001f\u007f\u202e]/);
     expect(by(snap.findings, 'claude-view', LIVE_ID)?.verdict).toBe('live');
     expect(by(snap.findings, 'claude-view', 'c0ffee00-0000-4000-8000-000000000001')?.verdict).toBe('ghost');
-    expect(by(snap.findings, 'claude-sessions', 'SD-101')).toMatchObject({ verdict: 'held' });
+    expect(by(snap.findings, 'claude-sessions', 'SD-101'), by(snap.findings, 'claude-sessions', 'SD-101')?.reason).toMatchObject({ verdict: 'held' });
     expect(by(snap.findings, 'claude-sessions', 'SD-102')).toMatchObject({ verdict: 'stale-claim', reason: expect.stringMatching(/last heartbeat 20m/) });
     expect(by(snap.findings, 'claude-sessions', 'SD-103')).toMatchObject({ verdict: 'stale-claim', reason: expect.stringMatching(/is gone/) });
     expect(by(snap.findings, 'claude-sessions', 'SD-104')).toMatchObject({ verdict: 'held' });
