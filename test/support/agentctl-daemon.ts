@@ -55,6 +55,8 @@ export class TestAgentctlDaemon {
   readonly calls: string[] = [];
   /** Methods that get no answer at all (a hung daemon). */
   readonly unanswered = new Set<string>();
+  /** Milliseconds before each reply (a daemon whose adapters are slow). */
+  delayMs = 0;
   /** A line written before each reply. */
   garbage: string | undefined;
   private server: Server | undefined;
@@ -123,12 +125,17 @@ export class TestAgentctlDaemon {
         }
         this.calls.push(req.method);
         if (this.unanswered.has(req.method)) continue;
-        if (this.garbage !== undefined) conn.write(`${this.garbage}\n`);
-        try {
-          conn.write(`${JSON.stringify({ id: req.id, result: this.handle(req.method, req.params ?? {}) })}\n`);
-        } catch (error) {
-          conn.write(`${JSON.stringify({ id: req.id, error: { code: 'ERR', message: (error as Error).message } })}\n`);
-        }
+        const reply = (): void => {
+          if (conn.destroyed) return;
+          if (this.garbage !== undefined) conn.write(`${this.garbage}\n`);
+          try {
+            conn.write(`${JSON.stringify({ id: req.id, result: this.handle(req.method, req.params ?? {}) })}\n`);
+          } catch (error) {
+            conn.write(`${JSON.stringify({ id: req.id, error: { code: 'ERR', message: (error as Error).message } })}\n`);
+          }
+        };
+        if (this.delayMs > 0) setTimeout(reply, this.delayMs);
+        else reply();
       }
     });
   }

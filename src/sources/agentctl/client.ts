@@ -58,6 +58,8 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   private pollTimer: NodeJS.Timeout | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
+  /** Polls asked for and not yet finished (a re-sync queues behind the one under way). */
+  private inFlight = 0;
   /** The raw text of the last lists read, to tell a changed registry from an unchanged one. */
   private lastText = '';
   private lists: Lists = { sessions: [], claims: [] };
@@ -146,6 +148,8 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       this.attempt = 0;
       this.buffer = '';
       const tick = (): void => {
+        // A slow daemon (session.list asks every agent adapter) must not pile up polls.
+        if (this.inFlight > 0) return;
         this.poll().then(
           () => {
             if (socket !== this.socket || !this.connected) return;
@@ -255,7 +259,11 @@ export class AgentctlSource extends SnapshotHolder implements Source {
 
   /** One read of both lists; a read already under way is shared, then one more starts (a re-sync must see now). */
   private poll(): Promise<void> {
-    const run = (this.polling ?? Promise.resolve()).catch(() => undefined).then(() => this.pollOnce());
+    this.inFlight++;
+    const run = (this.polling ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => this.pollOnce())
+      .finally(() => this.inFlight--);
     this.polling = run;
     return run;
   }
