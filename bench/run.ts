@@ -7,6 +7,7 @@ import { sourcesFigures } from './sources-figures.js';
 import { cliFigures } from './cli-figures.js';
 import { uiFigures } from './ui-figures.js';
 import { detectFigures } from './detect-figures.js';
+import { idleFigures } from './idle-figures.js';
 
 const groups: [string, () => Promise<Figures>][] = [
   ['core', coreFigures],
@@ -15,6 +16,7 @@ const groups: [string, () => Promise<Figures>][] = [
   ['cli', cliFigures],
   ['ui', uiFigures],
   ['detect', detectFigures],
+  ['idle', idleFigures],
 ];
 
 const json = process.argv.includes('--json');
