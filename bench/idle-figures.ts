@@ -3,8 +3,9 @@
 // live pids, one process each; 300 on dead pids, ghosts; 100 on other machines), settled, its
 // utime + stime from /proc over 30 s (a window without a minute boundary); htop in a second pane
 // of the same tmux server over the same 30 s, when it is installed. startup_first_frame: from the
-// Enter that starts the CLI in a pane to the first frame (its column titles) arriving in the pane's output, beside a bare Node that
-// prints one line (and lingers, so its pane stays) started the same way.
+// Enter that starts the CLI in a pane to the first frame (its column titles) arriving in the
+// pane's output, beside a bare Node that prints one line (and lingers, so its pane stays)
+// started the same way.
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
