@@ -1,5 +1,6 @@
 export interface Figure {
-  readonly value: number;
+  /** null: not measurable on this machine (printed as n/a, `null` in --json). */
+  readonly value: number | null;
   readonly unit: string;
   /** The issue's target, for the readable table. */
   readonly target?: string;

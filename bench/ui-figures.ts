@@ -3,12 +3,10 @@
 // against a real registry (in this process) holding 10,000 registered nodes.
 import { killAndReap, spawnSleep } from './children.js';
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { EventEmitter } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Writable } from 'node:stream';
 import { createElement } from 'react';
 import WebSocket from 'ws';
 import { defaultPolicy, reconcile, VERDICTS, type Finding, type Verdict } from '../src/core/index.js';
@@ -16,6 +14,7 @@ import type { Engine, EngineSnapshot, EvictRequest, EvictSummary } from '../src/
 import { startRegistryServer, type RegistryServer } from '../src/server/index.js';
 import { emptyCounters } from '../src/sources/types.js';
 import { type Figures, median, percentile } from './figures.js';
+import { FakeStdin, FakeStdout, importInkOutsideCi } from './offscreen.js';
 import { SYNTH_HOST, SYNTH_NOW, syntheticRegistry } from './synthetic.js';
 
 // Compiled to dist/bench/ (npm run bench); the project root is two folders up from there.
@@ -76,70 +75,6 @@ class FixedEngine implements Engine {
   }
 }
 
-const BSU = '\u001b[?2026h';
-const ESU = '\u001b[?2026l';
-
-/** A TTY-shaped stdout that notes when each write happens. Frames come wrapped in BSU/ESU writes. */
-class FakeStdout extends Writable {
-  readonly isTTY = true;
-  readonly columns = COLUMNS;
-  readonly rows = ROWS;
-  frames = 0;
-  lastFrame = '';
-  onFrame: ((at: number) => void) | undefined;
-  constructor() {
-    super({ decodeStrings: false, write: (_chunk, _encoding, done) => done() });
-  }
-  override write(chunk: unknown, encoding?: unknown, cb?: unknown): boolean {
-    const at = performance.now();
-    const text = String(chunk);
-    if (text !== BSU && text !== ESU && text !== '') {
-      this.frames++;
-      this.lastFrame = text;
-      const waiter = this.onFrame;
-      this.onFrame = undefined;
-      waiter?.(at);
-    }
-    return super.write(chunk, encoding as BufferEncoding, cb as (error?: Error | null) => void);
-  }
-}
-
-/** As ink-testing-library's: Ink reads keys on 'readable' with read(). */
-class FakeStdin extends EventEmitter {
-  readonly isTTY = true;
-  private data: string | null = null;
-  write(data: string): void {
-    this.data = data;
-    this.emit('readable');
-    this.emit('data', data);
-  }
-  read(): string | null {
-    const { data } = this;
-    this.data = null;
-    return data;
-  }
-  setEncoding(): void {}
-  setRawMode(): void {}
-  ref(): void {}
-  unref(): void {}
-  resume(): void {}
-  pause(): void {}
-}
-
-/** Ink decides "in CI, render nothing live" once, when it is first imported (is-in-ci). */
-async function importInkOutsideCi(): Promise<{ ink: typeof import('ink'); app: typeof import('../src/ui/app.js') }> {
-  const saved: Record<string, string | undefined> = {};
-  for (const k of ['CI', 'CONTINUOUS_INTEGRATION']) {
-    saved[k] = process.env[k];
-    delete process.env[k];
-  }
-  try {
-    return { ink: await import('ink'), app: await import('../src/ui/app.js') };
-  } finally {
-    for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
-  }
-}
-
 const PAGE_DOWN = '\u001b[6~';
 const PAGE_UP = '\u001b[5~';
 
@@ -148,7 +83,7 @@ async function keyToFrame(): Promise<{ p50: number; p99: number }> {
   const findings = reconcile(view, facts, SYNTH_NOW, defaultPolicy(SYNTH_HOST));
   const engine = new FixedEngine(findings);
   const { ink, app } = await importInkOutsideCi();
-  const stdout = new FakeStdout();
+  const stdout = new FakeStdout(COLUMNS, ROWS);
   const stdin = new FakeStdin();
   let noFrame: NodeJS.Timeout | undefined;
   const firstFrame = new Promise<number>((resolve, reject) => {

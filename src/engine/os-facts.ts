@@ -4,8 +4,9 @@
 
 import type { OsFacts, PidFacts, PortFacts, ProcessInfo } from '../core/types.js';
 import { probePids, probePorts, scanProcessTable } from '../os/index.js';
+import { listedPids } from '../os/liveness.js';
 import type { OsState } from './types.js';
-import { mergeFull, mergeKill, mergePort, mergeProcess } from './fact-merge.js';
+import { isAlive, mergeFull, mergeKill, mergePort, mergeProcess } from './fact-merge.js';
 import { ProbeRunner } from './probe-runner.js';
 import type { Targets } from './probe-targets.js';
 
@@ -21,6 +22,8 @@ export interface OsFactsOptions {
 export const CADENCE = { kill: 250, full: 2_000, ports: 2_000, table: 5_000 } as const;
 /** No cadence below this, whatever the scale: a tiny --interval must not become a busy loop. */
 const MIN_INTERVAL_MS = 10;
+/** Every this many table scans (a minute at the default cadence), every live tracked pid's row is read again. */
+const TABLE_REFRESH_EVERY = 12;
 
 type Probe = 'kill' | 'full' | 'ports' | 'table' | 'urgentPids' | 'urgentPorts';
 export type ProbeCounts = Record<'kill' | 'full' | 'ports' | 'table', number>;
@@ -43,6 +46,7 @@ export class OsFactsTracker {
   private timers: NodeJS.Timeout[] = [];
   private table: ReadonlyMap<number, ProcessInfo> | undefined;
   private lastTableAt = -Infinity;
+  private tableScans = 0;
   private tableSoon: NodeJS.Timeout | undefined;
   private os: OsState = { processTable: 'pending', processTableError: undefined, lastProbeAt: undefined };
   readonly counts: ProbeCounts = { kill: 0, full: 0, ports: 0, table: 0 };
@@ -159,10 +163,29 @@ export class OsFactsTracker {
     return this.timers.length > 0 && !this.runner.aborted;
   }
 
+  /**
+   * Pids the fast tick must kill(0): the tick exists to see deaths, so not those already known
+   * gone (a gone pid can only come back as another process, a recycled pid, which the full probe
+   * finds within its cadence; and a dead pid's kill(0) is the costly one: it throws), and not
+   * those known alive that /proc still lists (kill(0) would only say so again).
+   */
+  private killTargets(): number[] {
+    const listed = listedPids();
+    const out: number[] = [];
+    for (const pid of this.pidList) {
+      const kill = this.pids.get(pid)?.kill;
+      if (kill === 'ESRCH') continue;
+      if (listed !== undefined && kill !== undefined && isAlive(kill) && listed.has(pid)) continue;
+      out.push(pid);
+    }
+    return out;
+  }
+
   private probeKill(): Promise<void> {
     if (this.pidList.length === 0) return Promise.resolve();
     return this.runner.run('kill', async (signal) => {
-      const result = await probePids(this.pidList, { signal, now: this.opts.now });
+      const pids = this.killTargets();
+      const result = pids.length === 0 ? new Map<number, PidFacts>() : await probePids(pids, { signal, now: this.opts.now });
       if (signal.aborted) return;
       this.counts.kill++;
       let changed = false;
@@ -263,7 +286,15 @@ export class OsFactsTracker {
     if (this.pidList.length === 0 && !evenIfIdle) return Promise.resolve();
     return this.runner.run('table', async (signal) => {
       this.lastTableAt = performance.now();
-      const scan = await scanProcessTable({ signal });
+      // Only live tracked pids: their rows are all the table is read for (processInfo, the
+      // evidence of a registered pid). A process that already has its row keeps it (only an exec
+      // changes name and command), so between full refreshes only new processes are read.
+      const everything = evenIfIdle || this.tableScans++ % TABLE_REFRESH_EVERY === 0;
+      const pids = this.pidList.filter((pid) => {
+        const f = this.pids.get(pid);
+        return f !== undefined && isAlive(f.kill) && (everything || f.process === undefined);
+      });
+      const scan = await scanProcessTable({ signal, pids });
       if (signal.aborted) return;
       this.counts.table++;
       let changed = false;
@@ -279,8 +310,17 @@ export class OsFactsTracker {
           this.os = { ...this.os, processTable: 'ok', processTableError: undefined };
           changed = true;
         }
-        this.table = scan.processes;
-        for (const pid of this.pidList) {
+        if (everything || this.table === undefined) this.table = scan.processes;
+        else {
+          const table = new Map(this.table);
+          for (const [pid, row] of scan.processes) table.set(pid, row);
+          for (const pid of this.pidList) {
+            const f = this.pids.get(pid);
+            if (f !== undefined && !isAlive(f.kill)) table.delete(pid);
+          }
+          this.table = table;
+        }
+        for (const pid of pids) {
           const prev = this.pids.get(pid);
           const merged = prev && mergeProcess(prev, scan.processes.get(pid));
           if (merged) {

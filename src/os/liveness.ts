@@ -1,7 +1,7 @@
 // Liveness probing: kill(pid, 0) for every usable pid, plus (full mode) state and start time
 // from /proc on Linux or one `ps` spawn per batch on macOS.
 import { execFile, execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import type { KillResult, PidFacts } from '../core/types.js';
 import { isUsablePid } from '../core/pid.js';
 
@@ -37,12 +37,21 @@ export function killResultFromError(err: unknown): { kill: KillResult; error?: s
   return { kill: 'error', error: code ?? errorText(err) };
 }
 
+const OK: { kill: KillResult } = { kill: 'ok' };
+const GONE: { kill: KillResult } = { kill: 'ESRCH' };
+
 export function killZero(pid: number): { kill: KillResult; error?: string } {
+  // A dead pid throws, and the stack trace Node captures for it is most of what kill(0) costs
+  // (~8 µs with one, ~2.6 µs without): nobody reads it, so none is captured.
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
     process.kill(pid, 0);
-    return { kill: 'ok' };
+    return OK;
   } catch (err) {
-    return killResultFromError(err);
+    return errorCode(err) === 'ESRCH' ? GONE : killResultFromError(err);
+  } finally {
+    Error.stackTraceLimit = limit;
   }
 }
 
@@ -54,12 +63,23 @@ export function parseProcStat(
   const close = text.lastIndexOf(')');
   if (open < 0 || close < open) return undefined;
   const comm = text.slice(open + 1, close);
-  // rest[0] is field 3 (state); field N is rest[N - 3].
-  const rest = text.slice(close + 1).trim().split(/\s+/);
-  const state = rest[0];
-  const ppid = Number(rest[1]);
-  const startTicks = Number(rest[19]);
-  if (!state || !Number.isInteger(ppid) || !Number.isFinite(startTicks)) return undefined;
+  // After ") " the fields are single-space separated: field 3 (state), 4 (ppid) ... 22 (start
+  // time). Walked to field 22 by index rather than split into all ~50: this runs for every live
+  // pid every full probe.
+  const fields: string[] = [];
+  let at = close + 1;
+  while (fields.length < 20) {
+    while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 10) at++;
+    if (at >= text.length) break;
+    let end = at;
+    while (end < text.length && text.charCodeAt(end) !== 32 && text.charCodeAt(end) !== 10) end++;
+    fields.push(text.slice(at, end));
+    at = end;
+  }
+  const state = fields[0];
+  const ppid = Number(fields[1]);
+  const startTicks = Number(fields[19]);
+  if (!state || !Number.isInteger(ppid) || fields[19] === undefined || !Number.isFinite(startTicks)) return undefined;
   return { state, startTicks, ppid, comm };
 }
 
@@ -200,7 +220,8 @@ export async function probePids(pids: readonly number[], opts: ProbeOptions = {}
     if (i > 0) await yieldToLoop();
     throwIfAborted(signal);
     for (const pid of usable.slice(i, i + CHUNK)) {
-      const facts: Mutable<PidFacts> = { pid, checkedAt: now(), ...killZero(pid) };
+      const killed = killZero(pid);
+      const facts: Mutable<PidFacts> = { pid, checkedAt: now(), kill: killed.kill, error: killed.error };
       const alive = facts.kill === 'ok' || facts.kill === 'EPERM';
       if (full && alive) {
         if (platform === 'linux') readLinuxDetails(facts);
@@ -212,4 +233,28 @@ export async function probePids(pids: readonly number[], opts: ProbeOptions = {}
   if (darwinAlive.length > 0) await readDarwinDetails(darwinAlive, signal);
   throwIfAborted(signal);
   return result;
+}
+
+let ownProc: boolean | undefined;
+
+/**
+ * Every pid /proc lists right now, in one directory read (~0.4 ms for 700 processes, where
+ * 700 kill(0)s cost ~2 ms); undefined off Linux, or when /proc belongs to another pid namespace
+ * than ours (then its numbers are not our pids). A listed pid exists; an unlisted one may still
+ * exist unseen (hidepid, a thread id), so absence always needs kill(0) to decide.
+ */
+export function listedPids(): Set<number> | undefined {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    ownProc ??= readlinkSync('/proc/self') === String(process.pid);
+    if (!ownProc) return undefined;
+    const pids = new Set<number>();
+    for (const entry of readdirSync('/proc')) {
+      const c = entry.charCodeAt(0);
+      if (c >= 48 && c <= 57) pids.add(Number(entry));
+    }
+    return pids;
+  } catch {
+    return undefined;
+  }
 }

@@ -17,6 +17,11 @@ export type ProcessTableResult =
 export interface ScanOptions {
   readonly strategy?: 'auto' | ProcessTableStrategy;
   readonly signal?: AbortSignal;
+  /**
+   * Only these pids (the rest of the table is left out). From /proc that reads just their
+   * entries instead of every process on the machine; ps-list still lists everything.
+   */
+  readonly pids?: readonly number[];
 }
 
 /** Processes read between two yields to the event loop. */
@@ -57,24 +62,27 @@ function readProcEntry(pid: number, clock: ReturnType<typeof linuxClock>): Proce
   };
 }
 
-async function scanProc(signal: AbortSignal | undefined): Promise<ProcessTableResult> {
-  let entries: string[];
+async function scanProc(signal: AbortSignal | undefined, only: readonly number[] | undefined): Promise<ProcessTableResult> {
+  let pids: readonly number[];
   try {
-    entries = readdirSync('/proc');
+    if (only === undefined) pids = readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number);
+    else {
+      readdirSync('/proc/self'); // /proc is there and readable: the same answer a full scan gives
+      pids = only;
+    }
   } catch (err) {
     return { ok: false, error: `${UNAVAILABLE}: cannot read /proc (${errorCode(err) ?? errorText(err)}); ${STILL_CHECKED}` };
   }
   const clock = linuxClock();
   const processes = new Map<number, ProcessInfo>();
   let sinceYield = 0;
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
+  for (const pid of pids) {
     if (++sinceYield >= YIELD_EVERY) {
       sinceYield = 0;
       await yieldToLoop();
       throwIfAborted(signal);
     }
-    const info = readProcEntry(Number(entry), clock);
+    const info = readProcEntry(pid, clock);
     if (info) processes.set(info.pid, info);
   }
   return { ok: true, strategy: 'proc', processes, scannedAt: Date.now() };
@@ -126,7 +134,7 @@ export async function scanProcessTable(opts: ScanOptions = {}): Promise<ProcessT
     if (process.platform !== 'linux') {
       return { ok: false, error: `${UNAVAILABLE}: /proc scanning needs Linux (this is ${process.platform}); ${STILL_CHECKED}` };
     }
-    return scanProc(opts.signal);
+    return scanProc(opts.signal, opts.pids);
   }
   return scanPsList(opts.signal);
 }
