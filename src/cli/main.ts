@@ -21,8 +21,16 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 };
 
 export function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
+  // dist/src/cli/main.js (unbundled) or dist/bundle/main.js (the launcher's): the package root is above either.
+  for (const up of ['../../../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version: string };
+      if (pkg.name === 'ghostwatch') return pkg.version;
+    } catch {
+      // not this one
+    }
+  }
+  return 'unknown';
 }
 
 export function usage(): string {

@@ -12,8 +12,10 @@ export { buildEngine, buildSources, reportOnce, type MonitorSettings } from './e
 
 export async function runMonitor(settings: MonitorSettings): Promise<number> {
   const engine = buildEngine(settings);
-  engine.start();
-  if (!process.stdout.isTTY || !process.stdin.isTTY) return printOnce(engine);
+  if (!process.stdout.isTTY || !process.stdin.isTTY) {
+    engine.start();
+    return printOnce(engine);
+  }
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((r) => (resolveDone = r));
   // The alternate screen first: Ink's first frame must land on it, not on the shell's screen.
@@ -27,6 +29,8 @@ export async function runMonitor(settings: MonitorSettings): Promise<number> {
     // write, and writes nothing at all when the frame did not change.
     { exitOnCtrlC: false, patchConsole: false, maxFps: 30 },
   );
+  // The first frame ("connecting...") goes out before the sources connect and the probes start.
+  setImmediate(() => engine.start());
   await done;
   screen.restore();
   await engine.stop();

@@ -92,6 +92,23 @@ export async function watchCommand(argv: readonly string[]): Promise<number> {
   const options = commandOptions(argv, MONITOR_OPTIONS, watchUsage);
   if (!options) return 0;
   const settings = monitorSettings(options);
-  const { runMonitor } = await import('./monitor.js');
+  const { runMonitor } = await importWithoutFetch(() => import('./monitor.js'));
   return runMonitor(settings);
+}
+
+/**
+ * Ink's layout engine (yoga) carries its WebAssembly inline as a data: URI, and its loader
+ * fetch()es that URI when fetch exists: Node then loads its whole fetch stack (~50 ms of start-up)
+ * to decode bytes the loader decodes itself when there is no fetch. ghostwatch never uses fetch;
+ * it is hidden only while the screen modules are first evaluated.
+ */
+async function importWithoutFetch<T>(load: () => Promise<T>): Promise<T> {
+  const descriptor = Object.getOwnPropertyDescriptor(globalThis, 'fetch');
+  if (!descriptor?.configurable) return load();
+  Object.defineProperty(globalThis, 'fetch', { value: undefined, configurable: true, writable: true });
+  try {
+    return await load();
+  } finally {
+    Object.defineProperty(globalThis, 'fetch', descriptor);
+  }
 }

@@ -6,10 +6,15 @@
 import { createRequire } from 'node:module';
 import type WebSocketType from 'ws';
 
-// ws is CommonJS: through require it skips the ESM loader's export scan of its sources, ~25 ms
-// of start-up that `ghostwatch status` (a status-bar command) cannot afford.
-const WebSocket = createRequire(import.meta.url)('ws') as typeof WebSocketType;
+// ws is CommonJS: through require it skips the ESM loader's export scan of its sources, and it is
+// required on the first connect, not at import: ~25 ms that neither `ghostwatch status` nor the
+// monitor's first frame should wait for.
+let wsClass: typeof WebSocketType | undefined;
+const WebSocketClass = (): typeof WebSocketType => (wsClass ??= createRequire(import.meta.url)('ws') as typeof WebSocketType);
 type WebSocket = WebSocketType;
+// readyState values (the WebSocket standard's): comparing with them needs no loaded module.
+const OPEN = 1;
+const CLOSED = 3;
 import { sanitize } from '../../core/sanitize.js';
 import type { EvictionAction } from '../../core/evict-plan.js';
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
@@ -118,7 +123,7 @@ export class HypivisorSource implements Source {
     this.failPending('stopped');
     const ws = this.ws;
     this.ws = undefined;
-    if (ws && ws.readyState !== WebSocket.CLOSED) {
+    if (ws && ws.readyState !== CLOSED) {
       await new Promise<void>((resolve) => {
         ws.once('close', () => resolve());
         ws.terminate();
@@ -186,7 +191,7 @@ export class HypivisorSource implements Source {
   private connect(): void {
     this.setStatus('connecting');
     const url = urlWithToken(this.opts.url, this.opts.token);
-    const ws = new WebSocket(url, {
+    const ws = new (WebSocketClass())(url, {
       maxPayload: this.opts.maxPayload,
       handshakeTimeout: this.opts.requestTimeoutMs,
       ...(this.opts.ca !== undefined ? { ca: this.opts.ca } : {}),
@@ -394,7 +399,7 @@ export class HypivisorSource implements Source {
 
   private request(method: string, params?: Record<string, unknown>): Promise<Extract<Frame, { kind: 'response' }>> {
     const ws = this.ws;
-    if (!ws || ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error('not connected to the registry'));
+    if (!ws || ws.readyState !== OPEN) return Promise.reject(new Error('not connected to the registry'));
     // The id must be a JSON string: hypivisor silently drops requests with a numeric id.
     const id = `gw-${++this.requestSeq}`;
     return new Promise((resolve, reject) => {
