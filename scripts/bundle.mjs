@@ -15,7 +15,9 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  minify: true,
+  // Whitespace and syntax only: identifiers keep their names, so stack traces and CPU profiles read.
+  minifyWhitespace: true,
+  minifySyntax: true,
   // React and Ink pick their production builds by this; the launcher sets it too.
   define: { 'process.env.NODE_ENV': '"production"' },
   // ws loads these optional native add-ons only if present; yoga and friends are plain JS/wasm.

@@ -8,6 +8,7 @@ import {
   killResultFromError,
   parseDarwinPs,
   parseProcStat,
+  parseStatBytes,
   probePids,
   ticksToEpochMs,
 } from '../../src/os/liveness.js';
@@ -146,6 +147,18 @@ describe('parseProcStat', () => {
     expect(parseProcStat('')).toBeUndefined();
     expect(parseProcStat('1234 (x) S')).toBeUndefined();
     expect(parseProcStat('1234 no parens at all')).toBeUndefined();
+  });
+  it('reads state and start time from the bytes alike, name tricks, garbage and all', () => {
+    const bytes = (t: string) => Buffer.from(t, 'utf8');
+    for (const line of [`1234 (a) b (c)) S ${tail}`, `77 (Web Content) Z 5 ${tail.slice(2)}\n`, `9 (\u00e9t\u00e9 ) ) R ${tail}`]) {
+      const b = bytes(line);
+      const { state, startTicks } = parseProcStat(line)!;
+      expect(parseStatBytes(b, b.length)).toEqual({ state, startTicks });
+    }
+    // Only the first `length` bytes count (the buffer is shared and longer).
+    const long = Buffer.concat([bytes(`5 (x) D ${tail}`), bytes(' 999 (y) Z 1 2 3')]);
+    expect(parseStatBytes(long, bytes(`5 (x) D ${tail}`).length)).toEqual({ state: 'D', startTicks: 98765 });
+    for (const bad of ['', '1234 (x) S', '1234 no parens at all']) expect(parseStatBytes(bytes(bad), bytes(bad).length)).toBeUndefined();
   });
   it('converts clock ticks to epoch ms', () => {
     expect(ticksToEpochMs(98765, 1_700_000_000, 100)).toBe(1_700_000_000_000 + 987_650);
