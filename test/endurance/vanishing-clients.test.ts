@@ -6,7 +6,7 @@
 // gone within its documented bound (protocols.md §1, README: a closed connection makes the node
 // offline and the sweep removes it after the TTL; the server's own pings terminate a half-open
 // peer that has not answered by the next ping), and nothing may leak.
-// Clients: GHOSTWATCH_SOAK_CLIENTS (`npm run soak`: 1,000).
+// Clients: GHOSTWATCH_SOAK_CLIENTS (`npm run soak`: 3,000).
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { fork, type ChildProcess } from 'node:child_process';
@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { BUILT } from '../support/tmux.js';
 
-const CLIENTS = Number(process.env.GHOSTWATCH_SOAK_CLIENTS ?? 200);
+const CLIENTS = Number(process.env.GHOSTWATCH_SOAK_CLIENTS ?? 1000);
 const BATCH = 50;
 const TTL_S = 1;
 const SWEEP_MS = 250;
