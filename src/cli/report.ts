@@ -26,12 +26,15 @@ export function formatReport(snap: EngineSnapshot, width = 120): string {
   ];
   if (rows.length > 0) {
     const idWidth = Math.min(36, Math.max(8, ...rows.map((f) => sanitize(f.id, 36).length)));
+    // With several registries, which one each row is from.
+    const sourceWidth = snap.sources.length > 1 ? Math.min(16, Math.max(6, ...snap.sources.map((s) => sanitize(s.name, 16).length))) : 0;
+    const source = (text: string): string => (sourceWidth > 0 ? `${fit(text, sourceWidth)} ` : '');
     lines.push('');
-    lines.push(`${fit('VERDICT', 12)} ${fit('KIND', 7)} ${fit('ID', idWidth)} ${fit('PID', 7, 'right')}  REASON`);
+    lines.push(`${fit('VERDICT', 12)} ${fit('KIND', 7)} ${source('SOURCE')}${fit('ID', idWidth)} ${fit('PID', 7, 'right')}  REASON`);
     for (const f of rows) {
       const marker = f.problem ? '!' : ' ';
       const pid = f.entry.pid === undefined ? '-' : sanitize(f.entry.pid, 7);
-      const line = `${fit(marker + f.verdict, 12)} ${fit(f.kind, 7)} ${fit(sanitize(f.id, 200), idWidth)} ${fit(pid, 7, 'right')}  ${f.reason}`;
+      const line = `${fit(marker + f.verdict, 12)} ${fit(f.kind, 7)} ${source(sanitize(f.source, 16))}${fit(sanitize(f.id, 200), idWidth)} ${fit(pid, 7, 'right')}  ${f.reason}`;
       lines.push(fit(line, width).trimEnd());
     }
   }

@@ -273,6 +273,9 @@ describe('claude sources, live', () => {
     expect(json.sources.map((s) => s.name)).toEqual(['claude', 'claude-view', 'claude-sessions']);
     expect(json.findings).toEqual([expect.objectContaining({ id: DEAD_ID, verdict: 'ghost' })]);
     expect(out.code).toBe(1);
+    const text = await gw(['check'], { ...process.env, XDG_CONFIG_HOME: config, XDG_STATE_HOME: tempDir() });
+    expect(text.stdout).toMatch(/^VERDICT\s+KIND\s+SOURCE\s+ID\s+PID\s+REASON$/m);
+    expect(text.stdout).toMatch(new RegExp(`^!ghost\\s+session claude\\s+${DEAD_ID}`, 'm'));
     const status = await gw(['status', '--format', 'tmux'], { ...process.env, XDG_CONFIG_HOME: config, XDG_STATE_HOME: tempDir() });
     expect(status).toMatchObject({ stdout: 'gw 1 ghost\n', code: 1 });
   });
