@@ -4,13 +4,12 @@
 
 import { mkdir, open } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { ghostwatchStateDir } from '../os/state-dir.js';
 
-/** $XDG_STATE_HOME/ghostwatch/evictions.jsonl; XDG_STATE_HOME defaults to ~/.local/state (a relative one is ignored, per the spec). */
+/** $XDG_STATE_HOME/ghostwatch/evictions.jsonl (see ghostwatchStateDir). */
 export function defaultAuditLogPath(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {
-  const xdg = env.XDG_STATE_HOME;
-  const state = xdg !== undefined && xdg !== '' && isAbsolute(xdg) ? xdg : join(home, '.local', 'state');
-  return join(state, 'ghostwatch', 'evictions.jsonl');
+  return join(ghostwatchStateDir(env, home), 'evictions.jsonl');
 }
 
 export class AuditLog {

@@ -7,12 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { copyFile, link, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { basename, dirname, isAbsolute, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { ghostwatchStateDir } from '../os/state-dir.js';
 
 export function defaultTrashDir(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {
-  const xdg = env.XDG_STATE_HOME;
-  const state = xdg !== undefined && xdg !== '' && isAbsolute(xdg) ? xdg : join(home, '.local', 'state');
-  return join(state, 'ghostwatch', 'trash');
+  return join(ghostwatchStateDir(env, home), 'trash');
 }
 
 export interface TrashMeta {
