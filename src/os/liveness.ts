@@ -42,17 +42,8 @@ const GONE: { kill: KillResult } = { kill: 'ESRCH' };
 
 /** kill(pid, 0) succeeds: the pid exists and is ours to signal. Any error (ESRCH, EPERM, ...) is false. */
 export function stillRunning(pid: number): boolean {
-  if (!isUsablePid(pid)) return false;
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
+  // killZero answers a success with one shared object: nothing is allocated for a live pid.
+  return isUsablePid(pid) && killZero(pid) === OK;
 }
 
 export function killZero(pid: number): { kill: KillResult; error?: string } {
