@@ -135,8 +135,12 @@ export class FirstSeen {
     return now;
   }
 
+  forget(id: string): void {
+    this.seen.delete(id);
+  }
+
   /** Forget every id not in this read. */
-  keepOnly(ids: ReadonlySet<string>): void {
+  keepOnly(ids: { has(id: string): boolean }): void {
     for (const id of this.seen.keys()) if (!ids.has(id)) this.seen.delete(id);
   }
 }

@@ -27,6 +27,7 @@ import {
   type SourceSnapshot,
   type SourceState,
 } from '../types.js';
+import { FirstSeen } from '../base.js';
 import { ClockOffset } from './clock-offset.js';
 import { nodeKey, parseFrame, sameIdentity, toClaimEntry, toSessionEntry, urlWithToken, type Frame } from './wire.js';
 
@@ -68,7 +69,7 @@ export class HypivisorSource implements Source {
   private nodes = new Map<string, SessionEntry>();
   private claims = new Map<string, ClaimEntry>();
   /** When each (id, pid) was first seen: survives re-syncs and reconnects, for the reuse verdict. */
-  private readonly observed = new Map<string, { pid: unknown; at: number }>();
+  private readonly observed = new FirstSeen();
   private joinSeq = 0;
   private requestSeq = 0;
   private readonly pending = new Map<string, PendingRequest>();
@@ -337,7 +338,7 @@ export class HypivisorSource implements Source {
       }
       case 'node_removed':
         if (!this.nodes.delete(frame.id)) return;
-        this.observed.delete(frame.id);
+        this.observed.forget(frame.id);
         break;
       case 'claim_acquired': {
         const claim = toClaimEntry(frame.claim, this.name);
@@ -359,29 +360,23 @@ export class HypivisorSource implements Source {
   }
 
   /** A node as an entry, stamped with when (id, pid) was first seen: a new pid under an old id starts a new clock. */
-  private readNode(node: unknown, joinSeq: number | undefined): SessionEntry | undefined {
+  private readNode(node: unknown, joinSeq: number | undefined, now = this.opts.now()): SessionEntry | undefined {
     const key = nodeKey(node);
     if (!key) return undefined;
-    const seen = this.observed.get(key.id);
-    let at: number;
-    if (seen && seen.pid === key.pid) at = seen.at;
-    else {
-      at = this.opts.now();
-      this.observed.set(key.id, { pid: key.pid, at });
-    }
-    return toSessionEntry(node, this.name, { firstObservedAt: at, joinSeq });
+    return toSessionEntry(node, this.name, { firstObservedAt: this.observed.at(key.id, key.pid, now), joinSeq });
   }
 
   private readNodes(nodes: readonly unknown[], previous: ReadonlyMap<string, SessionEntry>): Map<string, SessionEntry> {
     const map = new Map<string, SessionEntry>();
+    const now = this.opts.now();
     for (const node of nodes) {
       // Entries of one snapshot joined "at once" (seq 0) unless we saw them join before.
       const id = nodeKey(node)?.id;
-      const parsed = this.readNode(node, id === undefined ? undefined : (previous.get(id)?.joinSeq ?? 0));
+      const parsed = this.readNode(node, id === undefined ? undefined : (previous.get(id)?.joinSeq ?? 0), now);
       if (parsed) map.set(parsed.id, parsed);
       else this.counters.badEntries++;
     }
-    for (const id of this.observed.keys()) if (!map.has(id)) this.observed.delete(id);
+    this.observed.keepOnly(map);
     return map;
   }
 
