@@ -110,13 +110,10 @@ export class FileSource extends SnapshotHolder implements Source {
     const claims: ClaimEntry[] = [];
     const origins = { sessions: new Map<string, Origin>(), claims: new Map<string, Origin>() };
     const warnings: string[] = [];
-    const seen = new Set<string>();
     // The newest file keeps the plain id; older files naming the same session are marked with their file name.
     const newestFirst = [...files].sort((a, b) => b.mtimeMs - a.mtimeMs);
-    const ownerOf = new Map<string, FileReading<FileEntries>>();
-    for (const f of newestFirst) for (const s of f.value?.sessions ?? []) if (!ownerOf.has(s.id)) ownerOf.set(s.id, f);
-    const claimOwner = new Map<string, FileReading<FileEntries>>();
-    for (const f of newestFirst) for (const c of f.value?.claims ?? []) if (!claimOwner.has(c.resource)) claimOwner.set(c.resource, f);
+    const ownerOf = newestOwners(newestFirst, (v) => v.sessions.map((x) => x.id));
+    const claimOwner = newestOwners(newestFirst, (v) => v.claims.map((x) => x.resource));
 
     for (const f of files) {
       if (f.warning) warnings.push(f.warning);
@@ -125,7 +122,6 @@ export class FileSource extends SnapshotHolder implements Source {
         const entry = ownerOf.get(s.id) === f ? s : relabel(s, `${s.id}~${f.name}`);
         if (origins.sessions.has(entry.id)) continue;
         origins.sessions.set(entry.id, origin);
-        seen.add(entry.id);
         sessions.push(entry);
       }
       for (const c of f.value?.claims ?? []) {
@@ -135,7 +131,7 @@ export class FileSource extends SnapshotHolder implements Source {
         claims.push(claim);
       }
     }
-    this.firstSeen.keepOnly(seen);
+    this.firstSeen.keepOnly(origins.sessions);
     this.origins = origins;
     if (!this.ready) {
       // Lists stay unpublished until the first scan is whole: a half-read directory is not a snapshot.
@@ -149,6 +145,13 @@ export class FileSource extends SnapshotHolder implements Source {
     }
     this.applyRead({ sessions, claims, warnings });
   }
+}
+
+/** For each id, the newest file that names it. */
+function newestOwners(newestFirst: readonly FileReading<FileEntries>[], idsOf: (v: FileEntries) => readonly string[]): Map<string, FileReading<FileEntries>> {
+  const owners = new Map<string, FileReading<FileEntries>>();
+  for (const f of newestFirst) for (const id of f.value ? idsOf(f.value) : []) if (!owners.has(id)) owners.set(id, f);
+  return owners;
 }
 
 /** A copy under another id; the firstObservedAt and raw record stay. Built as one literal (see reconcile). */
