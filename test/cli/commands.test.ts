@@ -1,11 +1,12 @@
 // check, reap and status as real processes against a real `ghostwatch serve` with real children.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
+import { runCli, type CliRun } from '../support/cli.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const built = existsSync(join(ROOT, 'dist/src/cli/main.js'));
@@ -15,15 +16,8 @@ let server: RegistryServer;
 let state: string;
 let config: string;
 
-function gw(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/ghostwatch.js'), ...args],
-      { env: { ...process.env, XDG_STATE_HOME: state, XDG_CONFIG_HOME: config, HYPIVISOR_WS: server.url, HYPI_TOKEN: '', ...env }, timeout: 20_000 },
-      (error, stdout, stderr) => resolve({ code: typeof error?.code === 'number' ? error.code : error ? 99 : 0, stdout, stderr }),
-    );
-  });
+function gw(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+  return runCli(args, { ...process.env, XDG_STATE_HOME: state, XDG_CONFIG_HOME: config, HYPIVISOR_WS: server.url, HYPI_TOKEN: '', ...env });
 }
 
 async function register(id: string, pid: number, machine = hostname()): Promise<void> {

@@ -1,24 +1,18 @@
 // The monitor's command line, run as a real process: without a terminal it prints one report.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
+import { runCli, type CliRun } from '../support/cli.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const built = existsSync(join(ROOT, 'dist/src/cli/main.js'));
 
-function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/ghostwatch.js'), ...args],
-      { env: { ...process.env, XDG_STATE_HOME: mkdtempSync(join(tmpdir(), 'gw-cli-')), HYPIVISOR_WS: '', HYPI_TOKEN: '', ...env }, timeout: 20_000 },
-      (error, stdout, stderr) => resolve({ code: typeof error?.code === 'number' ? error.code : error ? 99 : 0, stdout, stderr }),
-    );
-  });
+function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+  return runCli(args, { ...process.env, XDG_STATE_HOME: mkdtempSync(join(tmpdir(), 'gw-cli-')), HYPIVISOR_WS: '', HYPI_TOKEN: '', ...env });
 }
 
 let server: RegistryServer;

@@ -1,7 +1,6 @@
 // The Claude Code session-file sources: fixture files of every format and version (hostile
 // strings and truncated JSON among them) filled in with real pids, real watched directories,
 // the real engine, eviction into the trash and `ghostwatch restore` back, as real processes.
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { claudeSources, FileSource } from '../../src/sources/claude/index.js';
 import { parseClaimSession, parseClaudeSession, parseLiveMonitor, type ParseContext } from '../../src/sources/claude/formats.js';
 import { FileChanged, fileStamp, listTrash, moveToTrash } from '../../src/sources/trash.js';
 import { deadPid, engineFor, HOST, sleeper, tempDir, until } from '../engine/helpers.js';
+import { runCli } from '../support/cli.js';
 import { statSync } from 'node:fs';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -221,14 +221,14 @@ describe('claude sources, live', () => {
     const claim = by(engine.getSnapshot().findings, 'claude-sessions', 'SD-103')!;
     expect((await engine.evict({ selection: [claim], force: false })).counts.evicted).toBe(1);
     const env = { ...process.env, XDG_STATE_HOME: join(h.trash, '..', '..') };
-    const listed = await gw(['restore'], env);
+    const listed = await runCli(['restore'], env);
     expect(listed.stdout).toMatch(/2 in .*trash, newest first/);
-    expect((await gw(['restore', DEAD_ID], env)).stdout).toMatch(/restored .*dead\.json/);
+    expect((await runCli(['restore', DEAD_ID], env)).stdout).toMatch(/restored .*dead\.json/);
     await until(() => by(engine.getSnapshot().findings, 'claude', DEAD_ID)?.verdict === 'ghost', 3000, 'back in view');
 
     // Someone wrote a new file at the claim's old path: restore must not overwrite it.
     writeFileSync(join(h.claimsDir, 'dead-pid.json'), '{"session_id": "new"}');
-    const refused = await gw(['restore', 'SD-103'], env);
+    const refused = await runCli(['restore', 'SD-103'], env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/exists now; it was not overwritten/);
     expect(readFileSync(join(h.claimsDir, 'dead-pid.json'), 'utf8')).toBe('{"session_id": "new"}');
@@ -254,7 +254,7 @@ describe('claude sources, live', () => {
     const fill = { live: 1, dead: await deadPid() };
     const h = home(fill, { sessions: ['dead.json'], claims: [], monitor: 'v1.json' });
     const env = { ...process.env, XDG_STATE_HOME: join(h.trash, '..', '..'), XDG_CONFIG_HOME: tempDir() };
-    const out = await gw(['reap', '--yes', '--source', 'claude', '--claude-dir', h.claudeDir, '--claude-sessions-dir', h.claimsDir], env);
+    const out = await runCli(['reap', '--yes', '--source', 'claude', '--claude-dir', h.claudeDir, '--claude-sessions-dir', h.claimsDir], env);
     expect(out.stderr).toMatch(/1 problem of claude-view left alone: claude-view rewrites live-monitor-pids\.json/);
     expect(out.stdout).toMatch(new RegExp(`^evicted\\s+session claude ${DEAD_ID} pid ${fill.dead}: moved `, 'm'));
     expect(out.stdout).toMatch(/evicted 1, already gone 0, skipped 0, refused 0, failed 0/);
@@ -268,15 +268,15 @@ describe('claude sources, live', () => {
     const config = tempDir();
     mkdirSync(join(config, 'ghostwatch'));
     writeFileSync(join(config, 'ghostwatch', 'config.json'), JSON.stringify({ source: ['claude'], 'claude-dir': h.claudeDir, 'claude-sessions-dir': h.claimsDir }));
-    const out = await gw(['check', '--json'], { ...process.env, XDG_CONFIG_HOME: config, XDG_STATE_HOME: tempDir() });
+    const out = await runCli(['check', '--json'], { ...process.env, XDG_CONFIG_HOME: config, XDG_STATE_HOME: tempDir() });
     const json = JSON.parse(out.stdout) as { sources: { name: string }[]; findings: { id: string; verdict: string }[] };
     expect(json.sources.map((s) => s.name)).toEqual(['claude', 'claude-view', 'claude-sessions']);
     expect(json.findings).toEqual([expect.objectContaining({ id: DEAD_ID, verdict: 'ghost' })]);
     expect(out.code).toBe(1);
-    const text = await gw(['check'], { ...process.env, XDG_CONFIG_HOME: config, XDG_STATE_HOME: tempDir() });
+    const text = await runCli(['check'], { ...process.env, XDG_CONFIG_HOME: config, XDG_STATE_HOME: tempDir() });
     expect(text.stdout).toMatch(/^VERDICT\s+KIND\s+SOURCE\s+ID\s+PID\s+REASON$/m);
     expect(text.stdout).toMatch(new RegExp(`^!ghost\\s+session claude\\s+${DEAD_ID}`, 'm'));
-    const status = await gw(['status', '--format', 'tmux'], { ...process.env, XDG_CONFIG_HOME: config, XDG_STATE_HOME: tempDir() });
+    const status = await runCli(['status', '--format', 'tmux'], { ...process.env, XDG_CONFIG_HOME: config, XDG_STATE_HOME: tempDir() });
     expect(status).toMatchObject({ stdout: 'gw 1 ghost\n', code: 1 });
   });
 
@@ -288,11 +288,3 @@ describe('claude sources, live', () => {
     expect(result.results[0]).toMatchObject({ outcome: 'failed', detail: expect.stringMatching(/rewrites live-monitor-pids\.json/) });
   });
 });
-
-function gw(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [join(ROOT, 'bin/ghostwatch.js'), ...args], { env, timeout: 20_000 }, (error, stdout, stderr) =>
-      resolve({ code: typeof error?.code === 'number' ? error.code : error ? 99 : 0, stdout, stderr }),
-    );
-  });
-}

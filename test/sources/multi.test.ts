@@ -1,7 +1,6 @@
 // Several registries at once: one engine over agentctl (a test daemon), the Claude files and a
 // real `ghostwatch serve`; a claim linked to a holder in another source only by the very same id;
 // and `ghostwatch check` with three --source kinds as a real process.
-import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,9 +8,9 @@ import type { Finding } from '../../src/core/types.js';
 import { AgentctlSource } from '../../src/sources/agentctl/index.js';
 import { claudeSources } from '../../src/sources/claude/index.js';
 import { TestAgentctlDaemon } from '../support/agentctl-daemon.js';
+import { runCli } from '../support/cli.js';
 import { agent, deadPid, engineFor, HOST, onCleanup, serve, sleeper, source, tempDir, until } from '../engine/helpers.js';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
 const CLAUDE_ID = '5f0c2d7e-1b2a-4c3d-9e8f-0a1b2c3d4e5f';
 const by = (findings: readonly Finding[], src: string, id: string) => findings.find((f) => f.source === src && f.id === id);
 
@@ -70,15 +69,11 @@ describe('several sources at once', () => {
     const gone = await deadPid();
     const s = await setup(gone);
     const registry = await serve();
-    const out = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [join(ROOT, 'bin/ghostwatch.js'), 'check', '--json', '--source', 'hypivisor,agentctl', '--source', 'claude', '--registry', registry.url,
-          '--agentctl-socket', s.daemon.socketPath, '--claude-dir', s.claudeDir, '--claude-sessions-dir', s.claimsDir],
-        { env: { ...process.env, XDG_CONFIG_HOME: tempDir(), XDG_STATE_HOME: tempDir(), HYPI_TOKEN: '' }, timeout: 20_000 },
-        (error, stdout, stderr) => resolve({ code: typeof error?.code === 'number' ? error.code : error ? 99 : 0, stdout, stderr }),
-      );
-    });
+    const out = await runCli(
+      ['check', '--json', '--source', 'hypivisor,agentctl', '--source', 'claude', '--registry', registry.url,
+        '--agentctl-socket', s.daemon.socketPath, '--claude-dir', s.claudeDir, '--claude-sessions-dir', s.claimsDir],
+      { ...process.env, XDG_CONFIG_HOME: tempDir(), XDG_STATE_HOME: tempDir(), HYPI_TOKEN: '' },
+    );
     expect(out.stderr).toBe('');
     expect(out.code).toBe(1);
     const json = JSON.parse(out.stdout) as { sources: { name: string; status: string; connected: boolean }[]; findings: Finding[] };
