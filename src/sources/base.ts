@@ -10,7 +10,6 @@ import {
   type EvictionSupport,
   type InputCounters,
   type SourceSnapshot,
-  type SourceState,
 } from './types.js';
 
 /** Most warnings kept per source: the state line shows the first, `check --json` all of these. */

@@ -5,13 +5,15 @@
 // engine's and not this harness's) must end every round with exactly the registry's list_nodes,
 // keep running, and keep its file descriptors and memory flat. Rounds: GHOSTWATCH_SOAK_ROUNDS
 // (`npm run soak`: 300).
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { MeasuredChild } from '../support/measured-child.js';
+import type { ProcessFigures } from '../support/process-figures.mjs';
 import { BIN, BUILT } from '../support/tmux.js';
 
 const ROUNDS = Number(process.env.GHOSTWATCH_SOAK_ROUNDS ?? 100);
@@ -25,35 +27,7 @@ const sleepMs = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 interface ChildAnswer {
   status?: string;
   view: string[];
-  memory?: { fds: number; rss: number; heap: number };
-}
-
-/** The engine in its own process (with --expose-gc): asked for its view, and for its figures. */
-class EngineChild {
-  readonly child: ChildProcess;
-  constructor(url: string, auditLogPath: string) {
-    this.child = fork(new URL('../support/engine-child.mjs', import.meta.url).pathname, [url, auditLogPath], { execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  }
-  ready(): Promise<void> {
-    return new Promise((resolve) => this.child.once('message', () => resolve()));
-  }
-  ask(what: 'view' | 'measure'): Promise<ChildAnswer> {
-    return new Promise((resolve, reject) => {
-      const onExit = (code: number | null): void => reject(new Error(`the engine process exited (${code})`));
-      this.child.once('exit', onExit);
-      this.child.once('message', (m) => {
-        this.child.off('exit', onExit);
-        resolve(m as ChildAnswer);
-      });
-      this.child.send(what);
-    });
-  }
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    const exited = new Promise((r) => this.child.once('exit', r));
-    this.child.send('stop');
-    await exited;
-  }
+  memory?: ProcessFigures;
 }
 
 async function until(fn: () => boolean | Promise<boolean>, timeoutMs: number, what: () => string): Promise<void> {
@@ -147,7 +121,7 @@ describe.runIf(BUILT && process.platform === 'linux')('endurance: the registry k
   const dir = mkdtempSync(join(tmpdir(), 'gw-soak-restart-'));
   const agents: Agent[] = [];
   let serve: ChildProcess | undefined;
-  let engine: EngineChild | undefined;
+  let engine: MeasuredChild | undefined;
   afterAll(async () => {
     await engine?.stop();
     serve?.kill('SIGKILL');
@@ -164,7 +138,7 @@ describe.runIf(BUILT && process.platform === 'linux')('endurance: the registry k
     const newAgent = () => new Agent(`agent-${serial}`, 20_000 + serial++, spawnAgentProcess());
     for (let i = 0; i < AGENTS; i++) agents.push(newAgent());
     await Promise.all(agents.map((a) => a.register(url)));
-    engine = new EngineChild(url, join(dir, 'audit.jsonl'));
+    engine = new MeasuredChild('./engine-child.mjs', [url, join(dir, 'audit.jsonl')]);
     await engine.ready();
 
     let baseline: { fds: number; rss: number; heap: number } | undefined;
@@ -190,26 +164,26 @@ describe.runIf(BUILT && process.platform === 'linux')('endurance: the registry k
       await until(
         async () => {
           registry = (await listNodes(url)).map(key).sort();
-          seen = await engine!.ask('view');
+          seen = await engine!.ask<ChildAnswer>('view');
           return seen.status === 'connected' && JSON.stringify(seen.view) === JSON.stringify(registry);
         },
         15_000,
         () => `round ${round}: the engine's ${seen.view.length} rows never matched list_nodes' ${registry.length}`,
       );
-      const m = (await engine.ask('measure')).memory!;
+      const m = (await engine.ask<ChildAnswer>('measure')).memory!;
       // The issue's measure: growth after the first round, over 100. A longer soak measures from
       // round 100 on: V8 keeps adding JIT metadata (deopt data, relocation info: old-space objects
       // a heap snapshot diff of rounds 60 and 300 shows as the whole difference) for hundreds of rounds.
       if (round === 1 || round === 100) baseline = m;
       if (process.env.GHOSTWATCH_SOAK_TRACE) process.stderr.write(`round ${round}: ${m.fds} fds, rss ${(m.rss / 2 ** 20).toFixed(1)} MB, heap ${(m.heap / 2 ** 20).toFixed(1)} MB\n`);
     }
-    const after = (await engine.ask('measure')).memory!;
+    const after = (await engine.ask<ChildAnswer>('measure')).memory!;
     // A few fds of slack: a socket mid-close, or a lazily opened one, is not growth per round.
     expect(after.fds).toBeLessThanOrEqual(baseline!.fds + 5);
     // The engine process's RSS, and its JS heap after a full GC without compiled code (JIT output
     // grows with warm-up; leaked views, listeners or timers would be data): under 10% above the baseline.
     expect(after.heap).toBeLessThan(baseline!.heap * 1.1);
     expect(after.rss).toBeLessThan(baseline!.rss * 1.1);
-    expect((await engine.ask('view')).status).toBe('connected');
+    expect((await engine.ask<ChildAnswer>('view')).status).toBe('connected');
   });
 });

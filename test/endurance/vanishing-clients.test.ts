@@ -9,9 +9,10 @@
 // Clients: GHOSTWATCH_SOAK_CLIENTS (`npm run soak`: 3,000).
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { fork, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { MeasuredChild } from '../support/measured-child.js';
+import type { ProcessFigures } from '../support/process-figures.mjs';
 import { BUILT } from '../support/tmux.js';
 
 const CLIENTS = Number(process.env.GHOSTWATCH_SOAK_CLIENTS ?? 1000);
@@ -30,41 +31,7 @@ const sleepMs = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 interface ServeAnswer {
   nodes: number;
-  /**
-   * heap: live JS data (no compiled code) after a full GC; heapTotal: what V8 has committed for
-   * its heap; external: memory outside the JS heap held by JS objects (Buffers, sockets' data).
-   */
-  memory: { fds: number; rss: number; heap: number; heapTotal: number; external: number };
-}
-
-/** The registry in its own process (with --expose-gc): asked for its node count and its figures. */
-class ServeChild {
-  readonly child: ChildProcess;
-  port = 0;
-  url = '';
-  constructor(options: Record<string, unknown>) {
-    this.child = fork(new URL('../support/serve-child.mjs', import.meta.url).pathname, [JSON.stringify(options)], {
-      execArgv: ['--expose-gc'],
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    });
-  }
-  async ready(): Promise<void> {
-    const m = await new Promise<{ port: number; url: string }>((resolve) => this.child.once('message', (x) => resolve(x as { port: number; url: string })));
-    this.port = m.port;
-    this.url = m.url;
-  }
-  measure(): Promise<ServeAnswer> {
-    return new Promise((resolve) => {
-      this.child.once('message', (m) => resolve(m as ServeAnswer));
-      this.child.send('measure');
-    });
-  }
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    const exited = new Promise((r) => this.child.once('exit', r));
-    this.child.send('stop');
-    await exited;
-  }
+  memory: ProcessFigures;
 }
 
 /** A WebSocket frame from a client: FIN, the opcode, masked as RFC 6455 requires. */
@@ -104,7 +71,7 @@ async function rawAgent(port: number, id: string): Promise<Socket> {
 }
 
 describe.runIf(BUILT && process.platform === 'linux')('endurance: registry clients that vanish', () => {
-  let server: ServeChild | undefined;
+  let server: MeasuredChild | undefined;
   const sockets: Socket[] = [];
   afterAll(async () => {
     for (const s of sockets) s.destroy();
@@ -112,10 +79,10 @@ describe.runIf(BUILT && process.platform === 'linux')('endurance: registry clien
   });
 
   it(`${CLIENTS} clients register and vanish (half closed, half half-open): each is gone within its bound, no fd or memory leak`, { timeout: 30_000 + CLIENTS * 60 }, async () => {
-    server = new ServeChild({ ttlSeconds: TTL_S, sweepIntervalMs: SWEEP_MS, pingIntervalMs: PING_MS, maxConnections: 2 * BATCH + 10 });
-    await server.ready();
+    server = new MeasuredChild('./serve-child.mjs', [JSON.stringify({ ttlSeconds: TTL_S, sweepIntervalMs: SWEEP_MS, pingIntervalMs: PING_MS, maxConnections: 2 * BATCH + 10 })]);
+    const { port, url } = await server.ready<{ port: number; url: string }>();
     const removedAt = new Map<string, number>();
-    const watcher = new WebSocket(server.url);
+    const watcher = new WebSocket(url);
     watcher.on('message', (data) => {
       const m = JSON.parse(String(data)) as { event?: string; id?: string };
       if (m.event === 'node_removed' && m.id !== undefined) removedAt.set(m.id, performance.now());
@@ -128,7 +95,7 @@ describe.runIf(BUILT && process.platform === 'linux')('endurance: registry clien
     let warm: ServeAnswer['memory'] | undefined;
     for (let start = 0; start < CLIENTS; start += BATCH) {
       const ids = Array.from({ length: Math.min(BATCH, CLIENTS - start) }, (_, i) => `c${start + i}`);
-      const batch = await Promise.all(ids.map((id) => rawAgent(server!.port, id)));
+      const batch = await Promise.all(ids.map((id) => rawAgent(port, id)));
       for (const [i, socket] of batch.entries()) {
         const halfOpen = (start + i) % 2 === 1;
         if (halfOpen) {
@@ -143,11 +110,11 @@ describe.runIf(BUILT && process.platform === 'linux')('endurance: registry clien
       for (const s of sockets.splice(0)) s.destroy();
       if (start === 0) {
         await sleepMs(200);
-        baseline = (await server.measure()).memory;
+        baseline = (await server.ask<ServeAnswer>('measure')).memory;
       }
-      if (start + BATCH === WARM_CLIENTS) warm = (await server.measure()).memory;
+      if (start + BATCH === WARM_CLIENTS) warm = (await server.ask<ServeAnswer>('measure')).memory;
       if (process.env.GHOSTWATCH_SOAK_TRACE && (start / BATCH) % 4 === 0) {
-        const m = (await server.measure()).memory;
+        const m = (await server.ask<ServeAnswer>('measure')).memory;
         process.stderr.write(`clients: after ${start + BATCH}: rss ${(m.rss / 2 ** 20).toFixed(1)} MB, heap ${(m.heap / 2 ** 20).toFixed(1)} MB, V8 committed ${(m.heapTotal / 2 ** 20).toFixed(1)} MB, external ${(m.external / 2 ** 20).toFixed(2)} MB\n`);
       }
     }
@@ -161,7 +128,7 @@ describe.runIf(BUILT && process.platform === 'linux')('endurance: registry clien
     expect(late).toEqual([]);
     await sleepMs(200);
     // Same point of the cycle as the baseline: every client of the batch gone, the watcher open.
-    const end = await server.measure();
+    const end = await server.ask<ServeAnswer>('measure');
     watcher.terminate();
     expect(end.nodes).toBe(0);
     if (process.env.GHOSTWATCH_SOAK_TRACE) {

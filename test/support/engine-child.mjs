@@ -1,14 +1,8 @@
-// The monitor's engine alone in a process of its own, for the endurance tests: what they measure
-// (file descriptors, RSS, the JS heap after a full GC) is then the engine's, not the test
-// harness's with its 50 agent connections and children. It reads one hypivisor registry at the
-// default cadence; on each IPC message "view" it answers with its sessions and its own figures.
-// Run with --expose-gc, from the built dist/.
-import { readdirSync } from 'node:fs';
+// The monitor's engine alone in a process of its own, for the endurance tests (see
+// measured-child.ts). It reads one hypivisor registry at the default cadence; on "view" it answers
+// with its sessions, on "measure" also with its figures. Run from the built dist/.
 import { hostname } from 'node:os';
-import { getHeapSpaceStatistics } from 'node:v8';
-
-/** The JS heap without compiled code: JIT output grows as the engine warms up, and is not data kept. */
-const dataHeap = () => getHeapSpaceStatistics().reduce((n, s) => (s.space_name.startsWith('code') ? n : n + s.space_used_size), 0);
+import { processFigures } from './process-figures.mjs';
 
 const [url, auditLogPath] = process.argv.slice(2);
 const root = new URL('../../dist/src/', import.meta.url);
@@ -26,11 +20,6 @@ process.on('message', (message) => {
   }
   const snap = engine.getSnapshot();
   const view = snap.findings.flatMap((f) => (f.kind === 'session' ? [key(f.entry)] : [])).sort();
-  let memory;
-  if (message === 'measure') {
-    globalThis.gc?.();
-    memory = { fds: readdirSync('/proc/self/fd').length, rss: process.memoryUsage().rss, heap: dataHeap() };
-  }
-  process.send({ status: snap.sources[0]?.status, view, memory });
+  process.send({ status: snap.sources[0]?.status, view, memory: message === 'measure' ? processFigures() : undefined });
 });
 process.send({ ready: true });
