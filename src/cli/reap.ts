@@ -56,12 +56,12 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
   }
   const timeout = (options.timeout as number | undefined) ?? 10;
   const settings = { ...monitorSettings(options), readOnly: false };
-  const [{ buildEngine }, { sourceErrors }, { sanitize }] = await Promise.all([
+  const [{ buildEngine }, { sourceErrors }, { sanitize }, { evictionNotes }] = await Promise.all([
     import('./engine-setup.js'),
     import('./report.js'),
     import('../core/sanitize.js'),
+    import('../engine/eviction-notes.js'),
   ]);
-  const { evictionNotes } = await import('../engine/eviction-notes.js');
   const engine = buildEngine(settings);
   engine.start();
   try {
