@@ -44,6 +44,7 @@ export class FileSource extends SnapshotHolder implements Source {
   private stopped = true;
   /** The first scan (with its second reads) is done: until then the state stays "connecting". */
   private ready = false;
+  private builds = 0;
 
   constructor(options: FileSourceOptions) {
     super(options.name, options.dir, options.now ?? Date.now);
@@ -79,9 +80,12 @@ export class FileSource extends SnapshotHolder implements Source {
     this.setStatus('stopped');
   }
 
+  /** Read the directory again; the lists are rebuilt once, by the rescan when it changed anything. */
   async resync(): Promise<void> {
+    const before = this.builds;
     await this.dir.rescan();
-    this.build();
+    // Nothing changed: still a completed re-read, which the state (and eviction's re-check) counts.
+    if (this.builds === before) this.build();
   }
 
   async evict(action: EvictionAction): Promise<EvictOutcome> {
@@ -105,6 +109,7 @@ export class FileSource extends SnapshotHolder implements Source {
   /** Every file's entries, in file-name order, with ids made unique; the state line from the directory. */
   private build(): void {
     if (this.stopped) return;
+    this.builds++;
     const files = [...this.dir.files().values()];
     const sessions: SessionEntry[] = [];
     const claims: ClaimEntry[] = [];
