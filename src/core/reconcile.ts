@@ -73,6 +73,14 @@ function newEvidence(host: Evidence['host']): Mutable<Evidence> {
   return { host, kill: undefined, state: undefined, start: undefined, process: undefined, checkedAt: undefined };
 }
 
+/** "12:03:04" in the engine's local time, or UTC when the policy gives no formatter (core has no time zone). */
+function clockText(policy: Policy, localMs: number): string {
+  if (policy.clockText) return policy.clockText(localMs);
+  const daySeconds = Math.floor((((localMs % 86_400_000) + 86_400_000) % 86_400_000) / 1000);
+  const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
+  return `${two(Math.floor(daySeconds / 3600))}:${two(Math.floor(daySeconds / 60) % 60)}:${two(daySeconds % 60)} UTC`;
+}
+
 function toLocal(policy: Policy, source: string, registryTime: number): number {
   return registryTime - (policy.registryClockOffsetMs?.[source] ?? 0);
 }
@@ -112,8 +120,18 @@ function judgeSession(entry: SessionEntry, ctx: Context): Draft {
   if (local) judgeLocal(f, ctx);
 
   if (entry.offline) {
-    if (local) evidence.underlying = f.verdict;
     evidence.registry = { status: entry.status, offlineSince: entry.offlineSince };
+    if (local) {
+      evidence.underlying = f.verdict;
+      // A killed agent's socket closes and the registry says offline: the process being gone
+      // is what matters. Only a live (or uncheckable) process keeps the registry's word.
+      if (f.problem && !entry.ended) {
+        const since = entry.offlineSince !== undefined ? ` since ${clockText(ctx.policy, toLocal(ctx.policy, entry.source, entry.offlineSince))}` : '';
+        decide(f, f.verdict, `registry: offline${since}; OS: ${f.reason}`);
+        if (entry.id.startsWith(PENDING_PREFIX)) judgePending(f, ctx);
+        return f;
+      }
+    }
     const since =
       entry.offlineSince !== undefined
         ? ` for ${formatDuration(ctx.now - toLocal(ctx.policy, entry.source, entry.offlineSince))}`

@@ -39,6 +39,12 @@ export interface SessionEntry {
   readonly pid?: unknown;
   /** The registry says this session is offline (it will sweep it later). */
   readonly offline?: boolean | undefined;
+  /**
+   * With `offline`: the registry itself records the session as over (agentctl's stopped,
+   * completed...): history it keeps on purpose, not a lie. Without it, offline means the
+   * registering connection dropped (hypivisor), and a dead process behind it is a ghost.
+   */
+  readonly ended?: boolean | undefined;
   /** Registry status text, for display only (e.g. "active", "offline", "stopped"). */
   readonly status?: string | undefined;
   /** Registry clock. */
@@ -138,6 +144,8 @@ export interface Policy {
   readonly startToleranceMs: number;
   /** Per source: registry clock minus local clock, in ms (0 when unknown). */
   readonly registryClockOffsetMs?: Readonly<Record<string, number>> | undefined;
+  /** A local-clock time as the person reads it ("12:03:04"); the engine gives local time. Default: UTC. */
+  readonly clockText?: ((localMs: number) => string) | undefined;
 }
 
 export const DEFAULT_PENDING_TTL_MS = 120_000;

@@ -243,6 +243,7 @@ class LiveEngineImpl implements LiveEngine {
     return defaultPolicy(this.hostName, {
       hostAliases: this.hostAliases,
       registryClockOffsetMs,
+      clockText: localClockText,
       ...(this.pendingTtlMs !== undefined ? { pendingTtlMs: this.pendingTtlMs } : {}),
     });
   }
@@ -287,4 +288,11 @@ function currentUser(): string {
     // No passwd entry (some containers): the uid still says who.
     return process.env.USER ?? `uid ${process.getuid?.() ?? '?'}`;
   }
+}
+
+/** "12:03:04" on this machine's local clock, for reasons that name a moment. */
+export function localClockText(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultPolicy, VERDICT_TRAITS, type Finding, type OsFacts, type Policy, type SessionEntry } from '../../src/core/index.js';
-import { alive, gone, HOST, NOW, one, os, pidFacts, POLICY, port, run, session } from './fixtures.js';
+import { alive, claim, gone, HOST, NOW, one, os, pidFacts, POLICY, port, run, session } from './fixtures.js';
 
 interface Case {
   name: string;
@@ -119,10 +119,47 @@ describe('offline', () => {
     { name: 'offline on another host', sessions: [session('a', { machine: 'other', offline: true })], verdict: 'offline' },
     { name: 'offline pending placeholder is offline', sessions: [session('pending-1', { offline: true, registeredAt: NOW - 10 * MIN })], verdict: 'offline' },
   ]);
-  it('keeps what the local check would have said as evidence', () => {
-    const f = one(run([session('a', { pid: 4242, offline: true })], os([gone(4242)])), 'a');
+  it('keeps what the local check said as evidence, beside the registry status', () => {
+    const f = one(run([session('a', { pid: 4242, offline: true, status: 'offline' })], os([gone(4242)])), 'a');
     expect(f.evidence.underlying).toBe('ghost');
     expect(f.evidence.kill).toBe('ESRCH');
+    expect(f.evidence.registry).toEqual({ status: 'offline', offlineSince: undefined });
+  });
+});
+
+// A killed pi closes its socket: the registry says offline at once and sweeps ~40 s later.
+// The process being gone is what decides; the registry's "offline" is only the first half.
+describe('offline, and the OS says the process is gone', () => {
+  const offline = { offline: true, status: 'offline', offlineSince: NOW - 20_000 } as const;
+  table([
+    { name: 'offline and its pid is gone: ghost, naming both facts', sessions: [session('a', { pid: 4242, ...offline })], facts: os([gone(4242)]), verdict: 'ghost', reason: /^registry: offline since \d\d:\d\d:\d\d UTC; OS: pid 4242 is gone \(ESRCH\)$/ },
+    { name: 'offline and its pid is a zombie', sessions: [session('a', { pid: 4242, ...offline })], facts: os([pidFacts(4242, 'ok', { state: 'Z' })]), verdict: 'zombie', reason: /registry: offline since .*; OS: pid 4242 is a zombie/ },
+    { name: 'offline and its pid was recycled', sessions: [session('a', { pid: 4242, registeredAt: REGISTERED, ...offline })], facts: os([alive(4242, { startedAt: REGISTERED + 5 * MIN })]), verdict: 'reused', reason: /registry: offline.*recycled/ },
+    { name: 'offline with no time of going offline', sessions: [session('a', { pid: 4242, offline: true })], facts: os([gone(4242)]), verdict: 'ghost', reason: /^registry: offline; OS: pid 4242 is gone/ },
+    { name: 'offline and alive: may reconnect, stays offline', sessions: [session('a', { pid: 4242, ...offline })], facts: os([alive(4242)]), verdict: 'offline', reason: /offline for 20s/ },
+    { name: 'offline and alive as another user (EPERM): offline', sessions: [session('a', { pid: 4242, ...offline })], facts: os([pidFacts(4242, 'EPERM', { state: 'S' })]), verdict: 'offline' },
+    { name: 'offline and the probe failed: offline, never a problem', sessions: [session('a', { pid: 4242, ...offline })], facts: os([pidFacts(4242, 'error', { error: 'EINVAL' })]), verdict: 'offline' },
+    { name: 'offline and not probed yet: offline', sessions: [session('a', { pid: 4242, ...offline })], verdict: 'offline' },
+    { name: 'offline, no pid, nothing on its port: ghost', sessions: [session('a', { port: 8080, ...offline })], facts: os([], [port(8080, 'refused')]), verdict: 'ghost', reason: /registry: offline since .*; OS: .*nothing listens on port 8080/ },
+    { name: 'offline, no pid, its port answers: offline', sessions: [session('a', { port: 8080, ...offline })], facts: os([], [port(8080, 'open')]), verdict: 'offline' },
+    { name: 'offline, no pid, port probe timed out: offline', sessions: [session('a', { port: 8080, ...offline })], facts: os([], [port(8080, 'timeout')]), verdict: 'offline' },
+    { name: 'a record the registry keeps as ended (agentctl stopped) stays offline, pid gone or not', sessions: [session('a', { pid: 4242, ...offline, status: 'stopped', ended: true })], facts: os([gone(4242)]), verdict: 'offline' },
+    { name: 'offline on another host, whatever this host says of that pid', sessions: [session('a', { pid: 4242, machine: 'elsewhere', ...offline })], facts: os([gone(4242)]), verdict: 'offline' },
+    { name: 'an offline placeholder whose pid is gone is a dead pending', sessions: [session('pending-4242', { pid: 4242, registeredAt: NOW - 10_000, ...offline })], facts: os([gone(4242)]), verdict: 'pending', reason: /process is dead: registry: offline/ },
+  ]);
+  it('uses the formatter the policy gives for the moment it went offline', () => {
+    const policy = defaultPolicy(HOST, { clockText: (ms) => `T${ms}` });
+    const f = one(run([session('a', { pid: 4242, ...offline })], os([gone(4242)]), { policy }), 'a');
+    expect(f.reason).toBe(`registry: offline since T${NOW - 20_000}; OS: pid 4242 is gone (ESRCH)`);
+  });
+  it('converts the registry clock before naming the moment', () => {
+    const policy = defaultPolicy(HOST, { clockText: (ms) => `T${ms}`, registryClockOffsetMs: { hypivisor: 3_000 } });
+    const f = one(run([session('a', { pid: 4242, ...offline })], os([gone(4242)]), { policy }), 'a');
+    expect(f.reason).toContain(`since T${NOW - 23_000};`);
+  });
+  it('a claim held by an offline ghost is stale', () => {
+    const findings = run([session('h', { pid: 4242, ...offline })], os([gone(4242)]), { claims: [claim('repo', { holder: 'h' })] });
+    expect(findings.find((f) => f.kind === 'claim')?.verdict).toBe('stale-claim');
   });
 });
 

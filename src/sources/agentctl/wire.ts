@@ -66,6 +66,7 @@ export function toSessionEntry(record: unknown, source: string, host: string, fi
     port: undefined,
     pid: record.pid,
     offline: ended,
+    ended,
     status,
     lastSeen: undefined,
     offlineSince: ended ? isoMs(record.stoppedAt) : undefined,

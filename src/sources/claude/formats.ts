@@ -59,6 +59,7 @@ function session(ctx: ParseContext, fields: Omit<SessionEntry, 'source' | 'first
     port: undefined,
     pid: fields.pid,
     offline: undefined,
+    ended: undefined,
     status: fields.status,
     lastSeen: fields.lastSeen,
     offlineSince: undefined,

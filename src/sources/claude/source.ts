@@ -169,6 +169,7 @@ function relabel(s: SessionEntry, id: string): SessionEntry {
     port: s.port,
     pid: s.pid,
     offline: s.offline,
+    ended: s.ended,
     status: s.status,
     lastSeen: s.lastSeen,
     offlineSince: s.offlineSince,

@@ -106,6 +106,7 @@ export function toSessionEntry(
     port: node.port,
     pid: node.pid,
     offline: status === 'offline',
+    ended: undefined,
     status,
     lastSeen: seconds(node.last_seen),
     offlineSince: seconds(node.offline_since),
