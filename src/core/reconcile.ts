@@ -18,6 +18,7 @@ import {
   type Finding,
   type OsFacts,
   type Policy,
+  type PortFacts,
   type RegistryView,
   type SessionEntry,
   type SessionFinding,
@@ -42,6 +43,7 @@ export function reconcile(view: RegistryView, os: OsFacts, now: number, policy: 
   const ctx: Context = { os, now, policy, host: hostEvidenceCache(policy) };
   const findings: Finding[] = view.sessions.map((entry) => judgeSession(entry, ctx));
   markSuperseded(findings as Draft[], policy);
+  markSharedPortOwner(findings as Draft[], policy);
   if (view.claims.length > 0) {
     const holders = indexHolders(view.claims, findings as SessionFinding[]);
     for (const c of view.claims) findings.push(judgeClaim(c, holders, ctx));
@@ -232,18 +234,50 @@ function judgePort(f: Draft, ctx: Context, pidWhy: string): void {
     return;
   }
   const facts = ctx.os.ports.get(port);
-  f.evidence.port = { port, result: facts?.result ?? 'not-probed', detail: facts?.detail };
   if (!facts) {
+    f.evidence.port = { port, result: 'not-probed', detail: undefined };
     decide(f, 'unverified', `${pidWhy}; port ${port} has not been probed yet`);
     return;
   }
+  const owner = facts.result === 'open' ? portOwner(facts, ctx.os) : undefined;
+  f.evidence.port = { port, result: facts.result, detail: facts.detail, listeners: facts.listeners, owner, ownerUnknown: facts.ownerUnknown };
   f.evidence.checkedAt = facts.checkedAt;
-  if (facts.result === 'open') decide(f, 'live', `${pidWhy}; something accepts connections on port ${port}`);
+  if (owner !== undefined) {
+    // The process behind the port is known: judge the entry by it, as if it had registered that pid.
+    judgePid(f, owner, ctx);
+    const who = f.evidence.process;
+    const name = who ? ` (${sanitize(who.name, 32)})` : '';
+    if (f.verdict === 'live') f.reason = `${pidWhy}; port ${port} is served by pid ${owner}${name}, which is alive`;
+    else f.reason = `${pidWhy}; port ${port} is served by pid ${owner}${name}: ${f.reason}`;
+    return;
+  }
+  const where = facts.listeners && facts.listeners.length > 0 ? ` (listening on ${facts.listeners.map((a) => sanitize(a, 46)).join(', ')})` : '';
+  if (facts.result === 'open') decide(f, 'live', `${pidWhy}; something accepts connections on port ${port}${where}`);
   else if (facts.result === 'refused') decide(f, 'ghost', `${pidWhy}; nothing listens on port ${port}`);
   else {
     const detail = facts.detail ? `: ${facts.detail}` : '';
     decide(f, 'unverified', `${pidWhy}; the probe of port ${port} failed (${facts.result}${detail})`);
   }
+}
+
+/**
+ * Which of the processes listening on a port stands for the entry: one the OS facts know, the
+ * earliest started (a child that inherited the socket is not the agent). Undefined when none is known.
+ */
+function portOwner(facts: PortFacts, os: OsFacts): number | undefined {
+  let best: number | undefined;
+  let bestStart = Infinity;
+  for (const pid of facts.owners ?? []) {
+    if (!isUsablePid(pid)) continue;
+    const p = os.pids.get(pid);
+    if (!p) continue;
+    const start = p.startedAt ?? Infinity;
+    if (best === undefined || start < bestStart) {
+      best = pid;
+      bestStart = start;
+    }
+  }
+  return best;
 }
 
 function judgePending(f: Draft, ctx: Context): void {
@@ -352,6 +386,7 @@ function supersede(group: Draft[], policy: Policy): void {
   for (const f of group) {
     f.evidence.siblings = someIds(group, f, MAX_SIBLINGS);
     f.evidence.siblingCount = group.length - 1;
+    f.evidence.sharedBy = 'pid';
     if (!order) {
       decide(f, 'live', `${f.reason}; also claimed by ${nameSome(group, f)}, and nothing tells which registration is newest`, 'shared pid');
       continue;
@@ -363,6 +398,42 @@ function supersede(group: Draft[], policy: Policy): void {
       decide(f, 'live', `${f.reason}; also claimed by ${nameSome(group, f)}, registered at the same time: cannot tell which is newest`, 'shared pid');
     } else {
       decide(f, 'live', `${f.reason}; newest of ${group.length} entries on this pid`, f.note);
+    }
+  }
+}
+
+/**
+ * Of the local entries of one source whose ports are served by one process, whatever the
+ * registry's status, all but the newest registration are superseded: an old pi-socket re-registers
+ * a previous session's id from the same process (protocols.md §1), and only the newest is current.
+ */
+function markSharedPortOwner(findings: Draft[], policy: Policy): void {
+  let groups: Map<string, Draft[]> | undefined;
+  for (const f of findings) {
+    const owner = f.evidence.port?.owner;
+    if (owner === undefined || (f.verdict !== 'live' && f.verdict !== 'offline')) continue;
+    const key = `${owner}\u0000${f.source}`;
+    groups ??= new Map();
+    const group = groups.get(key);
+    if (group) group.push(f);
+    else groups.set(key, [f]);
+  }
+  if (!groups) return;
+  for (const group of groups.values()) {
+    if (group.length < 2) continue;
+    const order = newestOrder(group.map((f) => f.entry), policy);
+    const newest = order ? group.filter((f) => order.rank(f.entry) === order.max) : group;
+    const owner = group[0]!.evidence.port!.owner!;
+    for (const f of group) {
+      f.evidence.siblings = someIds(group, f, MAX_SIBLINGS);
+      f.evidence.siblingCount = group.length - 1;
+      f.evidence.sharedBy = 'port-owner';
+      if (!order || newest.length > 1 || order.rank(f.entry) === order.max) {
+        if (order) f.evidence.newestBy = order.by;
+        continue;
+      }
+      f.evidence.newestBy = order.by;
+      decide(f, 'superseded', `pid ${owner} serves its port and also the newer entry ${nameSome(newest, undefined)} (by ${order.by.replace('_', ' ')})`);
     }
   }
 }

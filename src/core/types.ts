@@ -125,6 +125,12 @@ export interface PortFacts {
   readonly result: PortResult;
   readonly detail?: string | undefined;
   readonly checkedAt: number;
+  /** Pids holding a listening socket on this port (from the socket table), when they could be read. */
+  readonly owners?: readonly number[] | undefined;
+  /** Why no owner could be named although something listens (another user's process, hidepid). */
+  readonly ownerUnknown?: string | undefined;
+  /** The addresses that listen on this port ("127.0.0.1", "::", "10.1.2.3"), from the socket table. */
+  readonly listeners?: readonly string[] | undefined;
 }
 
 /** The operating system's ground truth, as last probed. */
@@ -197,7 +203,17 @@ export interface Evidence {
         readonly toleranceMs: number;
       }
     | undefined;
-  readonly port?: { readonly port: number; readonly result: PortResult | 'not-probed'; readonly detail?: string | undefined } | undefined;
+  readonly port?:
+    | {
+        readonly port: number;
+        readonly result: PortResult | 'not-probed';
+        readonly detail?: string | undefined;
+        readonly listeners?: readonly string[] | undefined;
+        /** The process that listens on the port, when the socket table names it: the entry is judged by it. */
+        readonly owner?: number | undefined;
+        readonly ownerUnknown?: string | undefined;
+      }
+    | undefined;
   readonly pending?:
     | {
         readonly ageMs: number;
@@ -205,11 +221,13 @@ export interface Evidence {
         readonly ttlMs: number;
       }
     | undefined;
-  /** Other entries of the same source claiming the same live pid (the first 20 of them). */
+  /** Other entries of the same source claiming the same live pid, or served by the same process (the first 20 of them). */
   readonly siblings?: readonly string[] | undefined;
   /** How many other entries claim that pid in all. */
   readonly siblingCount?: number | undefined;
   readonly newestBy?: 'registered_at' | 'join_order' | 'last_seen' | undefined;
+  /** The siblings share the process that serves their ports, not a registered pid. */
+  readonly sharedBy?: 'pid' | 'port-owner' | undefined;
   readonly registry?: { readonly status?: string | undefined; readonly offlineSince?: number | undefined } | undefined;
   /** For an offline entry on this host: what the local check alone would have said. */
   readonly underlying?: SessionVerdict | undefined;

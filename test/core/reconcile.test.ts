@@ -300,3 +300,46 @@ describe('many entries on one pid', () => {
     expect(one(tied, 'x').reason).toMatch(/also claimed by t0, t1, t2 and 7 more/);
   });
 });
+
+// Agents from before pi-socket's 2026-02-23 change register no pid: the process listening on the
+// entry's port (from the socket table) stands in for it (protocols.md §1).
+describe('pid-less entries judged by the process that serves their port', () => {
+  const served = (p: number, owners: number[], extra: Partial<ReturnType<typeof port>> = {}) => ({ ...port(p, 'open'), owners, ...extra });
+  const named = (pid: number, fields: Parameters<typeof alive>[1] = {}) => alive(pid, { process: { pid, ppid: 1, name: 'pi', cmd: 'node pi' }, ...fields });
+  table([
+    { name: 'its port is served by a live process: live, naming it', sessions: [session('a', { port: 8080, registeredAt: REGISTERED })], facts: os([named(4242)], [served(8080, [4242])]), verdict: 'live', reason: /^no pid; port 8080 is served by pid 4242 \(pi\), which is alive$/ },
+    { name: 'served by a process that started after the entry registered: reused', sessions: [session('a', { port: 8080, registeredAt: REGISTERED })], facts: os([named(4242, { startedAt: REGISTERED + 5 * MIN })], [served(8080, [4242])]), verdict: 'reused', reason: /port 8080 is served by pid 4242 \(pi\): pid 4242 belongs to a process started 5m00s after the entry was registered/ },
+    { name: 'served by a zombie (it inherited the socket): zombie', sessions: [session('a', { port: 8080 })], facts: os([named(4242, { state: 'Z' })], [served(8080, [4242])]), verdict: 'zombie' },
+    { name: 'served by a pid kill() says is gone (it died since): ghost', sessions: [session('a', { port: 8080 })], facts: os([gone(4242)], [served(8080, [4242])]), verdict: 'ghost', reason: /ESRCH/ },
+    { name: 'the owner has not been probed yet: judged by the port alone', sessions: [session('a', { port: 8080 })], facts: os([], [served(8080, [4242])]), verdict: 'live', reason: /something accepts connections on port 8080/ },
+    { name: 'several owners: the earliest started stands for the entry', sessions: [session('a', { port: 8080, registeredAt: REGISTERED })], facts: os([named(4243, { startedAt: REGISTERED + MIN }), named(4242, { startedAt: REGISTERED - MIN })], [served(8080, [4243, 4242])]), verdict: 'live', reason: /pid 4242/ },
+    { name: 'owner unknown (another user, hidepid): live by the port, saying why', sessions: [session('a', { port: 8080 })], facts: os([], [port(8080, 'open')]), verdict: 'live' },
+    { name: 'listening on a non-loopback address only is live, naming it', sessions: [session('a', { port: 8080 })], facts: os([], [{ ...port(8080, 'open'), listeners: ['10.1.2.3'] }]), verdict: 'live', reason: /listening on 10\.1\.2\.3/ },
+    { name: 'an unusable pid and a served port: judged by the owner', sessions: [session('a', { pid: 'x', port: 8080 })], facts: os([named(4242)], [served(8080, [4242])]), verdict: 'live', reason: /^pid is a string, not a number; port 8080 is served by pid 4242/ },
+    { name: 'a refused port with a stale owner list is a ghost', sessions: [session('a', { port: 8080 })], facts: os([named(4242)], [{ ...port(8080, 'refused'), owners: [4242] }]), verdict: 'ghost' },
+  ]);
+
+  it('keeps the owner and the listeners as evidence', () => {
+    const f = one(run([session('a', { port: 8080 })], os([named(4242)], [served(8080, [4242], { listeners: ['0.0.0.0'] })])), 'a');
+    expect(f.evidence.port).toMatchObject({ port: 8080, result: 'open', owner: 4242, listeners: ['0.0.0.0'] });
+    expect(f.evidence.process).toMatchObject({ pid: 4242, name: 'pi' });
+    expect(f.evidence.kill).toBe('ok');
+  });
+
+  describe('two entries whose ports one process serves', () => {
+    table([
+      { name: 'the older registration is superseded', id: 'old', sessions: [session('old', { port: 8080, registeredAt: REGISTERED }), session('new', { port: 8081, registeredAt: REGISTERED + MIN })], facts: os([named(4242)], [served(8080, [4242]), served(8081, [4242])]), verdict: 'superseded', reason: /pid 4242 serves its port and also the newer entry new \(by registered at\)/ },
+      { name: 'the newest stays live', id: 'new', sessions: [session('old', { port: 8080, registeredAt: REGISTERED }), session('new', { port: 8081, registeredAt: REGISTERED + MIN })], facts: os([named(4242)], [served(8080, [4242]), served(8081, [4242])]), verdict: 'live' },
+      { name: 'any status: an older offline entry is superseded too', id: 'old', sessions: [session('old', { port: 8080, registeredAt: REGISTERED, offline: true, status: 'offline' }), session('new', { port: 8081, registeredAt: REGISTERED + MIN })], facts: os([named(4242)], [served(8080, [4242]), served(8081, [4242])]), verdict: 'superseded' },
+      { name: 'an offline newest stays offline', id: 'new', sessions: [session('old', { port: 8080, registeredAt: REGISTERED }), session('new', { port: 8081, registeredAt: REGISTERED + MIN, offline: true, status: 'offline' })], facts: os([named(4242)], [served(8080, [4242]), served(8081, [4242])]), verdict: 'offline' },
+      { name: 'no order between them: both stay as they are', id: 'old', sessions: [session('old', { port: 8080 }), session('new', { port: 8081 })], facts: os([named(4242)], [served(8080, [4242]), served(8081, [4242])]), verdict: 'live' },
+      { name: 'different processes: not superseded', id: 'old', sessions: [session('old', { port: 8080, registeredAt: REGISTERED }), session('new', { port: 8081, registeredAt: REGISTERED + MIN })], facts: os([named(4242), named(4243)], [served(8080, [4242]), served(8081, [4243])]), verdict: 'live' },
+      { name: 'another registry listing the same agent: not superseded', id: 'old', sessions: [session('old', { port: 8080, registeredAt: REGISTERED }), session('new', { source: 'other', port: 8081, registeredAt: REGISTERED + MIN })], facts: os([named(4242)], [served(8080, [4242]), served(8081, [4242])]), verdict: 'live' },
+      { name: 'another host: not superseded', id: 'old', sessions: [session('old', { port: 8080, registeredAt: REGISTERED, machine: 'elsewhere' }), session('new', { port: 8081, registeredAt: REGISTERED + MIN, machine: 'elsewhere' })], facts: os([named(4242)], [served(8080, [4242]), served(8081, [4242])]), verdict: 'remote' },
+    ]);
+    it('names the sibling and what they share', () => {
+      const findings = run([session('old', { port: 8080, registeredAt: REGISTERED }), session('new', { port: 8081, registeredAt: REGISTERED + MIN })], os([named(4242)], [served(8080, [4242]), served(8081, [4242])]));
+      expect(one(findings, 'old').evidence).toMatchObject({ siblings: ['new'], siblingCount: 1, sharedBy: 'port-owner', newestBy: 'registered_at' });
+    });
+  });
+});
