@@ -55,12 +55,17 @@ function evidenceLines(e: Evidence, now: number): DetailLine[] {
     const rel = e.start.deltaMs >= 0 ? `${formatDuration(e.start.deltaMs)} after` : `${formatDuration(-e.start.deltaMs)} before`;
     add('process started', `${iso(e.start.processStartedAt)}, ${rel} ${e.start.reference.replace('_', ' ')} ${iso(e.start.referenceAt)} (tolerance ${formatDuration(e.start.toleranceMs)})`);
   }
-  if (e.port) add('port probe', `${e.port.port}: ${e.port.result}${e.port.detail ? ` (${sanitize(e.port.detail, 80)})` : ''}`);
+  if (e.port) {
+    add('port probe', `${e.port.port}: ${e.port.result}${e.port.detail ? ` (${sanitize(e.port.detail, 80)})` : ''}`);
+    if (e.port.listeners && e.port.listeners.length > 0) add('listening on', e.port.listeners.map((a) => sanitize(a, 46)).join(', '));
+    if (e.port.owner !== undefined) add('served by', `pid ${e.port.owner} (the entry is judged by it)`);
+    else if (e.port.ownerUnknown) add('served by', `unknown: ${sanitize(e.port.ownerUnknown, 120)}`);
+  }
   if (e.pending) add('pending age', `${formatDuration(e.pending.ageMs)} from ${e.pending.from.replace('_', ' ')} (TTL ${formatDuration(e.pending.ttlMs)})`);
   if (e.siblings) {
     const more = (e.siblingCount ?? e.siblings.length) - e.siblings.length;
     const names = `${e.siblings.map((s) => sanitize(s, 60)).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
-    add('same pid', `${names}${e.newestBy ? `; newest by ${e.newestBy.replace('_', ' ')}` : ''}`);
+    add(e.sharedBy === 'port-owner' ? 'same process' : 'same pid', `${names}${e.newestBy ? `; newest by ${e.newestBy.replace('_', ' ')}` : ''}`);
   }
   if (e.registry) add('registry says', `${sanitize(e.registry.status ?? '-', 30)}${e.registry.offlineSince !== undefined ? `, offline since ${iso(e.registry.offlineSince)}` : ''}`);
   if (e.underlying) add('locally it is', e.underlying);
