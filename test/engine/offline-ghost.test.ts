@@ -4,11 +4,21 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { startPiAgent } from '../support/pi-agent.js';
+import { startStockHypivisor } from '../support/stock-hypivisor.js';
 import { engineFor, finding, killAndReap, onCleanup, serve, source, until } from './helpers.js';
 
-describe('an agent killed without deregistering', () => {
+async function stock(): Promise<{ url: string }> {
+  const s = await startStockHypivisor();
+  onCleanup(() => s.close());
+  return s;
+}
+
+describe.each([
+  ['ghostwatch serve', serve],
+  ['a stock hypivisor', stock],
+] as const)('an agent killed without deregistering, on %s', (_name, registry) => {
   it('is a ghost as soon as the registry marks it offline and the OS says its pid is gone', async () => {
-    const s = await serve();
+    const s = await registry();
     const agent = await startPiAgent(s.url);
     onCleanup(() => killAndReap(agent.child));
     const engine = engineFor([source(s.url)]);
@@ -25,7 +35,7 @@ describe('an agent killed without deregistering', () => {
   });
 
   it('stays offline, not a problem, while its process lives (it may reconnect)', async () => {
-    const s = await serve();
+    const s = await registry();
     const agent = await startPiAgent(s.url);
     onCleanup(() => killAndReap(agent.child));
     const engine = engineFor([source(s.url)]);
@@ -36,7 +46,7 @@ describe('an agent killed without deregistering', () => {
   });
 
   it('`check` reports it as a ghost and exits 1', async () => {
-    const s = await serve();
+    const s = await registry();
     const agent = await startPiAgent(s.url);
     onCleanup(() => killAndReap(agent.child));
     await killAndReap(agent.child);
