@@ -203,7 +203,13 @@ function judgePid(f: Draft, pid: number, ctx: Context): void {
       return;
     }
   }
-  decide(f, 'live', facts.kill === 'EPERM' ? `pid ${pid} is alive (EPERM: another user owns it)` : `pid ${pid} is alive`);
+  const alive = facts.kill === 'EPERM' ? `pid ${pid} is alive (EPERM: another user owns it)` : `pid ${pid} is alive`;
+  if (facts.detailsHidden !== undefined) {
+    // kill found it: alive. Its state and start time are hidden, so identity is unchecked.
+    decide(f, 'live', `${alive}; details hidden (hidepid): state and start time unknown`, 'details hidden');
+    return;
+  }
+  decide(f, 'live', alive);
 }
 
 const REFERENCE_WORDS: Record<StartReference, string> = {

@@ -102,6 +102,8 @@ export interface PidFacts {
   readonly state?: string | undefined;
   /** Process start time, local clock, epoch ms. */
   readonly startedAt?: number | undefined;
+  /** kill says the process exists but /proc will not show it (hidepid): state and start time unknown. */
+  readonly detailsHidden?: string | undefined;
   /** Local clock: when these facts were read. */
   readonly checkedAt: number;
   /** From the process table scan, for "who is this pid" evidence. */

@@ -33,9 +33,10 @@ function facts(
   startedAt: number | undefined,
   checkedAt: number,
   process: ProcessInfo | undefined,
+  detailsHidden: string | undefined = undefined,
 ): PidFacts {
   // One literal, every field, one order: all facts objects share one hidden class.
-  return { pid, kill, error, state, startedAt, checkedAt, process };
+  return { pid, kill, error, state, startedAt, detailsHidden, checkedAt, process };
 }
 
 export type KillMerge =
@@ -55,7 +56,7 @@ export function mergeKill(prev: PidFacts | undefined, next: PidFacts): KillMerge
     if (prev === undefined || !isAlive(prev.kill)) return FULL;
     if (prev.kill === next.kill) return KEEP;
     // ok <-> EPERM: the same process changed owner (setuid); its state and start time still hold.
-    return { kind: 'store', facts: facts(next.pid, next.kill, undefined, prev.state, prev.startedAt, next.checkedAt, prev.process) };
+    return { kind: 'store', facts: facts(next.pid, next.kill, undefined, prev.state, prev.startedAt, next.checkedAt, prev.process, prev.detailsHidden) };
   }
   if (prev !== undefined && prev.kill === next.kill && prev.error === next.error) return KEEP;
   // Gone, or the probe failed: whatever state, start time and process we had belong to the past.
@@ -70,7 +71,8 @@ export function mergeFull(prev: PidFacts | undefined, next: PidFacts): PidFacts 
       prev.kill === next.kill &&
       prev.error === next.error &&
       sameState(prev.state, next.state) &&
-      prev.startedAt === next.startedAt
+      prev.startedAt === next.startedAt &&
+      prev.detailsHidden === next.detailsHidden
     ) {
       return undefined;
     }
@@ -83,7 +85,7 @@ export function withProcessOf(prev: PidFacts | undefined, next: PidFacts): PidFa
   const sameProcess =
     prev?.process !== undefined && isAlive(prev.kill) && isAlive(next.kill) && sameStart(prev.startedAt, next.startedAt);
   const process = sameProcess ? prev?.process : next.process;
-  return facts(next.pid, next.kill, next.error, next.state, next.startedAt, next.checkedAt, process);
+  return facts(next.pid, next.kill, next.error, next.state, next.startedAt, next.checkedAt, process, next.detailsHidden);
 }
 
 function sameProcessInfo(a: ProcessInfo | undefined, b: ProcessInfo | undefined): boolean {
@@ -97,7 +99,7 @@ export function mergeProcess(prev: PidFacts, row: ProcessInfo | undefined): PidF
   // A dead pid has no process; a row whose start time disagrees is another process on that pid.
   const info = row !== undefined && isAlive(prev.kill) && sameStart(prev.startedAt, row.startedAt) ? row : undefined;
   if (sameProcessInfo(prev.process, info)) return undefined;
-  return facts(prev.pid, prev.kill, prev.error, prev.state, prev.startedAt, prev.checkedAt, info);
+  return facts(prev.pid, prev.kill, prev.error, prev.state, prev.startedAt, prev.checkedAt, info, prev.detailsHidden);
 }
 
 /** Fold a port probe result: undefined = keep the previous object. */

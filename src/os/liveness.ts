@@ -199,9 +199,16 @@ function readLinuxDetails(facts: Mutable<PidFacts>): void {
     length = readProcStatFile(facts.pid);
   } catch (err) {
     const code = errorCode(err);
-    // The process died (and was reaped) between kill and read.
-    if (code === 'ENOENT' || code === 'ESRCH') facts.kill = 'ESRCH';
-    else facts.error = `reading /proc/${facts.pid}/stat: ${code ?? errorText(err)}`;
+    if (code === 'ENOENT' || code === 'ESRCH' || code === 'EACCES') {
+      // Only kill decides existence. A missing entry is either a death between kill and read, or
+      // /proc mounted with hidepid (another user's live process is not shown to us): ask kill again.
+      const again = killZero(facts.pid);
+      facts.kill = again.kill;
+      if (again.error !== undefined) facts.error = again.error;
+      if (again.kill === 'ok' || again.kill === 'EPERM') facts.detailsHidden = `/proc/${facts.pid} is hidden from this user (${code}: hidepid)`;
+      return;
+    }
+    facts.error = `reading /proc/${facts.pid}/stat: ${code ?? errorText(err)}`;
     return;
   }
   const parsed = parseStatBytes(STAT_BUFFER, length);

@@ -35,6 +35,7 @@ function table(cases: Case[]): void {
 describe('live', () => {
   table([
     { name: 'alive pid that started before registration', sessions: [session('a', { pid: 4242, registeredAt: REGISTERED })], facts: os([alive(4242)]), verdict: 'live', reason: /pid 4242 is alive/ },
+    { name: 'alive by kill but hidden from /proc (hidepid): live, details hidden, never a ghost', sessions: [session('a', { pid: 4242, registeredAt: REGISTERED })], facts: os([pidFacts(4242, 'EPERM', { detailsHidden: '/proc/4242 is hidden from this user (ENOENT: hidepid)' })]), verdict: 'live', note: 'details hidden', reason: /EPERM.*details hidden \(hidepid\)/ },
     { name: 'EPERM means alive, owned by another user', sessions: [session('a', { pid: 4242 })], facts: os([pidFacts(4242, 'EPERM', { state: 'S' })]), verdict: 'live', reason: /EPERM/ },
     { name: 'no pid, something listens on the port', sessions: [session('a', { port: 8080 })], facts: os([], [port(8080, 'open')]), verdict: 'live', reason: /port 8080/ },
     { name: 'entry says the FQDN, this host is the short name', sessions: [session('a', { pid: 4242, machine: 'devbox.corp.example.com' })], facts: os([alive(4242)]), verdict: 'live' },
