@@ -253,6 +253,12 @@ describe.runIf(isLinux)('portOwners on real listeners', () => {
     expect(calls).toBeGreaterThan(1);
   });
 
+  it('honours abort', async (ctx) => {
+    const l = await listen('127.0.0.1', ctx);
+    await expect(portOwners([l.port], { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(socketOwners([1], { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
   it('says nothing holds an inode no process has, and ignores unusable inodes', async () => {
     const r = await socketOwners([0, -1, Number.NaN, 2 ** 60, 4_000_000_000]);
     expect(r.ok && r.owners.size).toBe(0);
