@@ -1,9 +1,11 @@
-// OS-layer figures: liveness probe cost over 1,000 real pids (half alive, half dead) and the
-// cost of one process table scan with each strategy.
+// OS-layer figures: liveness probe cost over 1,000 real pids (half alive, half dead), the
+// cost of one process table scan with each strategy, and of finding the process behind a port.
 import { killAndReap, spawnSleep } from './children.js';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
 import { probePids } from '../src/os/liveness.js';
+import { createOwnerHints, portOwners } from '../src/os/port-owner.js';
 import { scanProcessTable, type ProcessTableStrategy } from '../src/os/process-table.js';
 
 export type Figures = Record<string, { value: number; unit: string }>;
@@ -53,6 +55,33 @@ async function scanFigure(strategy: ProcessTableStrategy): Promise<{ ms: number;
   return { ms, count: first.processes.size };
 }
 
+/** A child listening on 127.0.0.1 (newest pid, so an unhinted walk reads nearly every process first). */
+async function spawnListener(): Promise<{ child: ChildProcess; port: number }> {
+  const script = "const s=require('node:net').createServer();s.listen({host:'127.0.0.1',port:0},()=>console.log(s.address().port))";
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', resolve);
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`listener exited (${code})`)));
+  });
+  return { child, port: Number(line) };
+}
+
+/** portOwners of one port: walking the whole process table (no hints), and with the owner hinted. */
+async function portOwnerFigures(figures: Figures): Promise<void> {
+  if (process.platform !== 'linux') return;
+  const { child, port } = await spawnListener();
+  try {
+    const found = await portOwners([port]);
+    if (!found.ok || found.ports.get(port)?.owner?.pid !== child.pid) return;
+    figures.port_owner_ms = { value: await timeIt(SCAN_RUNS, () => portOwners([port])), unit: 'ms' };
+    const hints = createOwnerHints();
+    figures.port_owner_hinted_ms = { value: await timeIt(PROBE_RUNS, () => portOwners([port], { hints })), unit: 'ms' };
+  } finally {
+    await killAndReap(child);
+  }
+}
+
 export async function osFigures(): Promise<Figures> {
   const figures: Figures = {};
 
@@ -63,6 +92,7 @@ export async function osFigures(): Promise<Figures> {
   if (pslist) figures.pslist_scan_ms = { value: pslist.ms, unit: 'ms' };
   const count = proc?.count ?? pslist?.count;
   if (count !== undefined) figures.process_count = { value: count, unit: 'processes' };
+  await portOwnerFigures(figures);
 
   const children: ChildProcess[] = [];
   try {

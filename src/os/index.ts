@@ -1,4 +1,4 @@
-// The OS layer: liveness (kill + /proc or ps), process table scans and localhost port probes.
+// The OS layer: liveness (kill + /proc or ps), process table scans, localhost port probes and port owners.
 export {
   probePids,
   parseProcStat,
@@ -17,3 +17,28 @@ export {
   type ScanOptions,
 } from './process-table.js';
 export { probePort, probePorts, DEFAULT_PORT_TIMEOUT_MS, type PortProbeOptions } from './port-probe.js';
+export {
+  parseProcNetTcp,
+  decodeProcNetAddress,
+  listeningSockets,
+  PROC_NET_PATHS,
+  type ListeningSocket,
+  type ListeningSocketsResult,
+  type ProcNetParse,
+  type ProcNetPaths,
+  type AddressFamily,
+  type ByteOrder,
+} from './proc-net.js';
+export {
+  portOwners,
+  socketOwners,
+  createOwnerHints,
+  DEFAULT_MAX_FDS,
+  type OwnerHints,
+  type PortOwnersOptions,
+  type PortOwnersResult,
+  type PortOwnership,
+  type PortSocket,
+  type SocketOwnersOptions,
+  type SocketOwnersResult,
+} from './port-owner.js';
