@@ -284,7 +284,7 @@ export async function detectFigures(): Promise<Figures> {
       const child = spawn(process.execPath, [PI_AGENT, server.url, '--id', id], { stdio: ['pipe', 'pipe', 'inherit'] });
       children.push(child);
       await new Promise<void>((resolve, reject) => {
-        child.stdout!.once('data', () => resolve());
+        child.stdout!.once("data", () => resolve());
         child.once('exit', (code) => reject(new Error(`bench: pi agent ${id} exited (${code}) before registering`)));
       });
       child.removeAllListeners('exit');

@@ -104,8 +104,30 @@ export function mergeProcess(prev: PidFacts, row: ProcessInfo | undefined): PidF
 
 /** Fold a port probe result: undefined = keep the previous object. */
 export function mergePort(prev: PortFacts | undefined, next: PortFacts): PortFacts | undefined {
-  if (prev !== undefined && (next.checkedAt < prev.checkedAt || (prev.result === next.result && prev.detail === next.detail))) {
+  if (
+    prev !== undefined &&
+    (next.checkedAt < prev.checkedAt ||
+      (prev.result === next.result &&
+        prev.detail === next.detail &&
+        prev.ownerUnknown === next.ownerUnknown &&
+        sameList(prev.owners, next.owners) &&
+        sameList(prev.listeners, next.listeners)))
+  ) {
     return undefined;
   }
-  return { port: next.port, result: next.result, detail: next.detail, checkedAt: next.checkedAt };
+  return {
+    port: next.port,
+    result: next.result,
+    detail: next.detail,
+    checkedAt: next.checkedAt,
+    owners: next.owners,
+    ownerUnknown: next.ownerUnknown,
+    listeners: next.listeners,
+  };
+}
+
+function sameList<T>(a: readonly T[] | undefined, b: readonly T[] | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  return a.every((x, i) => x === b[i]);
 }

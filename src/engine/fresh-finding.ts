@@ -7,7 +7,7 @@ import { findingKey } from '../core/evict-plan.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { reconcile } from '../core/reconcile.js';
 import type { ClaimEntry, Finding, OsFacts, PidFacts, PortFacts, Policy, SessionEntry } from '../core/types.js';
-import { probePids, probePorts } from '../os/index.js';
+import { probePids, probePortFacts } from '../os/index.js';
 import type { Source } from '../sources/types.js';
 import { withProcessOf } from './fact-merge.js';
 
@@ -43,7 +43,7 @@ async function rereadRegistry(source: Source): Promise<void> {
 export async function freshFinding(source: Source, planned: Finding, ctx: FreshContext): Promise<Fresh> {
   await rereadRegistry(source);
   const snap = source.snapshot();
-  const related = relatedEntries(snap.sessions, snap.claims, planned);
+  const related = relatedEntries(snap.sessions, snap.claims, planned, ctx.known);
   if (!related) return { current: undefined, pids: new Map(), ports: new Map() };
 
   const pids = new Set<number>();
@@ -56,10 +56,10 @@ export async function freshFinding(source: Source, planned: Finding, ctx: FreshC
   const claim = related.claims[0];
   if (claim && isUsablePid(claim.pid) && ctx.isLocal(claim.machine ?? related.sessions[0]?.machine)) pids.add(claim.pid);
 
-  const [probed, portFacts] = await Promise.all([
-    pids.size > 0 ? probePids([...pids], { full: true, now: ctx.now }) : new Map<number, PidFacts>(),
-    ports.size > 0 ? probePorts([...ports], { now: ctx.now }) : new Map<number, PortFacts>(),
-  ]);
+  // Ports first: the processes serving them are probed with the registered pids.
+  const portFacts = ports.size > 0 ? await probePortFacts([...ports], { now: ctx.now }) : new Map<number, PortFacts>();
+  for (const facts of portFacts.values()) for (const pid of facts.owners ?? []) pids.add(pid);
+  const probed = pids.size > 0 ? await probePids([...pids], { full: true, now: ctx.now }) : new Map<number, PidFacts>();
   const pidFacts = new Map<number, PidFacts>();
   for (const [pid, facts] of probed) pidFacts.set(pid, withProcessOf(ctx.known.pids.get(pid), facts));
 
@@ -77,20 +77,30 @@ function relatedEntries(
   sessions: readonly SessionEntry[],
   claims: readonly ClaimEntry[],
   planned: Finding,
+  known: OsFacts,
 ): { sessions: SessionEntry[]; claims: ClaimEntry[] } | undefined {
   if (planned.kind === 'session') {
     const entry = sessions.find((s) => s.id === planned.id);
-    return entry ? { sessions: withPidSiblings(entry, sessions), claims: [] } : undefined;
+    return entry ? { sessions: withSiblings(entry, sessions, known), claims: [] } : undefined;
   }
   const claim = claims.find((c) => c.resource === planned.id);
   if (!claim) return undefined;
   const holder = claim.holder === undefined ? undefined : sessions.find((s) => s.id === claim.holder);
-  return { sessions: holder ? withPidSiblings(holder, sessions) : [], claims: [claim] };
+  return { sessions: holder ? withSiblings(holder, sessions, known) : [], claims: [claim] };
 }
 
-/** The entry, then the other entries registered with the same usable pid (order does not matter to reconcile). */
-function withPidSiblings(entry: SessionEntry, sessions: readonly SessionEntry[]): SessionEntry[] {
-  if (!isUsablePid(entry.pid)) return [entry];
-  const pid = entry.pid;
-  return [entry, ...sessions.filter((s) => s !== entry && s.pid === pid)];
+/**
+ * The entry, then the entries its superseded verdict may rest on: those registered with the same
+ * usable pid, or (no pid) those whose ports the same process was last seen serving.
+ */
+function withSiblings(entry: SessionEntry, sessions: readonly SessionEntry[], known: OsFacts): SessionEntry[] {
+  if (isUsablePid(entry.pid)) {
+    const pid = entry.pid;
+    return [entry, ...sessions.filter((s) => s !== entry && s.pid === pid)];
+  }
+  const owners = isUsablePort(entry.port) ? known.ports.get(entry.port)?.owners : undefined;
+  if (!owners || owners.length === 0) return [entry];
+  const servedBySame = (s: SessionEntry): boolean =>
+    !isUsablePid(s.pid) && isUsablePort(s.port) && (known.ports.get(s.port)?.owners ?? []).some((pid) => owners.includes(pid));
+  return [entry, ...sessions.filter((s) => s !== entry && servedBySame(s))];
 }

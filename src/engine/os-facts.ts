@@ -3,7 +3,7 @@
 // only a change reconcile can see calls `onChange`: a stable pid costs a kill(0) and nothing else.
 
 import type { OsFacts, PidFacts, PortFacts, ProcessInfo } from '../core/types.js';
-import { probePids, probePorts, scanProcessTable } from '../os/index.js';
+import { createOwnerHints, probePids, probePortFacts, scanProcessTable } from '../os/index.js';
 import { stillRunning } from '../os/liveness.js';
 import type { OsState } from './types.js';
 import { isAlive, mergeFull, mergeKill, mergePort, mergeProcess } from './fact-merge.js';
@@ -43,6 +43,11 @@ export class OsFactsTracker {
   private readonly urgentPids = new Set<number>();
   private readonly urgentPorts = new Set<number>();
   private readonly runner = new ProbeRunner<Probe>();
+  /** Where the last socket-owner search found each socket: the next one reads those processes first. */
+  private readonly ownerHints = createOwnerHints();
+  /** What the view asks to watch; the pids that serve watched ports are watched on top of it. */
+  private viewTargets: Targets = { pids: new Set(), ports: new Set() };
+  private ownerPids = new Set<number>();
   private timers: NodeJS.Timeout[] = [];
   private table: ReadonlyMap<number, ProcessInfo> | undefined;
   private lastTableAt = -Infinity;
@@ -92,7 +97,29 @@ export class OsFactsTracker {
   }
 
   /** New targets: new pids and ports are probed right away, dropped ones forgotten. */
-  setTargets(next: Targets): void {
+  setTargets(view: Targets): void {
+    this.viewTargets = view;
+    this.applyTargets(this.withOwners(view));
+  }
+
+  /** The view's targets plus the processes serving its ports (a pid-less entry is judged by them). */
+  private withOwners(view: Targets): Targets {
+    if (this.ownerPids.size === 0) return view;
+    const pids = new Set(view.pids);
+    for (const pid of this.ownerPids) pids.add(pid);
+    return { pids, ports: view.ports };
+  }
+
+  /** After a port probe: start (or stop) watching the pids that now serve watched ports. */
+  private trackOwners(): void {
+    const owners = new Set<number>();
+    for (const facts of this.ports.values()) for (const pid of facts.owners ?? []) owners.add(pid);
+    if (owners.size === this.ownerPids.size && [...owners].every((pid) => this.ownerPids.has(pid))) return;
+    this.ownerPids = owners;
+    this.applyTargets(this.withOwners(this.viewTargets));
+  }
+
+  private applyTargets(next: Targets): void {
     let added = false;
     for (const pid of next.pids) {
       if (this.pidSet.has(pid)) continue;
@@ -154,8 +181,9 @@ export class OsFactsTracker {
   /** Fresh facts read elsewhere (the eviction re-probe) are news for everyone. */
   applyFresh(pids: ReadonlyMap<number, PidFacts>, ports: ReadonlyMap<number, PortFacts>): void {
     if (!this.live) return;
-    const pidsChanged = this.foldFull(pids);
     const portsChanged = this.foldPorts(ports);
+    if (portsChanged) this.trackOwners();
+    const pidsChanged = this.foldFull(pids);
     if (pidsChanged || portsChanged) this.opts.onChange();
   }
 
@@ -225,7 +253,7 @@ export class OsFactsTracker {
   }
 
   private probeUrgentPorts(): void {
-    const probe = (batch: number[], signal: AbortSignal) => probePorts(batch, { signal, now: this.opts.now });
+    const probe = (batch: number[], signal: AbortSignal) => probePortFacts(batch, { signal, now: this.opts.now, hints: this.ownerHints });
     this.runner.drain('urgentPorts', this.urgentPorts, probe, (result) => {
       this.counts.ports++;
       this.afterPorts(result);
@@ -256,7 +284,7 @@ export class OsFactsTracker {
   private probePorts(): Promise<void> {
     if (this.portList.length === 0) return Promise.resolve();
     return this.runner.run('ports', async (signal) => {
-      const result = await probePorts(this.portList, { signal, now: this.opts.now });
+      const result = await probePortFacts(this.portList, { signal, now: this.opts.now, hints: this.ownerHints });
       if (signal.aborted) return;
       this.counts.ports++;
       this.afterPorts(result);
@@ -266,6 +294,7 @@ export class OsFactsTracker {
   private afterPorts(result: ReadonlyMap<number, PortFacts>): void {
     const wasAwaiting = this.awaitingPort.size > 0;
     const changed = this.foldPorts(result);
+    if (changed) this.trackOwners();
     if (changed || (wasAwaiting && this.firstProbesDone)) this.opts.onChange();
   }
 

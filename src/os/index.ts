@@ -17,6 +17,7 @@ export {
   type ScanOptions,
 } from './process-table.js';
 export { probePort, probePorts, DEFAULT_PORT_TIMEOUT_MS, type PortProbeOptions } from './port-probe.js';
+export { probePortFacts, type PortFactsOptions } from './port-facts.js';
 export {
   parseProcNetTcp,
   decodeProcNetAddress,

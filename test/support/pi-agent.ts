@@ -6,8 +6,12 @@ export const PI_AGENT_SCRIPT = join(import.meta.dirname, 'pi-agent.mjs');
 
 export interface PiAgent {
   readonly child: ChildProcess;
+  /** The first (or only) session's id and port. */
   readonly id: string;
   readonly port: number;
+  /** Every session the process registered, oldest first (--sessions N). */
+  readonly ids: readonly string[];
+  readonly ports: readonly number[];
   readonly pid: number;
 }
 
@@ -30,8 +34,8 @@ export function startPiAgent(url: string, flags: readonly string[] = [], env: No
       if (!out.includes('\n') || line === undefined) return;
       clearTimeout(timer);
       child.removeAllListeners('exit');
-      const m = JSON.parse(line) as { registered: string; port: number; pid: number };
-      resolve({ child, id: m.registered, port: m.port, pid: m.pid });
+      const m = JSON.parse(line) as { registered: string[]; ports: number[]; pid: number };
+      resolve({ child, id: m.registered[0]!, port: m.ports[0]!, ids: m.registered, ports: m.ports, pid: m.pid });
     });
   });
 }
