@@ -91,8 +91,7 @@ describe.runIf(HAS_TMUX || IN_CI)(`real pi ${PI_VERSION} against ghostwatch serv
     expect(shStatus).toBe(137);
     expect(pi.steps()).not.toContain('session_shutdown:quit');
     expect(finding?.status).toBe('offline');
-    // AWAITS THE CORE CHANGE (issue 12): an offline row whose pid is dead is a ghost. Before it,
-    // ghostwatch says `offline` here and this assertion fails.
+    // An offline row whose pid is dead is a ghost (issue 12); before that change this said `offline`.
     expect(finding?.verdict).toBe('ghost');
   });
 
@@ -111,7 +110,7 @@ describe.runIf(HAS_TMUX || IN_CI)(`real pi ${PI_VERSION} against ghostwatch serv
     expect(shStatus).toBe(143);
     expect(pi.steps()).not.toContain('session_shutdown:quit');
     expect(finding?.status).toBe('offline');
-    // AWAITS THE CORE CHANGE (issue 12), as in (b): `offline` before it.
+    // As in (b): a ghost, not `offline`.
     expect(finding?.verdict).toBe('ghost');
   });
 
@@ -126,7 +125,7 @@ describe.runIf(HAS_TMUX || IN_CI)(`real pi ${PI_VERSION} against ghostwatch serv
     expect(exitCodeInTrace(pi)).toBe(129);
     expect(pi.steps()).not.toContain('session_shutdown:quit');
     expect(finding?.status).toBe('offline');
-    // AWAITS THE CORE CHANGE (issue 12), as in (b): `offline` before it.
+    // As in (b): a ghost, not `offline`.
     expect(finding?.verdict).toBe('ghost');
   });
 
