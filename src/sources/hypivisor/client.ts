@@ -558,7 +558,9 @@ export function failureCause(err: Error, url: string): string {
     return `DNS lookup failed (${host})`;
   }
   if (code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS') || code.includes('CERT') || code === 'EPROTO' || /\b(SSL|TLS)\b|certificate/i.test(err.message)) {
-    return `TLS error: ${err.message.replace(/^[0-9A-F]{6,}:error:[0-9A-F]+:/i, '').split('\n')[0]}`;
+    // OpenSSL's text ("write EPROTO 80…:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/…"): its reason.
+    const openssl = /error:[0-9A-F]+:SSL routines:[^:]*:([^:]+)/i.exec(err.message);
+    return `TLS error: ${openssl ? openssl[1] : err.message.split('\n')[0]}`;
   }
   if (DROP_CODES.has(code) || err.message === 'socket hang up') return 'connection dropped';
   if (code === 'ETIMEDOUT' || /handshake has timed out/i.test(err.message)) return 'no answer (timed out)';
