@@ -4,6 +4,7 @@
 // detail view's local times that keep ticking, and the force dialog's word on live agents.
 import { render } from 'ink-testing-library';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Finding } from '../../src/core/types.js';
 import { markStale } from '../../src/engine/snapshot.js';
 import { App } from '../../src/ui/app.js';
 import { detailLines } from '../../src/ui/detail.js';
@@ -84,7 +85,7 @@ describe('a registry that is not read, in the monitor', () => {
     const fresh = demoFindings();
     const other = source({ name: 'other', status: 'unreachable', cause: 'connection dropped', downSince: FIXED_NOW - 60_000, confirmedAt: FIXED_NOW - 60_000 });
     // The same rows twice: once from a registry read now, once from one that dropped.
-    const dropped = markStale(fresh.map((f) => ({ ...f, source: 'other', entry: { ...f.entry, source: 'other' } })), [other]);
+    const dropped = markStale(fresh.map((f) => ({ ...f, source: 'other', entry: { ...f.entry, source: 'other' } }) as Finding), [other]);
     const engine = new StaticEngine([...fresh, ...dropped], { sources: [source(), other] });
     const r = await open(engine, { keys: ['X'] });
     expect(r.lastFrame()).toMatch(/Left out: not evicted: \d+ stale rows; other is not connected \(connection dropped\)/);
