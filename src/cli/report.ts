@@ -2,7 +2,7 @@
 // compact table that reads without colour, problems first, and a summary line last.
 import { VERDICTS, type Finding, type Verdict } from '../core/types.js';
 import { sanitize } from '../core/sanitize.js';
-import type { EngineSnapshot } from '../engine/types.js';
+import { staleOf, type EngineSnapshot } from '../engine/types.js';
 import { STATUS_TRAITS } from '../sources/types.js';
 import { visibleRows } from '../ui/rows.js';
 import { fit } from '../ui/text.js';
@@ -14,7 +14,11 @@ export function summaryLine(counts: Readonly<Record<Verdict, number>>, problems:
 
 export function formatReport(snap: EngineSnapshot, width = 120): string {
   const lines: string[] = [];
+  // A source that could not be read is named once, on stderr, with its cause (sourceErrors): here
+  // only what was read, so "nothing read" never reads as "no entries".
+  const unread = snap.sources.filter((s) => STATUS_TRAITS[s.status].error);
   for (const s of snap.sources) {
+    if (unread.includes(s)) continue;
     const err = s.lastError ? `: ${s.lastError}` : '';
     lines.push(`source ${sanitize(s.name, 20)} ${sanitize(s.url, 100)}: ${s.status}${err}`);
     for (const w of s.warnings ?? []) lines.push(`  warning: ${w}`);
@@ -24,6 +28,7 @@ export function formatReport(snap: EngineSnapshot, width = 120): string {
     ...visibleRows(snap.findings, { tab: 'sessions', filter: '', problemsOnly: false, sortReverse: false }, { now: snap.computedAt }),
     ...visibleRows(snap.findings, { tab: 'claims', filter: '', problemsOnly: false, sortReverse: false }, { now: snap.computedAt }),
   ];
+  if (rows.length === 0 && unread.length === snap.sources.length) return '';
   if (rows.length > 0) {
     const idWidth = Math.min(36, Math.max(8, ...rows.map((f) => sanitize(f.id, 36).length)));
     // With several registries, which one each row is from.
@@ -32,14 +37,16 @@ export function formatReport(snap: EngineSnapshot, width = 120): string {
     lines.push('');
     lines.push(`${fit('VERDICT', 12)} ${fit('KIND', 7)} ${source('SOURCE')}${fit('ID', idWidth)} ${fit('PID', 7, 'right')}  REASON`);
     for (const f of rows) {
-      const marker = f.problem ? '!' : ' ';
+      // '~': the last known row of a source not read now.
+      const marker = `${staleOf(f) ? '~' : ''}${f.problem ? '!' : ' '}`;
       const pid = f.entry.pid === undefined ? '-' : sanitize(f.entry.pid, 7);
       const line = `${fit(marker + f.verdict, 12)} ${fit(f.kind, 7)} ${source(sanitize(f.source, 16))}${fit(sanitize(f.id, 200), idWidth)} ${fit(pid, 7, 'right')}  ${f.reason}`;
       lines.push(fit(line, width).trimEnd());
     }
   }
   lines.push('');
-  lines.push(summaryLine(snap.counts, snap.problems));
+  const notRead = unread.length > 0 ? `; not read: ${unread.map((s) => sanitize(s.name, 20)).join(', ')}` : '';
+  lines.push(summaryLine(snap.counts, snap.problems) + notRead);
   return `${lines.join('\n')}\n`;
 }
 
@@ -53,7 +60,9 @@ export function checkJson(snap: EngineSnapshot): Record<string, unknown> {
       url: s.url,
       connected: s.status === 'connected' || s.status === 'watching',
       status: s.status,
-      ...(s.lastError ? { error: s.lastError } : {}),
+      ...(s.cause ? { cause: s.cause } : {}),
+      ...(s.lastError ? { error: s.lastError } : STATUS_TRAITS[s.status].error ? { error: s.cause ?? s.status } : {}),
+      ...(s.downSince !== undefined ? { downSince: new Date(s.downSince).toISOString() } : {}),
       ...(s.warnings?.length ? { warnings: s.warnings } : {}),
       ...(s.eviction ? { eviction: s.eviction } : {}),
     })),
@@ -67,6 +76,7 @@ export function checkJson(snap: EngineSnapshot): Record<string, unknown> {
       evictable: f.evictable,
       reason: f.reason,
       ...(f.note ? { note: f.note } : {}),
+      ...(staleOf(f) ? { stale: { since: new Date(staleOf(f)!.since).toISOString(), why: staleOf(f)!.why } } : {}),
       evidence: f.evidence,
       entry: f.entry.raw ?? f.entry,
     })),
@@ -74,9 +84,17 @@ export function checkJson(snap: EngineSnapshot): Record<string, unknown> {
   };
 }
 
-/** One line on stderr for every registry that could not be read, or undefined. */
+/** One line on stderr naming every registry that could not be read and why, or undefined. */
 export function sourceErrors(snap: EngineSnapshot): string | undefined {
   const bad = snap.sources.filter((s) => STATUS_TRAITS[s.status].error);
   if (bad.length === 0) return undefined;
-  return bad.map((s) => `${sanitize(s.name, 20)} at ${sanitize(s.url, 100)} is ${s.status}${s.lastError ? `: ${s.lastError}` : ''}`).join('; ');
+  return bad.map(sourceError).join('; ');
+}
+
+function sourceError(s: EngineSnapshot['sources'][number]): string {
+  const where = `${sanitize(s.name, 20)} at ${sanitize(s.url, 100)}`;
+  const cause = s.cause ?? (s.status === 'connecting' ? 'no answer yet (still connecting)' : s.status);
+  // The longer text when it says more than the few words (the address, the errno, what to check).
+  const more = s.lastError && s.lastError !== cause ? `: ${s.lastError}` : '';
+  return `${where}: ${cause}${more}`;
 }

@@ -11,7 +11,7 @@ import { Coalescer } from './coalesce.js';
 import { executeEviction } from './evict.js';
 import { OsFactsTracker } from './os-facts.js';
 import { ProbeTargets } from './probe-targets.js';
-import { buildSnapshot, nextVerdictCrossing, sameFindings } from './snapshot.js';
+import { buildSnapshot, markStale, nextVerdictCrossing, sameFindings } from './snapshot.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
 import type { EngineSnapshot, EvictRequest, EvictSummary } from './types.js';
 
@@ -203,7 +203,8 @@ class LiveEngineImpl implements LiveEngine {
       this.readSources();
     }
     const now = this.now();
-    const findings = reconcile(this.view, this.tracker.facts, now, this.policy);
+    // The rows of a source that is not reading stay, as last known, marked stale and not evictable.
+    const findings = markStale(reconcile(this.view, this.tracker.facts, now, this.policy), this.lastSnaps.map((s) => s.state));
     this.recomputes++;
     const settled = this.isSettled();
     this.scheduleTtl(findings, now);

@@ -5,10 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import { planEviction, recheck, type PlannedEviction } from '../core/evict-plan.js';
 import type { Finding } from '../core/types.js';
-import type { EvictOutcome, Source } from '../sources/types.js';
+import { STATUS_TRAITS, type EvictOutcome, type Source } from '../sources/types.js';
 import { auditError, type AuditLog } from './audit-log.js';
 import { freshFinding, type Fresh, type FreshContext } from './fresh-finding.js';
-import type { EvictProgress, EvictRequest, EvictResult, EvictStep, EvictSummary } from './types.js';
+import { staleOf, type EvictProgress, type EvictRequest, type EvictResult, type EvictStep, type EvictSummary } from './types.js';
 
 export interface EvictorContext {
   readonly sources: readonly Source[];
@@ -62,7 +62,16 @@ async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: 
   const source = ctx.sources.find((s) => s.name === planned.action.source);
   if (!source) return { outcome: 'failed', detail: `no source named ${planned.action.source}` };
 
-  const support = source.snapshot().state.eviction;
+  // A row of a source that is not reading is the last known, not the registry's view now: never
+  // sent, forced or not. One chosen while stale is not sent either: the person chose what was stale.
+  const state = source.snapshot().state;
+  const stale = staleOf(planned.finding);
+  if (!STATUS_TRAITS[state.status].reading || stale) {
+    const why = STATUS_TRAITS[state.status].reading ? 'it was chosen while stale; look at it again' : `${source.name} is not connected (${state.cause ?? state.lastError ?? state.status})`;
+    return { outcome: 'skipped', detail: `stale: ${why}; nothing was sent` };
+  }
+
+  const support = state.eviction;
   if (support && !support.available) return { outcome: 'failed', detail: `${source.name} cannot evict now: ${support.why ?? 'unavailable'}` };
 
   let fresh: Fresh;

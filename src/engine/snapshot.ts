@@ -3,8 +3,8 @@
 // young `pending-*` entry cross the TTL.
 
 import { VERDICTS, type Finding, type Verdict } from '../core/types.js';
-import type { SourceState } from '../sources/types.js';
-import type { EngineSnapshot, OsState } from './types.js';
+import { STATUS_TRAITS, type SourceState } from '../sources/types.js';
+import { staleOf, type EngineFinding, type EngineSnapshot, type OsState, type Staleness } from './types.js';
 
 export interface SnapshotInput {
   readonly findings: readonly Finding[];
@@ -42,6 +42,33 @@ export function buildSnapshot(input: SnapshotInput): EngineSnapshot {
   };
 }
 
+/** Per source that is not reading: what its kept rows are marked with. */
+export function staleSources(sources: readonly SourceState[]): Map<string, Staleness> {
+  const marks = new Map<string, Staleness>();
+  for (const s of sources) {
+    if (STATUS_TRAITS[s.status].reading) continue;
+    marks.set(s.name, { source: s.name, since: s.confirmedAt ?? s.downSince ?? s.since, why: s.cause ?? s.lastError ?? s.status });
+  }
+  return marks;
+}
+
+/**
+ * The findings with the rows of every source that is not reading marked stale and not
+ * evictable. Only those rows are copied; with every source reading, the array is returned as it is.
+ */
+export function markStale(findings: readonly Finding[], sources: readonly SourceState[]): readonly EngineFinding[] {
+  const marks = staleSources(sources);
+  if (marks.size === 0) return findings;
+  let any = false;
+  const out = findings.map((f): EngineFinding => {
+    const stale = marks.get(f.source);
+    if (!stale) return f;
+    any = true;
+    return { ...f, evictable: false, stale };
+  });
+  return any ? out : findings;
+}
+
 /** Same rows with the same verdict, reason and note: a republish would show nothing new. */
 export function sameFindings(a: readonly Finding[], b: readonly Finding[]): boolean {
   if (a.length !== b.length) return false;
@@ -50,6 +77,7 @@ export function sameFindings(a: readonly Finding[], b: readonly Finding[]): bool
     const y = b[i]!;
     if (x.kind !== y.kind || x.source !== y.source || x.id !== y.id) return false;
     if (x.verdict !== y.verdict || x.reason !== y.reason || x.note !== y.note) return false;
+    if (staleOf(x)?.since !== staleOf(y)?.since || staleOf(x)?.why !== staleOf(y)?.why) return false;
   }
   return true;
 }

@@ -12,9 +12,30 @@ export interface OsState {
   readonly lastProbeAt?: number | undefined;
 }
 
+/**
+ * A finding of a source that is not reading now (refused, unreachable, reconnecting): the row as
+ * last known, kept so nothing silently disappears, and never evictable until the source reads
+ * its registry again (then fresh rows replace it).
+ */
+export interface Staleness {
+  readonly source: string;
+  /** Local clock: until when the row was known current. */
+  readonly since: number;
+  /** Why the source is not reading, in a few words ("token refused (401)", "connection refused"). */
+  readonly why: string;
+}
+
+/** A published finding: core's finding, marked by the engine when its source is not reading. */
+export type EngineFinding = Finding & { readonly stale?: Staleness | undefined };
+
+/** The stale mark the engine put on a finding, if any. */
+export function staleOf(f: Finding): Staleness | undefined {
+  return (f as EngineFinding).stale;
+}
+
 export interface EngineSnapshot {
-  /** Every finding of every source: sessions first, then claims, in registry order. */
-  readonly findings: readonly Finding[];
+  /** Every finding of every source: sessions first, then claims, in registry order. Rows of a source not reading carry `stale` (see staleOf). */
+  readonly findings: readonly EngineFinding[];
   readonly sources: readonly SourceState[];
   readonly host: string;
   readonly os: OsState;

@@ -6,6 +6,7 @@ import { sanitize } from '../core/sanitize.js';
 import type { ClaimEntry, SessionEntry } from '../core/types.js';
 import {
   emptyCounters,
+  STATUS_TRAITS,
   type ConnectionStatus,
   type EvictionSupport,
   type InputCounters,
@@ -27,6 +28,8 @@ export abstract class SnapshotHolder {
   private status: ConnectionStatus = 'stopped';
   private since: number;
   private lastError: string | undefined;
+  /** While not reading after having read: since when, and until when its entries were current. */
+  private downSince: number | undefined;
   private lastSyncAt: number | undefined;
   private warnings: readonly string[] = [];
   private eviction: EvictionSupport | undefined;
@@ -55,6 +58,7 @@ export abstract class SnapshotHolder {
         status: this.status,
         since: this.since,
         lastError: this.lastError,
+        ...(this.downSince !== undefined ? { cause: this.lastError, downSince: this.downSince, confirmedAt: this.downSince } : {}),
         lastSyncAt: this.lastSyncAt,
         repaired: 0,
         resyncs: this.resyncs,
@@ -95,7 +99,13 @@ export abstract class SnapshotHolder {
   protected setStatus(status: ConnectionStatus, error?: string, url?: string): void {
     const lastError = error === undefined ? this.lastError : error === '' ? undefined : sanitize(error, 200);
     if (status === this.status && lastError === this.lastError && (url === undefined || url === this.url)) return;
-    if (status !== this.status) this.since = this.now();
+    if (status !== this.status) {
+      this.since = this.now();
+      // Reading -> not reading: what it holds is from now on the last known; back to reading clears it.
+      if (!STATUS_TRAITS[status].reading) {
+        if (STATUS_TRAITS[this.status].reading) this.downSince = this.since;
+      } else this.downSince = undefined;
+    }
     this.status = status;
     this.lastError = lastError;
     if (url !== undefined) this.url = url;

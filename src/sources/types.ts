@@ -62,6 +62,20 @@ export interface SourceState {
   readonly since: number;
   /** The last error, one line, sanitized. */
   readonly lastError?: string | undefined;
+  /**
+   * While not reading: why, in a few words ("token refused (401)", "connection refused", "DNS
+   * lookup failed (host)", "TLS error: …", "connection dropped"), kept through reconnect attempts.
+   */
+  readonly cause?: string | undefined;
+  /** Local clock: when this outage began (undefined while reading). */
+  readonly downSince?: number | undefined;
+  /** Local clock: the next reconnect attempt, while one is scheduled. */
+  readonly retryAt?: number | undefined;
+  /**
+   * Local clock: while not reading, until when the entries it still holds were known current.
+   * Those entries are the last known: shown stale, never evicted, replaced by the next read.
+   */
+  readonly confirmedAt?: number | undefined;
   readonly lastSyncAt?: number | undefined;
   /** Drift repaired by re-syncs: entries added, removed or changed that the events had missed. */
   readonly repaired: number;

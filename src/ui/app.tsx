@@ -4,19 +4,20 @@ import { Box, Text, useInput } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { findingKey } from '../core/evict-plan.js';
 import { sanitize } from '../core/sanitize.js';
-import type { Engine, EvictProgress, EvictSummary } from '../engine/types.js';
+import { staleOf, type Engine, type EngineSnapshot, type EvictProgress, type EvictSummary } from '../engine/types.js';
 import { STATUS_TRAITS } from '../sources/types.js';
 import { columnsFor, layoutColumns, type CellContext } from './columns.js';
 import { Confirm } from './components/confirm.js';
 import { Footer } from './components/footer.js';
-import { Header, headerHeight } from './components/header.js';
+import { Header, headerHeight, headerTicks } from './components/header.js';
 import { Panel } from './components/panel.js';
 import { Table, TitleLine } from './components/table.js';
 import { detailLines, helpLines } from './detail.js';
-import { useEngineSnapshot, useMinuteClock, useTerminalSize, type Size } from './hooks.js';
+import { useEngineSnapshot, useMinuteClock, useSecondTicks, useTerminalSize, type Size } from './hooks.js';
+import { idShortener } from './ids.js';
 import { commandFor } from './keymap.js';
 import { visibleRows } from './rows.js';
-import { fit } from './text.js';
+import { fit, formatAge } from './text.js';
 import { initialViewState, reduce, type Action, type Context, type Effect, type ViewState } from './view-state.js';
 
 export interface AppProps {
@@ -57,15 +58,26 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     [snap.findings, state.tab, state.filter, state.problemsOnly, state.sortColumn, state.sortReverse, ctxCells],
   );
   const placed = useMemo(() => layoutColumns(columnsFor(state.tab), width), [state.tab, width]);
+  // Ids cut so that the rows shown tell apart (UUIDv7 ids share their start).
+  const tableCtx: CellContext = useMemo(
+    () => ({
+      ...ctxCells,
+      shortId: idShortener(rows.map((f) => sanitize(f.id, 128))),
+      shortHolder: idShortener(rows.map((f) => sanitize((f.kind === 'claim' ? f.holder : undefined) ?? '-', 128))),
+    }),
+    [ctxCells, rows],
+  );
   const detailFinding = state.mode === 'detail' ? snap.findings.find((f) => findingKey(f) === state.detailKey) : undefined;
+  // Ages in the detail view and a retry countdown in the header tick; nothing else does.
+  const tickNow = useSecondTicks((state.mode === 'detail' && detailFinding !== undefined) || headerTicks(snap.sources), now);
   const overlay = useMemo(() => {
     if (state.mode === 'help') return helpLines();
     if (state.mode === 'detail' && detailFinding) {
       const pid = detailFinding.entry.pid;
-      return detailLines(detailFinding, now(), typeof pid === 'number' ? engine.processInfo(pid) : undefined);
+      return detailLines(detailFinding, tickNow, typeof pid === 'number' ? engine.processInfo(pid) : undefined, clockOffsetMs[detailFinding.source]);
     }
     return undefined;
-  }, [state.mode, detailFinding, engine, now]);
+  }, [state.mode, detailFinding, engine, tickNow, clockOffsetMs]);
 
   const ctx: Context = { rows, all: snap.findings, pageSize: bodyHeight, readOnly, detailLines: overlay?.length ?? 0 };
   const latest = useRef({ state, ctx });
@@ -140,11 +152,11 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
           height={bodyHeight}
           cursor={state.cursor}
           marks={state.marks}
-          ctx={ctxCells}
+          ctx={tableCtx}
           width={width}
           sortColumn={state.sortColumn}
           sortReverse={state.sortReverse}
-          empty={emptyText(snap.settled, state)}
+          empty={emptyText(snap, state)}
         />
       </>
     );
@@ -152,13 +164,13 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
 
   return (
     <Box flexDirection="column" height={height} width={width} overflow="hidden">
-      <Header snap={snap} width={width} height={headerLines} />
+      <Header snap={snap} width={width} height={headerLines} now={tickNow} />
       <Box flexDirection="column" height={bodyHeight + 1} flexShrink={0} overflow="hidden">
         {body}
       </Box>
       {/* One line each, whatever Yoga measures for their text: a wrap must never steal a row from the table. */}
       <Box height={1} flexShrink={0} overflow="hidden">
-        <StatusLine state={state} progress={progress} rowCount={rows.length} snap={snap} width={width} />
+        <StatusLine state={state} progress={progress} rowCount={rows.length} snap={snap} width={width} now={tickNow} />
       </Box>
       <Box height={1} flexShrink={0} overflow="hidden">
         <Footer mode={state.mode === 'filter' ? 'table' : state.mode} width={width} readOnly={readOnly} />
@@ -167,12 +179,18 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   );
 }
 
-function emptyText(settled: boolean, s: ViewState): string {
-  if (!settled) return 'waiting for the registry and the first probe...';
+function emptyText(snap: EngineSnapshot, s: ViewState): string {
+  if (!snap.settled) return 'waiting for the registry and the first probe...';
   if (s.filter) return `nothing matches "${s.filter}" (Esc clears the filter)`;
-  if (s.problemsOnly) return 'no problems (p shows every row)';
-  return s.tab === 'claims' ? 'no claims' : 'no sessions';
+  // A registry that is not read has nothing to say about its sessions: never "no sessions".
+  const down = snap.sources.filter((x) => STATUS_TRAITS[x.status].error);
+  const why = down.map((x) => `${sanitize(x.name, 20)}: ${x.cause ?? x.lastError ?? STATUS_WORDS_SHORT[x.status] ?? x.status}`).join('; ');
+  if (down.length > 0 && down.length === snap.sources.length) return `not connected (${why})`;
+  const none = s.problemsOnly ? 'no problems (p shows every row)' : s.tab === 'claims' ? 'no claims' : 'no sessions';
+  return down.length > 0 ? `${none} in what was read; not connected: ${why}` : none;
 }
+
+const STATUS_WORDS_SHORT: Partial<Record<string, string>> = { connecting: 'still connecting', stopped: 'stopped' };
 
 function summaryText(s: EvictSummary): { text: string; tone: 'info' | 'warn' | 'error' } {
   const c = s.counts;
@@ -187,8 +205,8 @@ function summaryText(s: EvictSummary): { text: string; tone: 'info' | 'warn' | '
   return { text: parts.join(', ') + why, tone };
 }
 
-function StatusLine(props: { state: ViewState; progress: EvictProgress | undefined; rowCount: number; snap: ReturnType<typeof useEngineSnapshot>; width: number }) {
-  const { state, progress, rowCount, snap, width } = props;
+function StatusLine(props: { state: ViewState; progress: EvictProgress | undefined; rowCount: number; snap: ReturnType<typeof useEngineSnapshot>; width: number; now: number }) {
+  const { state, progress, rowCount, snap, width, now } = props;
   if (state.mode === 'filter') return <Text color="blue">{fit(`/${state.filter}_   Enter keeps it, Esc clears it`, width)}</Text>;
   if (progress) {
     const f = progress.finding;
@@ -198,8 +216,13 @@ function StatusLine(props: { state: ViewState; progress: EvictProgress | undefin
     const color = state.message.tone === 'error' ? 'red' : state.message.tone === 'warn' ? 'yellow' : 'green';
     return <Text color={color}>{fit(state.message.text, width)}</Text>;
   }
-  const broken = snap.sources.find((s) => STATUS_TRAITS[s.status].error && s.lastError);
-  if (broken) return <Text color="red">{fit(`${sanitize(broken.name, 20)}: ${broken.lastError}`, width)}</Text>;
+  const broken = snap.sources.find((s) => STATUS_TRAITS[s.status].error && (s.lastError || s.cause));
+  if (broken) {
+    // What is shown of it is the last known: say how many rows, and that they wait for the registry.
+    const stale = snap.findings.filter((f) => staleOf(f)?.source === broken.name);
+    const kept = stale.length > 0 ? `; its ${stale.length} row${stale.length === 1 ? ' is' : 's are'} the last known (~, ${formatAge(now - staleOf(stale[0]!)!.since)} old), not evictable until it reconnects` : '';
+    return <Text color="red">{fit(`${sanitize(broken.name, 20)}: ${broken.lastError ?? broken.cause}${kept}`, width)}</Text>;
+  }
   const bits = [`${rowCount} ${state.tab === 'sessions' ? 'sessions' : 'claims'}`, `${snap.problems} problems`];
   if (state.marks.size) bits.push(`${state.marks.size} marked`);
   if (state.filter) bits.push(`filter "${state.filter}"`);

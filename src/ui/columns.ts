@@ -4,7 +4,8 @@ import { sanitize } from '../core/sanitize.js';
 import type { ClaimFinding, Finding, SessionFinding } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { formatAge, shortenPath, truncate } from './text.js';
-import { verdictMarker } from './theme.js';
+import { staleOf } from '../engine/types.js';
+import { STALE_MARKER, verdictMarker } from './theme.js';
 
 export type Tab = 'sessions' | 'claims';
 
@@ -14,6 +15,10 @@ export interface CellContext {
   readonly home?: string | undefined;
   /** Per source: registry clock minus local clock. */
   readonly clockOffsetMs?: Readonly<Record<string, number>> | undefined;
+  /** Cuts the ids of the rows shown so that different ids read differently (see ids.ts). */
+  readonly shortId?: ((id: string, width: number) => string) | undefined;
+  /** The same for the claims' holders. */
+  readonly shortHolder?: ((id: string, width: number) => string) | undefined;
 }
 
 export interface Column {
@@ -49,7 +54,8 @@ const verdictColumn: Column = {
   title: 'VERDICT',
   width: 12,
   priority: 0,
-  value: (f) => `${verdictMarker(f.verdict, f.problem)}${f.verdict}`,
+  // A stale row (its registry is not read now) is marked in text, before the verdict's own marker.
+  value: (f) => `${staleOf(f) ? STALE_MARKER : ''}${verdictMarker(f.verdict, f.problem)}${f.verdict}`,
   sortKey: (f) => VERDICT_ORDER.indexOf(f.verdict),
 };
 
@@ -87,7 +93,7 @@ export const SESSION_COLUMNS: readonly Column[] = [
     width: 12,
     flex: 2,
     priority: 0,
-    value: (f, _c, w) => truncate(sanitize(f.id, 128), w),
+    value: (f, ctx, w) => (ctx.shortId ?? truncate)(sanitize(f.id, 128), w),
     sortKey: (f) => f.id,
   },
   pidColumn(1),
@@ -132,15 +138,17 @@ export const SESSION_COLUMNS: readonly Column[] = [
     width: 10,
     flex: 1,
     priority: 6,
-    value: (f, _c, w) => truncate(statusText(f), w),
+    value: (f, ctx, w) => truncate(statusText(f, ctx), w),
     sortKey: (f) => statusText(f),
   },
   sourceColumn,
 ];
 
-function statusText(f: Finding): string {
+function statusText(f: Finding, ctx?: CellContext): string {
   const status = f.kind === 'session' ? sanitize(f.entry.status ?? '-', 24) : '-';
-  return f.note ? `${status}, ${f.note}` : status;
+  const text = f.note ? `${status}, ${f.note}` : status;
+  const stale = staleOf(f);
+  return stale && ctx ? `stale ${formatAge(Math.max(0, ctx.now - stale.since))}, ${text}` : text;
 }
 
 export const CLAIM_COLUMNS: readonly Column[] = [
@@ -160,7 +168,7 @@ export const CLAIM_COLUMNS: readonly Column[] = [
     width: 12,
     flex: 2,
     priority: 1,
-    value: (f, _c, w) => truncate(sanitize((f as ClaimFinding).holder ?? '-', 128), w),
+    value: (f, ctx, w) => (ctx.shortHolder ?? truncate)(sanitize((f as ClaimFinding).holder ?? '-', 128), w),
     sortKey: (f) => (f as ClaimFinding).holder ?? '',
   },
   pidColumn(2),

@@ -3,7 +3,9 @@
 import { formatDuration } from '../core/duration.js';
 import { sanitize } from '../core/sanitize.js';
 import type { Evidence, Finding, ProcessInfo } from '../core/types.js';
+import { staleOf } from '../engine/types.js';
 import { bindingKeys, KEYMAP } from './keymap.js';
+import { momentText } from './text.js';
 
 export interface DetailLine {
   readonly label: string;
@@ -14,13 +16,38 @@ export interface DetailLine {
 
 const iso = (ms: number | undefined): string => (ms === undefined ? '-' : new Date(ms).toISOString().replace('.000Z', 'Z'));
 
-export function detailLines(f: Finding, now: number, process?: ProcessInfo): DetailLine[] {
+/** Raw registry fields that are moments: shown as local time and age, never as a raw epoch. */
+const MOMENT_KEY = /(_at|_seen|_since)$/;
+
+/**
+ * A raw field's value as a moment on the local clock, if it is one: epoch seconds or ms (a number
+ * above 1e11 is ms), or an ISO text. `offsetMs` is the registry's clock minus ours.
+ */
+function rawMoment(key: string, v: unknown, offsetMs: number): number | undefined {
+  if (!MOMENT_KEY.test(key)) return undefined;
+  let ms: number | undefined;
+  if (typeof v === 'number' && Number.isFinite(v) && v > 0) ms = v > 1e11 ? v : v * 1000;
+  else if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v)) {
+    const t = Date.parse(v);
+    if (Number.isFinite(t)) ms = t;
+  }
+  return ms === undefined ? undefined : ms - offsetMs;
+}
+
+export function detailLines(f: Finding, now: number, process?: ProcessInfo, clockOffsetMs = 0): DetailLine[] {
   const lines: DetailLine[] = [
     { label: f.kind === 'session' ? 'session' : 'claim on', value: sanitize(f.id, 400), heading: true },
     { label: 'verdict', value: `${f.verdict}${f.note ? ` (${f.note})` : ''}${f.problem ? ', a problem' : ''}, ${f.evictable ? 'evictable' : 'evictable only with force'}` },
     { label: 'why', value: f.reason },
     { label: 'source', value: sanitize(f.source, 64) },
   ];
+  const stale = staleOf(f);
+  if (stale) {
+    lines.push({
+      label: 'stale',
+      value: `${sanitize(stale.source, 20)} is not connected (${stale.why}): this is the last known row, current as of ${momentText(stale.since, now)}; not evictable until it reads the registry again`,
+    });
+  }
   if (f.kind === 'claim') lines.push({ label: 'holder', value: sanitize(f.holder ?? '-', 200) });
   if (f.kind === 'claim' && f.entry.note) lines.push({ label: 'note', value: sanitize(f.entry.note, 400) });
 
@@ -28,11 +55,12 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo): Det
   const raw = f.entry.raw ?? (f.entry as unknown as Record<string, unknown>);
   for (const [k, v] of Object.entries(raw)) {
     if (k === 'raw') continue;
-    lines.push({ label: sanitize(k, 40), value: sanitize(typeof v === 'string' ? v : JSON.stringify(v), 400) });
+    const at = rawMoment(k, v, clockOffsetMs);
+    lines.push({ label: sanitize(k, 40), value: at !== undefined ? momentText(at, now) : sanitize(typeof v === 'string' ? v : JSON.stringify(v), 400) });
   }
 
   lines.push({ label: 'evidence', value: '', heading: true });
-  lines.push(...evidenceLines(f.evidence, now));
+  lines.push(...evidenceLines(f.evidence, now, clockOffsetMs));
   const proc = process ?? f.evidence.process;
   if (proc) {
     lines.push({ label: 'process', value: '', heading: true });
@@ -44,7 +72,7 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo): Det
   return lines;
 }
 
-function evidenceLines(e: Evidence, now: number): DetailLine[] {
+function evidenceLines(e: Evidence, now: number, clockOffsetMs: number): DetailLine[] {
   const out: DetailLine[] = [];
   const add = (label: string, value: string | undefined) => value !== undefined && out.push({ label, value });
   add('host', `${sanitize(e.host.machine ?? '(none)', 100)}: ${e.host.local ? `this host (${e.host.matchedAs})` : 'not this host'}`);
@@ -67,7 +95,7 @@ function evidenceLines(e: Evidence, now: number): DetailLine[] {
     const names = `${e.siblings.map((s) => sanitize(s, 60)).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
     add(e.sharedBy === 'port-owner' ? 'same process' : 'same pid', `${names}${e.newestBy ? `; newest by ${e.newestBy.replace('_', ' ')}` : ''}`);
   }
-  if (e.registry) add('registry says', `${sanitize(e.registry.status ?? '-', 30)}${e.registry.offlineSince !== undefined ? `, offline since ${iso(e.registry.offlineSince)}` : ''}`);
+  if (e.registry) add('registry says', `${sanitize(e.registry.status ?? '-', 30)}${e.registry.offlineSince !== undefined ? `, offline since ${momentText(e.registry.offlineSince - clockOffsetMs, now)}` : ''}`);
   if (e.underlying) add('locally it is', e.underlying);
   if (e.holder) {
     const where = e.holder.source ? ` in ${sanitize(e.holder.source, 20)} (same id)` : '';
@@ -87,6 +115,7 @@ export function helpLines(): DetailLine[] {
     { label: '!', value: 'a problem: evictable' },
     { label: '?', value: 'cannot be checked here (remote, unverified)' },
     { label: '-', value: 'the registry marks it offline' },
+    { label: '~', value: 'stale: its registry is not connected; the last known row, not evictable until it reconnects' },
     { label: '>  *', value: 'the cursor; a marked row' },
   ];
 }

@@ -47,3 +47,18 @@ export function useMinuteClock(now: () => number): number {
   }, [now]);
   return minute;
 }
+
+/**
+ * "Now", redrawn once a second while `active` (a detail view's ages, a retry countdown), and
+ * not at all otherwise: an idle table with every registry read sets no timer.
+ */
+export function useSecondTicks(active: boolean, now: () => number): number {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(() => setTick((t) => t + 1), 1_000);
+    timer.unref?.();
+    return () => clearInterval(timer);
+  }, [active]);
+  return now();
+}

@@ -1,6 +1,7 @@
 // Fitting text into terminal cells: widths are display widths (what Ink measures with), never
 // string lengths, so a CJK directory name cannot push a column out of line.
 import stringWidth from 'string-width';
+import { formatDuration } from '../core/duration.js';
 
 export const ELLIPSIS = '…';
 
@@ -26,22 +27,73 @@ export function fit(text: string, width: number, align: 'left' | 'right' = 'left
   return align === 'right' ? pad + cut : cut + pad;
 }
 
-/** "~" for the home directory, then a middle ellipsis that keeps the first and the last parts. */
+/**
+ * "~" for the home directory, then a middle ellipsis that keeps the leading "/" or "~", as many
+ * first parts as fit, and the last part; when even that is too wide, the root, "…" and the end.
+ */
 export function shortenPath(path: string, home: string | undefined, width: number): string {
   let p = path;
   if (home && home !== '/' && (p === home || p.startsWith(`${home}/`))) p = `~${p.slice(home.length)}`;
   if (stringWidth(p) <= width) return p;
   const parts = p.split('/');
   const last = parts[parts.length - 1] ?? '';
-  // Keep as many leading parts as fit before "…/last"; the last part is what names the project.
-  let head = '';
-  for (let i = 0; i < parts.length - 1; i++) {
-    const next = head === '' ? parts[i]! : `${head}/${parts[i]}`;
+  // parts[0] is '' for "/…", '~' for "~/…": it stays whatever else goes.
+  let head = parts[0]!;
+  for (let i = 1; i < parts.length - 1; i++) {
+    const next = `${head}/${parts[i]}`;
     if (stringWidth(`${next}/${ELLIPSIS}/${last}`) > width) break;
     head = next;
   }
-  const candidate = head === '' ? `${ELLIPSIS}/${last}` : `${head}/${ELLIPSIS}/${last}`;
-  return stringWidth(candidate) <= width ? candidate : truncate(`${ELLIPSIS}/${last}`, width);
+  const candidate = parts.length > 1 ? `${head}/${ELLIPSIS}/${last}` : p;
+  if (stringWidth(candidate) <= width) return candidate;
+  const root = parts.length > 1 && (parts[0] === '' || parts[0] === '~') ? `${parts[0]}/` : '';
+  return `${root}${ELLIPSIS}${tailCells(p, width - stringWidth(root) - 1)}`;
+}
+
+/** The end of `text` that fits in `width` cells. */
+export function tailCells(text: string, width: number): string {
+  if (width <= 0) return '';
+  const chars = [...text];
+  let out = '';
+  let used = 0;
+  for (let i = chars.length - 1; i >= 0; i--) {
+    const w = stringWidth(chars[i]!);
+    if (used + w > width) break;
+    out = chars[i]! + out;
+    used += w;
+  }
+  return out;
+}
+
+/** The start of `text` that fits in `width` cells (no ellipsis). */
+export function headCells(text: string, width: number): string {
+  let out = '';
+  let used = 0;
+  for (const ch of text) {
+    const w = stringWidth(ch);
+    if (used + w > width) break;
+    out += ch;
+    used += w;
+  }
+  return out;
+}
+
+const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
+
+/** A moment as local wall-clock time, HH:MM:SS, with the date when it is not today's. */
+export function clockTime(ms: number, now: number): string {
+  const d = new Date(ms);
+  const time = `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+  const today = new Date(now);
+  const sameDay = d.getFullYear() === today.getFullYear() && d.getMonth() === today.getMonth() && d.getDate() === today.getDate();
+  return sameDay ? time : `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${time}`;
+}
+
+/** "12:03:04 (12s ago)": local time and age; a moment ahead of now says "from now". */
+export function momentText(ms: number, now: number): string {
+  const delta = now - ms;
+  const age = delta >= 0 ? `${formatDuration(Math.floor(delta / 1000) * 1000)} ago` : `in ${formatDuration(Math.ceil(-delta / 1000) * 1000)}`;
+  return `${clockTime(ms, now)} (${age})`;
 }
 
 /** Coarse ages for a table that redraws at most once a minute. */

@@ -34,4 +34,7 @@ export function verdictMarker(verdict: Verdict, problem: boolean): string {
   return ' ';
 }
 
+/** Before the verdict of a row whose registry is not read now: the last known row, not evictable. */
+export const STALE_MARKER = '~';
+
 export const ACCENT = 'blue';

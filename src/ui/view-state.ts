@@ -2,6 +2,7 @@
 // refresh, evict) for the App to carry out. Behaviour lives here, so tests need no terminal.
 import { findingKey, planEviction } from '../core/evict-plan.js';
 import type { Finding } from '../core/types.js';
+import { staleOf } from '../engine/types.js';
 import { columnsFor, type Tab } from './columns.js';
 import type { Command, Mode } from './keymap.js';
 
@@ -12,6 +13,8 @@ export interface ConfirmState {
   readonly evictable: readonly Finding[];
   /** Need force: live, remote, unverified, held. */
   readonly needsForce: readonly Finding[];
+  /** Selected but left out whatever is answered: stale rows of a registry not read now. */
+  readonly stale?: readonly Finding[] | undefined;
 }
 
 export interface ViewState {
@@ -192,9 +195,20 @@ function command(s: ViewState, cmd: Command, ctx: Context): Step {
 function askToEvict(s: ViewState, selection: Finding[], ctx: Context, empty: string): Step {
   if (ctx.readOnly) return { state: { ...s, message: { text: READ_ONLY_MESSAGE, tone: 'warn' } } };
   if (selection.length === 0) return { state: { ...s, message: { text: empty, tone: 'info' } } };
-  const plan = planEviction(selection, { force: false });
-  const confirm: ConfirmState = { selection, evictable: plan.send.map((p) => p.finding), needsForce: plan.needsForce };
+  // Stale rows (their registry is not read now) are never sent, forced or not: left out, and said so.
+  const stale = selection.filter((f) => staleOf(f) !== undefined);
+  const rest = stale.length > 0 ? selection.filter((f) => staleOf(f) === undefined) : selection;
+  if (rest.length === 0) return { state: { ...s, message: { text: staleRefusal(stale), tone: 'warn' } } };
+  const plan = planEviction(rest, { force: false });
+  const confirm: ConfirmState = { selection: rest, evictable: plan.send.map((p) => p.finding), needsForce: plan.needsForce, ...(stale.length > 0 ? { stale } : {}) };
   return { state: { ...s, mode: 'confirm', confirm, message: undefined } };
+}
+
+/** Why stale rows are not evicted, one line: "not evicted: 2 stale rows; hypivisor is not connected (connection refused)". */
+export function staleRefusal(stale: readonly Finding[]): string {
+  const why = [...new Map(stale.map((f) => [staleOf(f)!.source, staleOf(f)!.why])).entries()].map(([name, w]) => `${name} is not connected (${w})`).join('; ');
+  const n = stale.length;
+  return `not evicted: ${n === 1 ? 'a stale row' : `${n} stale rows`}; ${why}. Evict once it reconnects.`;
 }
 
 /** The marked rows (in row order) if any are marked, else the current row. */

@@ -4,7 +4,10 @@ import chalk from 'chalk';
 import { render } from 'ink-testing-library';
 import { App } from '../../src/ui/app.js';
 import { ansiToSvg } from './svg.js';
-import { FIXED_NOW, multiSourceEngine, StaticEngine } from './ui-fixtures.js';
+import { downEngine, FIXED_NOW, multiSourceEngine, StaticEngine } from './ui-fixtures.js';
+
+// Local times in the frames (the detail view, "since 12:03:04"): one zone wherever they are rendered.
+process.env.TZ = 'UTC';
 
 export interface Screen {
   readonly name: string;
@@ -30,6 +33,8 @@ export const SCREENS: readonly Screen[] = [
   { name: 'sources-120x34', title: 'ghostwatch over hypivisor, agentctl (daemon down) and Claude Code files: one state line each', columns: 120, rows: 34, keys: [], engine: () => multiSourceEngine({ agentctlDown: true }) },
   { name: 'claims-sources-140x24', title: 'ghostwatch: locks and claims of agentctl, hypivisor and a claim manager, one tab', columns: 140, rows: 24, keys: ['\t'], engine: () => multiSourceEngine({ agentctlDown: false }) },
   { name: 'confirm-sources-120x30', title: 'ghostwatch: the confirm dialog says what each registry does on eviction', columns: 120, rows: 30, keys: ['X'], engine: () => multiSourceEngine({ agentctlDown: false }) },
+  { name: 'down-120x30', title: 'ghostwatch: the registry refuses the token; its last known rows stay, stale (~), not evictable', columns: 120, rows: 30, keys: [], engine: () => downEngine({ cause: 'token refused (401)', status: 'auth-refused', kept: true, lastError: 'the registry refused the token (HTTP 401); check HYPI_TOKEN or --token-file' }) },
+  { name: 'down-empty-100x16', title: 'ghostwatch: nothing listens at the registry address: "not connected", never "no sessions"', columns: 100, rows: 16, keys: [], engine: () => downEngine({ cause: 'connection refused', status: 'unreachable', kept: false, lastError: 'nothing listens at the registry address (connect ECONNREFUSED 127.0.0.1:31415)' }) },
 ];
 
 const settle = () => new Promise((r) => setTimeout(r, 30));

@@ -1,6 +1,7 @@
 // Findings for UI tests and screenshots: the real reconcile over a fixed registry and fixed OS
 // facts, shown through an engine whose snapshot the test sets. The App is the real one.
 import { defaultPolicy, reconcile, VERDICTS, type Finding, type OsFacts, type PidFacts, type PortFacts, type RegistryView, type SessionEntry, type Verdict } from '../../src/core/index.js';
+import { markStale } from '../../src/engine/snapshot.js';
 import type { Engine, EngineSnapshot, EvictRequest, EvictSummary } from '../../src/engine/types.js';
 import type { SourceState } from '../../src/sources/types.js';
 import { emptyCounters } from '../../src/sources/types.js';
@@ -183,4 +184,23 @@ export function multiSourceEngine(opts: { agentctlDown: boolean }): StaticEngine
     source({ name: 'claude-sessions', url: `${home}/.claude-sessions`, status: 'watching', claims: undefined, eviction: { available: true, note: 'claude-sessions: eviction moves the whole session file, its claim with it, to the ghostwatch trash' } }),
   ];
   return new StaticEngine(findings, { sources });
+}
+
+/**
+ * The hypivisor demo with its registry not read: `cause` as the client words it, since two
+ * minutes ago, the next try in 4 s. `kept`: the rows it had stay, marked stale by the engine's
+ * own markStale; without, it never connected and has none.
+ */
+export function downEngine(opts: { cause: string; status: 'auth-refused' | 'unreachable'; kept: boolean; lastError?: string }): StaticEngine {
+  const down = source({
+    status: opts.status,
+    since: FIXED_NOW - 4_000,
+    cause: opts.cause,
+    lastError: opts.lastError ?? opts.cause,
+    downSince: FIXED_NOW - 124_000,
+    retryAt: FIXED_NOW + 3_500,
+    ...(opts.kept ? { confirmedAt: FIXED_NOW - 124_000 } : {}),
+  });
+  const findings = opts.kept ? markStale(demoFindings(), [down]) : [];
+  return new StaticEngine(findings, { sources: [down] });
 }

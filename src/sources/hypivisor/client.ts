@@ -81,6 +81,13 @@ export class HypivisorSource implements Source {
   private status: ConnectionStatus = 'stopped';
   private since: number;
   private lastError: string | undefined;
+  /** Why it is not connected, in a few words; kept through the reconnect attempts. */
+  private cause: string | undefined;
+  /** When this outage began (the first failure since the last init). */
+  private downSince: number | undefined;
+  /** When the entries were last known current: the moment a connection that had them closed. */
+  private confirmedAt: number | undefined;
+  private retryAt: number | undefined;
   private lastSyncAt: number | undefined;
   private claimsSupported: boolean | undefined;
   private readonly counters: InputCounters = emptyCounters();
@@ -151,6 +158,10 @@ export class HypivisorSource implements Source {
       status: this.status,
       since: this.since,
       lastError: this.lastError,
+      cause: this.cause,
+      downSince: this.downSince,
+      retryAt: this.retryAt,
+      confirmedAt: this.confirmedAt,
       lastSyncAt: this.lastSyncAt,
       repaired: this.repaired,
       resyncs: this.resyncs,
@@ -190,6 +201,7 @@ export class HypivisorSource implements Source {
   // ------------------------------------------------------------ connection
 
   private connect(): void {
+    this.retryAt = undefined;
     this.setStatus('connecting');
     const url = urlWithToken(this.opts.url, this.opts.token);
     const ws = new (WebSocketClass())(url, {
@@ -199,40 +211,51 @@ export class HypivisorSource implements Source {
     });
     this.ws = ws;
     let refused = false;
+    // The first thing that went wrong on this connection, in a few words (the close comes after it).
+    let cause: string | undefined;
     ws.on('unexpected-response', (req, res) => {
       refused = res.statusCode === 401;
       const why = refused
         ? 'the registry refused the token (HTTP 401); check HYPI_TOKEN or --token-file'
         : `the registry answered HTTP ${res.statusCode} instead of a WebSocket`;
       this.lastError = why;
+      cause = refused ? 'token refused (401)' : `HTTP ${res.statusCode} instead of a WebSocket`;
       // With this listener ws leaves the handshake to us and never emits 'close': end it here.
       req.destroy();
       res.destroy();
-      this.onClose(ws, 1006, refused);
+      this.onClose(ws, 1006, refused, cause);
     });
     ws.on('error', (err) => {
       if ((err as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') this.counters.oversize++;
       this.lastError = sanitize(describeError(err, this.opts.maxPayload), 200);
+      cause ??= failureCause(err, this.opts.url);
     });
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
-    ws.once('close', (code) => this.onClose(ws, code, refused));
+    ws.once('close', (code) => this.onClose(ws, code, refused, cause ?? (this.status === 'connected' ? 'connection dropped' : `closed before the registry's first snapshot (code ${code})`)));
   }
 
-  private onClose(ws: WebSocket, code: number, authRefused: boolean): void {
+  private onClose(ws: WebSocket, code: number, authRefused: boolean, cause: string): void {
     if (this.ws !== ws) return;
     this.ws = undefined;
     this.failPending('the connection closed');
     if (this.resyncTimer) clearTimeout(this.resyncTimer);
     if (this.stopped) return;
+    const now = this.opts.now();
+    // The entries were current up to this moment (events kept them so); from now on they are the last known.
+    if (this.status === 'connected') this.confirmedAt = now;
+    this.downSince ??= now;
+    this.cause = sanitize(cause, 160);
     if (authRefused) {
+      this.retryAt = now + this.opts.authRetryMs;
       this.setStatus('auth-refused', this.lastError);
       this.reconnectTimer = setTimeout(() => this.reconnect(), this.opts.authRetryMs);
       return;
     }
-    this.setStatus('unreachable', this.lastError ?? `closed (code ${code})`);
     const base = Math.min(this.opts.backoffMaxMs, this.opts.backoffInitialMs * 2 ** this.attempt);
     this.attempt = Math.min(this.attempt + 1, 30);
     const delay = base / 2 + (base / 2) * this.opts.random(); // jitter: many monitors must not reconnect in step
+    this.retryAt = now + delay;
+    this.setStatus('unreachable', this.lastError ?? `closed (code ${code})`);
     this.reconnectTimer = setTimeout(() => this.reconnect(), delay);
   }
 
@@ -303,6 +326,7 @@ export class HypivisorSource implements Source {
     this.attempt = 0;
     this.lastSyncAt = this.opts.now();
     this.lastError = undefined;
+    this.cause = this.downSince = this.confirmedAt = this.retryAt = undefined;
     this.arrays = undefined; // new entries, and (below) a new status: one notification for both
     this.setStatus('connected');
     this.scheduleResync();
@@ -520,6 +544,37 @@ function rawToString(data: WebSocketType.RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
   if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
   return data.toString('utf8');
+}
+
+const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA']);
+const DROP_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
+/** Why a connection failed, in the few words the header and `check` show. */
+export function failureCause(err: Error, url: string): string {
+  const code = (err as { code?: string }).code ?? '';
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (DNS_CODES.has(code)) {
+    const host = (err as { hostname?: string }).hostname ?? hostOf(url);
+    return `DNS lookup failed (${host})`;
+  }
+  if (code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS') || code.includes('CERT') || code === 'EPROTO' || /\b(SSL|TLS)\b|certificate/i.test(err.message)) {
+    // OpenSSL's text ("write EPROTO 80…:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/…"): its reason.
+    const openssl = /error:[0-9A-F]+:SSL routines:[^:]*:([^:]+)/i.exec(err.message);
+    return `TLS error: ${openssl ? openssl[1] : err.message.split('\n')[0]}`;
+  }
+  if (DROP_CODES.has(code) || err.message === 'socket hang up') return 'connection dropped';
+  if (code === 'ETIMEDOUT' || /handshake has timed out/i.test(err.message)) return 'no answer (timed out)';
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return 'host unreachable';
+  if (code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') return 'a frame over the max payload';
+  return err.message;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return url;
+  }
 }
 
 function describeError(err: Error, maxPayload: number): string {

@@ -7,7 +7,16 @@ import type { SourceState } from '../../sources/types.js';
 import { evictionNoteLines, evictionNotes } from '../../engine/eviction-notes.js';
 import { fit } from '../text.js';
 import { TONE_COLOR, VERDICT_TONE } from '../theme.js';
-import type { ConfirmState } from '../view-state.js';
+import { staleRefusal, type ConfirmState } from '../view-state.js';
+
+/** Verdicts under which the process may be alive: evicting such a session hides a running agent. */
+const MAYBE_ALIVE: ReadonlySet<Finding['verdict']> = new Set(['live', 'remote', 'unverified']);
+
+/** Said before `f` when a forced eviction would remove a session that may be a running agent (two lines: a narrow pane keeps both). */
+export const LIVE_AGENT_NOTE = [
+  'Evicting a live agent hides it from the registry until it re-registers:',
+  'pi-socket re-registers only when its connection drops and comes back.',
+] as const;
 
 function itemLine(f: Finding, force: boolean): string {
   const pid = f.entry.pid === undefined ? '' : ` pid ${sanitize(f.entry.pid, 12)}`;
@@ -27,10 +36,12 @@ export function confirmLines(c: ConfirmState, force: boolean, sources: readonly 
     const k = c.needsForce.length;
     const others = c.evictable.length;
     lines.push({ text: `${k} of these ${k === 1 ? 'needs' : 'need'} force: ${k === 1 ? 'it is' : 'they are'} ${kinds}, not known to be dead.`, bold: true });
+    if (c.needsForce.some((f) => f.kind === 'session' && MAYBE_ALIVE.has(f.verdict))) for (const text of LIVE_AGENT_NOTE) lines.push({ text, bold: true });
     lines.push({
       text: others > 0 ? `f: evict ${k === 1 ? 'it' : 'them'} too.  y: evict only the ${others === 1 ? 'other one' : `${others} others`}.  n: cancel.` : 'f: evict anyway.  n: cancel.',
     });
   }
+  if (c.stale?.length) lines.push({ text: `Left out: ${staleRefusal(c.stale)}`, bold: true });
   const needs = new Set(c.needsForce);
   for (const f of c.selection) lines.push({ text: itemLine(f, needs.has(f)), verdict: f.verdict });
   return lines;

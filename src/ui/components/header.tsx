@@ -8,7 +8,7 @@ import { sanitize } from '../../core/sanitize.js';
 import { STATUS_TRAITS, type SourceState } from '../../sources/types.js';
 import { VERDICT_ORDER } from '../columns.js';
 import { TONE_COLOR, VERDICT_TONE } from '../theme.js';
-import { truncate } from '../text.js';
+import { clockTime, truncate } from '../text.js';
 
 interface Segment {
   text: string;
@@ -35,11 +35,35 @@ export function headerHeight(sourceCount: number, rows: number): number {
   return sourceCount > 1 && rows >= STATE_LINES_MIN_ROWS ? 1 + sourceCount : 1;
 }
 
-export function headerSegments(snap: EngineSnapshot, withStates = true): Segment[] {
+/**
+ * Why a source is not read, in words, since when, and when it tries again:
+ * "token refused (401) since 12:03:04, retrying in 4 s". Undefined while it reads (or before
+ * its first attempt has failed).
+ */
+export function downText(s: SourceState, now: number): string | undefined {
+  if (STATUS_TRAITS[s.status].reading || s.cause === undefined) return undefined;
+  const since = s.downSince !== undefined ? ` since ${clockTime(s.downSince, now)}` : '';
+  let retry = '';
+  if (s.status === 'connecting') retry = ', retrying now';
+  else if (s.retryAt !== undefined) retry = s.retryAt > now ? `, retrying in ${Math.ceil((s.retryAt - now) / 1000)} s` : ', retrying now';
+  return `${s.cause}${since}${retry}`;
+}
+
+/** Whether the header changes with the clock alone (a countdown to a retry): it then redraws once a second. */
+export function headerTicks(sources: readonly SourceState[]): boolean {
+  return sources.some((s) => !STATUS_TRAITS[s.status].reading && s.cause !== undefined);
+}
+
+export function headerSegments(snap: EngineSnapshot, withStates = true, now = snap.computedAt): Segment[] {
   const segs: Segment[] = [{ text: 'ghostwatch', bold: true }];
   for (const s of withStates ? snap.sources : []) {
-    const [word, color] = STATUS_WORDS[s.status];
-    segs.push({ text: `  ${sanitize(s.name, 20)} ` }, { text: word, color });
+    const down = downText(s, now);
+    // Not read: where, and why in words ("registry ws://…: token refused (401) since …").
+    if (down) segs.push({ text: `  ${sanitize(s.name, 20)} ${sanitize(s.url, 80)}: ` }, { text: down, color: 'red' });
+    else {
+      const [word, color] = STATUS_WORDS[s.status];
+      segs.push({ text: `  ${sanitize(s.name, 20)} ` }, { text: word, color });
+    }
   }
   segs.push({ text: `  ${sanitize(snap.host, 40)}`, color: 'gray' });
   segs.push({ text: ' ' });
@@ -51,11 +75,13 @@ export function headerSegments(snap: EngineSnapshot, withStates = true): Segment
 }
 
 /** One source's state line: name, state, where, and what is wrong or worth knowing there. */
-export function sourceLineSegments(s: SourceState, nameWidth: number): Segment[] {
+export function sourceLineSegments(s: SourceState, nameWidth: number, now = s.since): Segment[] {
   const [word, color] = STATUS_WORDS[s.status];
   const segs: Segment[] = [{ text: `  ${sanitize(s.name, 20).padEnd(nameWidth)}  ` }, { text: word.padEnd(11), color }, { text: sanitize(s.url, 80), color: 'gray' }];
   const notes: Segment[] = [];
-  if (s.lastError) notes.push({ text: s.lastError, color: STATUS_TRAITS[s.status].error ? 'red' : 'yellow' });
+  const down = downText(s, now);
+  if (down) notes.push({ text: down, color: 'red' });
+  else if (s.lastError) notes.push({ text: s.lastError, color: STATUS_TRAITS[s.status].error ? 'red' : 'yellow' });
   const warnings = s.warnings ?? [];
   if (warnings.length > 0) notes.push({ text: `${warnings[0]}${warnings.length > 1 ? ` (+${warnings.length - 1} more warnings)` : ''}`, color: 'yellow' });
   if (s.eviction && !s.eviction.available && STATUS_TRAITS[s.status].reading) notes.push({ text: 'eviction unavailable', color: 'gray' });
@@ -84,13 +110,13 @@ function Line({ segments, width }: { segments: Segment[]; width: number }) {
   );
 }
 
-export function Header({ snap, width, height = 1 }: { snap: EngineSnapshot; width: number; height?: number }) {
+export function Header({ snap, width, height = 1, now = snap.computedAt }: { snap: EngineSnapshot; width: number; height?: number; now?: number }) {
   const lines = height > 1 && snap.sources.length > 1;
   const nameWidth = Math.max(...snap.sources.map((s) => sanitize(s.name, 20).length), 4);
   return (
     <Box flexDirection="column" height={lines ? 1 + snap.sources.length : 1} flexShrink={0}>
-      <Line segments={headerSegments(snap, !lines)} width={width} />
-      {lines ? snap.sources.map((s, i) => <Line key={i} segments={sourceLineSegments(s, nameWidth)} width={width} />) : null}
+      <Line segments={headerSegments(snap, !lines, now)} width={width} />
+      {lines ? snap.sources.map((s, i) => <Line key={i} segments={sourceLineSegments(s, nameWidth, now)} width={width} />) : null}
     </Box>
   );
 }

@@ -4,6 +4,7 @@
 import { Text } from 'ink';
 import { memo } from 'react';
 import { findingKey } from '../../core/evict-plan.js';
+import { staleOf } from '../../engine/types.js';
 import type { Finding } from '../../core/types.js';
 import { GUTTER, type CellContext, type PlacedColumn } from '../columns.js';
 import { fit } from '../text.js';
@@ -38,13 +39,16 @@ const Row = memo(function Row(props: { f: Finding; placed: readonly PlacedColumn
   const verdictCell = first ? fit(first.column.value(f, ctx, first.width), first.width, first.column.align) : '';
   const others = rest.map(({ column, width: w }) => fit(column.value(f, ctx, w), w, column.align)).join(' ');
   const tail = fit(`${others.length > 0 ? ' ' : ''}${others}`, Math.max(0, width - GUTTER - (first?.width ?? 0)));
+  // A stale row is dimmed as well as marked '~' (the marker is what shows without colour), and
+  // not bold: bold and dim share their reset (SGR 22), which would end the dim of the rest.
+  const dim = staleOf(f) !== undefined;
   return (
     <Text inverse={isCursor}>
-      {gutter}
-      <Text color={TONE_COLOR[VERDICT_TONE[f.verdict]]} bold={f.problem}>
+      <Text dimColor={dim}>{gutter}</Text>
+      <Text color={TONE_COLOR[VERDICT_TONE[f.verdict]]} bold={f.problem && !dim} dimColor={dim}>
         {verdictCell}
       </Text>
-      {tail}
+      <Text dimColor={dim}>{tail}</Text>
     </Text>
   );
 });

@@ -1,0 +1,59 @@
+// `check` when a registry cannot be read: exit 2 and one line naming the cause, never "no
+// entries (0 problems)"; with several sources, the others' rows are still reported.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, type CliRun } from '../support/cli.js';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const built = existsSync(join(ROOT, 'dist/src/cli/main.js'));
+let dir: string;
+let closedUrl: string;
+
+function gw(args: string[]): Promise<CliRun> {
+  return runCli(args, { ...process.env, XDG_STATE_HOME: join(dir, 'state'), XDG_CONFIG_HOME: join(dir, 'config'), HYPIVISOR_WS: closedUrl, HYPI_TOKEN: '', NO_COLOR: '1' });
+}
+
+describe.runIf(built)('check against a registry that cannot be read', () => {
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gw-unreach-'));
+    // A port that was just ours and is closed now: nothing listens there.
+    const s = createServer().listen(0, '127.0.0.1');
+    await new Promise((r) => s.once('listening', r));
+    closedUrl = `ws://127.0.0.1:${(s.address() as AddressInfo).port}/ws`;
+    await new Promise((r) => s.close(r));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('exits 2 with one line naming the cause, and no "no entries"', async () => {
+    const r = await gw(['check', '--timeout', '3']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^ghostwatch: hypivisor at ${closedUrl}: connection refused: `))]);
+    expect(r.stdout + r.stderr).not.toMatch(/no entries/);
+  });
+
+  it('--json: connected false, the cause and the error, exit 2', async () => {
+    const r = await gw(['check', '--json', '--timeout', '3']);
+    expect(r.code).toBe(2);
+    const out = JSON.parse(r.stdout);
+    expect(out.sources).toEqual([expect.objectContaining({ name: 'hypivisor', connected: false, status: 'unreachable', cause: 'connection refused', error: expect.stringContaining('ECONNREFUSED') })]);
+  });
+
+  it('with several sources, the one down is named and the others are reported', async () => {
+    const claudeDir = join(dir, '.claude');
+    const claimsDir = join(dir, '.claude-sessions');
+    mkdirSync(join(claudeDir, 'sessions'), { recursive: true });
+    mkdirSync(claimsDir, { recursive: true });
+    const now = new Date().toISOString();
+    writeFileSync(join(claimsDir, 'remote.json'), readFileSync(join(ROOT, 'test/fixtures/claude/claude-sessions/remote.json'), 'utf8').replaceAll('{{NOW_ISO}}', now));
+    const r = await gw(['check', '--timeout', '3', '--source', 'hypivisor', '--source', 'claude', '--claude-dir', claudeDir, '--claude-sessions-dir', claimsDir]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toContain('dddd0000-0000-4000-8000-00000000000d');
+    expect(r.stdout).not.toMatch(/source hypivisor/);
+    expect(r.stdout.trim().split('\n').at(-1)).toMatch(/\(0 problems\); not read: hypivisor$/);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^ghostwatch: hypivisor at .*: connection refused/)]);
+  });
+});
