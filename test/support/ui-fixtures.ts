@@ -155,7 +155,7 @@ export function multiSourceEngine(opts: { agentctlDown: boolean }): StaticEngine
     ses('agentctl', 'ac-3f9e21', { pid: 41001, cwd: `${home}/work/ghostwatch`, status: 'running', registeredAt: S(41) }),
     ses('agentctl', 'ac-77d0b4', { pid: 40321, cwd: `${home}/work/billing`, status: 'running', registeredAt: S(95) }),
     ses('agentctl', 'pending-40322', { pid: 40322, cwd: `${home}/work/billing`, status: 'pending', registeredAt: S(190) }),
-    ses('agentctl', 'ac-1c2d3e', { pid: 40323, cwd: `${home}/work/site`, status: 'completed', offline: true, registeredAt: S(400) }),
+    ses('agentctl', 'ac-1c2d3e', { pid: 40323, cwd: `${home}/work/site`, status: 'completed', offline: true, ended: true, registeredAt: S(400) }),
     ses('claude', claudeId, { pid: 41002, cwd: `${home}/work/api-server`, status: 'interactive', registeredAt: S(124) }),
     ses('claude', '0d15ea5e-0000-4000-8000-00000000dead', { pid: 40401, cwd: `${home}/work/notes`, status: 'interactive', registeredAt: S(600) }),
     ses('claude-sessions', claudeId, { pid: 41002, lastSeen: S(1), registeredAt: S(120) }),
