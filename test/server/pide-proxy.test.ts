@@ -278,7 +278,7 @@ describe('backpressure', () => {
       view.ws.send(frame, { binary: true });
       sent += FRAME;
       if (sent % (16 * FRAME) === 0) await sleepMs(5); // let the sockets move between bursts
-      expect(sent).toBeLessThan(512 * 1024 * 1024);
+      expect(sent).toBeLessThan(64 * 1024 * 1024); // serve must have stopped reading long before
     }
     const [stats] = server.proxyStats();
     expect(stats).toMatchObject({ state: 'relaying', clientPaused: true, agentPaused: false });
