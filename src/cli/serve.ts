@@ -21,6 +21,8 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'token-file', type: 'string', valueName: 'PATH', description: 'require the token in this file (default: $HYPI_TOKEN; unset = no auth)' },
   { name: 'max-payload', type: 'number', valueName: 'BYTES', description: `largest message accepted (default ${DEFAULT_MAX_PAYLOAD})` },
   { name: 'max-connections', type: 'number', valueName: 'N', description: `concurrent clients (default ${DEFAULT_MAX_CONNECTIONS})` },
+  { name: 'allow-spawn', type: 'boolean', description: "let spawn_agent (Pi-DE's launcher) start agents in folders inside $HOME" },
+  { name: 'spawn-command', type: 'string', valueName: 'CMD', description: 'the executable spawn_agent starts, run with no arguments (default pi)' },
   { name: 'quiet', type: 'boolean', description: 'no log lines (the listening line is still printed)' },
   { name: 'help', type: 'boolean', description: 'show this help' },
 ];
@@ -34,13 +36,15 @@ export function serveUsage(): string {
     'Options:',
     formatOptions(SERVE_OPTIONS),
     '',
-    'Agents connect to ws://HOST:PORT/ws. The token is never a flag: argv is visible to every user in ps.',
+    'Agents connect to ws://HOST:PORT/ws; Pi-DE opens agents through ws://HOST:PORT/ws/agent/<id>.',
+    'The token is never a flag: argv is visible to every user in ps.',
     '',
     'Examples:',
     '  ghostwatch serve                                   # ws://127.0.0.1:31415/ws, no auth',
     '  ghostwatch serve --port 0 --state-file ~/.ghostwatch/registry.json',
     '  HYPI_TOKEN=$(cat ~/.hypi-token) ghostwatch serve --host 0.0.0.0',
     '  ghostwatch serve --token-file ~/.hypi-token --ttl 10 --quiet',
+    '  ghostwatch serve --allow-spawn                     # Pi-DE may start pi in folders under $HOME',
   ].join('\n');
 }
 
@@ -74,6 +78,9 @@ export function serveOptionsFrom(argv: readonly string[]): RegistryServerOptions
   if (ttl !== undefined && !(ttl > 0)) throw new UsageError('--ttl needs a number of seconds above 0');
   const host = options.host as string | undefined;
   if (host !== undefined && host.trim() === '') throw new UsageError('--host needs an address');
+  const spawnCommand = options['spawn-command'] as string | undefined;
+  if (spawnCommand !== undefined && spawnCommand.trim() === '') throw new UsageError('--spawn-command needs a command');
+  if (spawnCommand !== undefined && options['allow-spawn'] !== true) throw new UsageError('--spawn-command needs --allow-spawn');
   return {
     port: whole('port', options.port, 0, 65_535) ?? DEFAULT_PORT,
     host: host ?? DEFAULT_HOST,
@@ -83,6 +90,8 @@ export function serveOptionsFrom(argv: readonly string[]): RegistryServerOptions
     maxPayload: whole('max-payload', options['max-payload'], 1, 2 ** 31) ?? DEFAULT_MAX_PAYLOAD,
     maxConnections: whole('max-connections', options['max-connections'], 1, 1_000_000) ?? DEFAULT_MAX_CONNECTIONS,
     quiet: options.quiet === true,
+    allowSpawn: options['allow-spawn'] === true,
+    spawnCommand: spawnCommand ?? 'pi',
   };
 }
 

@@ -31,4 +31,14 @@ export {
   type InitFrame,
 } from './protocol.js';
 export { loadStateFile, StateFileWriter, type StateSnapshot } from './state-file.js';
-export { tokenFromUrl, tokenMatches } from './auth.js';
+export { tokenFromUrl, tokenMatches, percentDecodeLenient } from './auth.js';
+export {
+  startAgentProxy,
+  relayedCloseCode,
+  isSendableCloseCode,
+  DEFAULT_PROXY_CONNECT_TIMEOUT_MS,
+  PROXY_BUFFER_LIMIT,
+  type ProxyStats,
+} from './agent-proxy.js';
+export { listDirectories, spawnAgent, validateSpawnPath, SPAWN_DISABLED } from './host-methods.js';
+export { linuxProcessStart, startStamper } from './process-start.js';

@@ -25,6 +25,11 @@ export interface RegistryOptions {
   readonly log?: (line: string) => void;
   /** Called after every change worth persisting (not after heartbeats). */
   readonly onChange?: () => void;
+  /**
+   * The process start time (Unix ms) to stamp on a registration that carries no pid_started_at,
+   * or undefined to leave it unset. Default: never stamp.
+   */
+  readonly startTimeOf?: (node: Pick<NodeInfo, 'machine' | 'pid'>) => number | undefined;
 }
 
 /** One client connection. `registeredId` is the id it last sent in a valid `register`. */
@@ -61,6 +66,7 @@ export class Registry {
   private readonly emit: (event: RegistryEvent) => void;
   private readonly log: (line: string) => void;
   private readonly onChange: () => void;
+  private readonly startTimeOf: (node: Pick<NodeInfo, 'machine' | 'pid'>) => number | undefined;
 
   constructor(opts: RegistryOptions = {}) {
     this.now = opts.now ?? Date.now;
@@ -68,6 +74,7 @@ export class Registry {
     this.emit = opts.emit ?? (() => {});
     this.log = opts.log ?? (() => {});
     this.onChange = opts.onChange ?? (() => {});
+    this.startTimeOf = opts.startTimeOf ?? (() => undefined);
   }
 
   /** Unix seconds on the injected clock, the unit of every registry timestamp. */
@@ -81,6 +88,12 @@ export class Registry {
 
   listNodes(): NodeInfo[] {
     return [...this.nodes.values()].map(wireNode);
+  }
+
+  /** One node as on the wire, or undefined. */
+  nodeById(nodeId: string): NodeInfo | undefined {
+    const node = this.nodes.get(nodeId);
+    return node && wireNode(node);
   }
 
   listClaims(): Claim[] {
@@ -112,7 +125,7 @@ export class Registry {
       case 'list_claims':
         return resultOf(id, this.listClaims());
       default:
-        // list_directories and spawn_agent included: this registry never browses or spawns.
+        // list_directories and spawn_agent touch the host: the server answers them (host-methods.ts).
         return errorOf(id, `Method not found: ${request.method}`);
     }
   }
@@ -134,7 +147,8 @@ export class Registry {
       offline_since: undefined,
       last_seen: now,
       registered_at: now,
-      pid_started_at: parsed.pid_started_at,
+      // A registration's own stamp wins; otherwise serve's, for a local pid alive right now.
+      pid_started_at: parsed.pid_started_at ?? this.startTimeOf(parsed),
     };
     conn.registeredId = node.id;
     // A port on a machine belongs to one process, so an older entry there is stale. Never by cwd.

@@ -1,11 +1,22 @@
 // `ghostwatch serve` on the wire: node:http + ws in noServer mode, so every refusal (404, 401,
 // 503) is a plain HTTP answer written before any WebSocket handshake happens.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { homedir, hostname } from 'node:os';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { sanitize } from '../core/sanitize.js';
-import { tokenFromUrl, tokenMatches } from './auth.js';
-import type { RegistryEvent } from './protocol.js';
+import {
+  DEFAULT_PROXY_CONNECT_TIMEOUT_MS,
+  PROXY_BUFFER_LIMIT,
+  refuseProxy,
+  startAgentProxy,
+  type AgentProxy,
+  type ProxyStats,
+} from './agent-proxy.js';
+import { percentDecodeLenient, tokenFromUrl, tokenMatches } from './auth.js';
+import { listDirectories, spawnAgent, type HostMethodOptions } from './host-methods.js';
+import { startStamper } from './process-start.js';
+import { parseRequest, type RegistryEvent, type RpcResponse } from './protocol.js';
 import { Registry, DEFAULT_TTL_SECONDS, type ConnectionContext } from './registry.js';
 import { loadStateFile, StateFileWriter } from './state-file.js';
 
@@ -34,6 +45,18 @@ export interface RegistryServerOptions {
   readonly now?: () => number;
   /** Fault injection for tests only: return false to drop that broadcast event. */
   readonly eventFilter?: (frame: object) => boolean;
+  /** The directory list_directories and spawn_agent are confined to (default $HOME). */
+  readonly homeDir?: string;
+  /** spawn_agent starts agents only when this is true (`--allow-spawn`). */
+  readonly allowSpawn?: boolean;
+  /** The executable spawn_agent starts, no shell and no arguments (default `pi`). */
+  readonly spawnCommand?: string;
+  /** This host's name: registrations on it get pid_started_at stamped (default os.hostname()). */
+  readonly hostName?: string;
+  /** How long `/ws/agent/<id>` waits for the agent's WebSocket to open. */
+  readonly proxyConnectTimeoutMs?: number;
+  /** Unsent bytes on one side of a proxy above which the other side is not read. */
+  readonly proxyBufferLimit?: number;
 }
 
 export interface RegistryServer {
@@ -41,6 +64,8 @@ export interface RegistryServer {
   readonly port: number;
   readonly host: string;
   readonly registry: Registry;
+  /** One entry per open `/ws/agent/<id>` connection: its state, buffers and paused sides. */
+  proxyStats(): ProxyStats[];
   close(): Promise<void>;
 }
 
@@ -72,6 +97,18 @@ function pathOf(url: string | undefined): string {
   return (url ?? '/').split('?')[0] ?? '/';
 }
 
+const AGENT_PREFIX = '/ws/agent/';
+
+function isWsPath(path: string): boolean {
+  return path === '/ws' || (path.startsWith(AGENT_PREFIX) && path.length > AGENT_PREFIX.length);
+}
+
+/** The URL serve's own clients reach it at: a wildcard bind is reached on loopback. */
+function reachableUrl(host: string, port: number): string {
+  const h = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `ws://${h.includes(':') ? `[${h}]` : h}:${port}/ws`;
+}
+
 function textOf(data: RawData): string {
   if (Buffer.isBuffer(data)) return data.toString('utf8');
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
@@ -92,6 +129,8 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   const maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   const log = opts.quiet ? () => {} : (opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`)));
   const peers = new Map<WebSocket, Peer>();
+  /** Open `/ws/agent/<id>` connections; each counts as one against maxConnections. */
+  const proxies = new Set<{ readonly proxy: AgentProxy; answeredPing: boolean }>();
   const pending: RegistryEvent[] = [];
 
   // A request's events follow its response; changes from timers and closes go out on a microtask.
@@ -120,6 +159,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       if (pending.push(event) === 1) queueMicrotask(broadcast);
     },
     onChange: () => writer?.schedule(),
+    startTimeOf: startStamper(opts.hostName ?? hostname()),
   });
 
   if (opts.stateFile !== undefined) {
@@ -131,16 +171,22 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
 
   const wss = new WebSocketServer({ noServer: true, maxPayload, clientTracking: false, skipUTF8Validation: true });
   const http = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const isWs = pathOf(req.url) === '/ws';
+    const isWs = isWsPath(pathOf(req.url));
     res.writeHead(isWs ? 426 : 404, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
-    res.end(isWs ? 'Upgrade Required: /ws is a WebSocket endpoint\n' : 'Not Found\n');
+    res.end(isWs ? 'Upgrade Required: this is a WebSocket endpoint\n' : 'Not Found\n');
   });
+
+  // Set once listening: spawned agents are told this server's URL.
+  let hostMethods: HostMethodOptions;
 
   const accept = (ws: WebSocket): void => {
     explainOversizeClose(ws, maxPayload);
     const conn = registry.openConnection();
     const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
     peers.set(ws, { conn, answeredPing: true, closed });
+    const reply = (response: RpcResponse): void => {
+      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(response));
+    };
     ws.on('message', (data, isBinary) => {
       if (isBinary) return; // the stock server ignores binary frames
       let message: unknown;
@@ -149,8 +195,17 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       } catch {
         return; // invalid JSON: dropped without a reply, as the stock server does
       }
+      const request = parseRequest(message);
+      if (request?.method === 'list_directories') {
+        reply(listDirectories(request.id, request.params, hostMethods));
+        return;
+      }
+      if (request?.method === 'spawn_agent') {
+        void spawnAgent(request.id, request.params, hostMethods).then(reply);
+        return;
+      }
       const response = registry.handle(message, conn);
-      if (response && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(response));
+      if (response) reply(response);
       broadcast(); // this request's events now, before the next frame of the same chunk is handled
     });
     ws.on('ping', () => registry.heartbeat(conn));
@@ -166,16 +221,41 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
     ws.send(JSON.stringify(registry.initFrame()));
   };
 
+  // `/ws/agent/<id>`: the id as sent, or else percent-decoded (Pi-DE sends encodeURIComponent(id)).
+  const acceptProxy = (rawId: string) => (client: WebSocket): void => {
+    const decoded = percentDecodeLenient(rawId);
+    const node = registry.nodeById(rawId) ?? (decoded === undefined ? undefined : registry.nodeById(decoded));
+    if (!node) return refuseProxy(client, 'Agent not found', 1000);
+    if (node.status !== 'active') return refuseProxy(client, 'Agent is offline', 1000);
+    const proxy = startAgentProxy(client, {
+      nodeId: node.id,
+      host: node.machine,
+      port: node.port,
+      connectTimeoutMs: opts.proxyConnectTimeoutMs ?? DEFAULT_PROXY_CONNECT_TIMEOUT_MS,
+      bufferLimit: opts.proxyBufferLimit ?? PROXY_BUFFER_LIMIT,
+      maxPayload,
+      log,
+    });
+    const entry = { proxy, answeredPing: true };
+    proxies.add(entry);
+    client.on('pong', () => (entry.answeredPing = true));
+    void proxy.closed.then(() => proxies.delete(entry));
+  };
+
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (pathOf(req.url) !== '/ws') return writeRefusal(socket, 404, 'Not Found', 'Not Found\n');
+    // As hypivisor: the token is checked first, on every path; then the route.
     if (token !== undefined && !tokenMatches(tokenFromUrl(req.url ?? ''), token)) {
       return writeRefusal(socket, 401, 'Unauthorized', 'Unauthorized\n');
     }
-    if (peers.size >= maxConnections) {
+    const path = pathOf(req.url);
+    if (path === AGENT_PREFIX) return writeRefusal(socket, 400, 'Bad Request', 'Missing node ID\n');
+    if (!isWsPath(path)) return writeRefusal(socket, 404, 'Not Found', 'Not Found\n');
+    if (peers.size + proxies.size >= maxConnections) {
       log(`serve: refused a connection: too many connections (${maxConnections})`);
       return writeRefusal(socket, 503, 'Service Unavailable', `too many connections (limit ${maxConnections})\n`);
     }
-    wss.handleUpgrade(req, socket, head, accept);
+    // handleUpgrade answers synchronously (no verifyClient, no deflate): the count is exact.
+    wss.handleUpgrade(req, socket, head, path === '/ws' ? accept : acceptProxy(path.slice(AGENT_PREFIX.length)));
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -195,6 +275,15 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
     log(`serve: warning: listening on ${sanitize(host)} without a token: anyone who can reach it can register and deregister (set HYPI_TOKEN or --token-file)`);
   }
 
+  const spawnEnv: Record<string, string> = { HYPIVISOR_WS: reachableUrl(host, port) };
+  if (token !== undefined) spawnEnv.HYPI_TOKEN = token;
+  hostMethods = {
+    homeDir: opts.homeDir ?? homedir(),
+    allowSpawn: opts.allowSpawn === true,
+    spawnCommand: opts.spawnCommand ?? 'pi',
+    spawnEnv,
+  };
+
   const sweeper = setInterval(() => registry.sweep(), opts.sweepIntervalMs ?? 15_000);
   const pinger = setInterval(() => {
     for (const [ws, peer] of peers) {
@@ -206,6 +295,18 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       }
       peer.answeredPing = false;
       ws.ping();
+    }
+    for (const entry of proxies) {
+      const { client } = entry.proxy;
+      // A Pi-DE side paused by backpressure cannot read its pongs: not a sign of a dead peer.
+      if (client.readyState !== WebSocket.OPEN || client.isPaused) continue;
+      if (!entry.answeredPing) {
+        log(`serve: an agent proxy connection did not answer a ping: terminated`);
+        entry.proxy.terminate();
+        continue;
+      }
+      entry.answeredPing = false;
+      client.ping();
     }
   }, opts.pingIntervalMs ?? 30_000);
 
@@ -221,7 +322,13 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
         await peer.closed;
         clearTimeout(force);
       });
-      await Promise.all(all);
+      const relays = [...proxies].map(async ({ proxy }) => {
+        const force = setTimeout(() => proxy.terminate(), SHUTDOWN_GRACE_MS);
+        proxy.close(1001, 'server shutting down');
+        await proxy.closed;
+        clearTimeout(force);
+      });
+      await Promise.all([...all, ...relays]);
       broadcast();
       writer?.flush();
       http.closeAllConnections();
@@ -231,5 +338,6 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   };
 
   const urlHost = host.includes(':') ? `[${host}]` : host;
-  return { url: `ws://${urlHost}:${port}/ws`, port, host, registry, close };
+  const proxyStats = (): ProxyStats[] => [...proxies].map(({ proxy }) => proxy.stats());
+  return { url: `ws://${urlHost}:${port}/ws`, port, host, registry, proxyStats, close };
 }

@@ -166,7 +166,7 @@ describe('other methods', () => {
     await roundTrip(a, '{"id":"p","method":"ping","params":{"x":1}}', { id: 'p', result: { status: 'healthy', nodes: 1, version: '0.1.0' } });
   });
 
-  it.each(['list_directories', 'spawn_agent', 'frobnicate'])('answers "Method not found" to %s', async (method) => {
+  it.each(['frobnicate', 'list_directory', 'spawn'])('answers "Method not found" to %s', async (method) => {
     const { url } = await setup();
     const a = await connectPastInit(url);
     await roundTrip(a, JSON.stringify({ id: 'm', method, params: { path: '/' } }), { id: 'm', error: `Method not found: ${method}` });

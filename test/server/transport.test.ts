@@ -26,7 +26,8 @@ describe('paths', () => {
     expect(await httpGet(`http://${base}/health`)).toMatchObject({ status: 404 });
     expect((await refusal(`ws://${base}/`)).status).toBe(404);
     expect((await refusal(`ws://${base}/ws/`)).status).toBe(404);
-    expect((await refusal(`ws://${base}/ws/agent/n1`)).status).toBe(404);
+    expect((await refusal(`ws://${base}/ws/agentx/n1`)).status).toBe(404);
+    expect((await refusal(`ws://${base}/wsx`)).status).toBe(404);
   });
 
   it('answers 426 to a plain HTTP request for /ws', async () => {
@@ -44,7 +45,7 @@ describe('token', () => {
     expect((await refusal(`${url}?token=wrong`)).status).toBe(401);
     expect((await refusal(`${url}?token=`)).status).toBe(401);
     expect((await refusal(`${url}?token=${encodeURIComponent(token)}x`)).status).toBe(401);
-    expect((await refusal(`${url}?token=%E0%A4%A`)).status).toBe(401); // a broken escape is no token
+    expect((await refusal(`${url}?token=%E0%A4%A`)).status).toBe(401); // escapes that are not UTF-8: no token
   });
 
   it('accepts the right token, percent-encoded, among other query parameters', async () => {

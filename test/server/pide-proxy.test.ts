@@ -1,0 +1,291 @@
+// Pi-DE against `ghostwatch serve`, driven the way Pi-DE drives hypivisor: `/ws?token=<raw>` for
+// the list, `/ws/agent/<encodeURIComponent(id)>?token=<raw>` for one agent, whose frames serve
+// relays to and from a real agent WebSocket server in a child process (test/support/pide-agent.mjs).
+import { fork, type ChildProcess } from 'node:child_process';
+import { createServer, type Server, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { relayedCloseCode } from '../../src/server/index.js';
+import { cleanup, connectPastInit, expectFrame, refusal, registerText, roundTrip, serve, sleepMs } from './helpers.js';
+
+const agentScript = fileURLToPath(new URL('../support/pide-agent.mjs', import.meta.url));
+
+interface AgentStats {
+  clients: number;
+  closes: { code: number; reason: string }[];
+  received: ({ text: string } | { binary: string })[];
+  receivedBytes: number;
+  bufferedAmount: number;
+  flood?: { sent: number; stuck: boolean };
+}
+
+interface Agent {
+  readonly child: ChildProcess;
+  readonly port: number;
+  ask(cmd: string, args?: Record<string, unknown>): Promise<AgentStats>;
+}
+
+const children: ChildProcess[] = [];
+const sockets: WebSocket[] = [];
+const netServers: Server[] = [];
+
+afterEach(async () => {
+  for (const ws of sockets.splice(0)) ws.terminate();
+  await cleanup();
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const s of netServers.splice(0)) s.close();
+});
+
+async function startAgent(): Promise<Agent> {
+  const child = fork(agentScript, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  children.push(child);
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (m) => resolve((m as { port: number }).port));
+    child.once('exit', (code) => reject(new Error(`agent exited ${code}`)));
+  });
+  let serial = 0;
+  const ask = (cmd: string, args: Record<string, unknown> = {}): Promise<AgentStats> => {
+    const id = ++serial;
+    return new Promise((resolve) => {
+      const on = (m: unknown): void => {
+        const reply = m as { id?: number; stats: AgentStats };
+        if (reply.id !== id) return;
+        child.off('message', on);
+        resolve(reply.stats);
+      };
+      child.on('message', on);
+      child.send({ id, cmd, ...args });
+    });
+  };
+  return { child, port, ask };
+}
+
+/** Polls `probe` until it holds (a generous deadline only guards against a hang). */
+async function until<T>(probe: () => T | Promise<T>, ok: (value: T) => boolean, what: string): Promise<T> {
+  const end = Date.now() + 15_000;
+  for (;;) {
+    const value = await probe();
+    if (ok(value)) return value;
+    if (Date.now() > end) throw new Error(`never: ${what} (last: ${JSON.stringify(value)})`);
+    await sleepMs(20);
+  }
+}
+
+type Frame = { text: string } | { binary: string };
+
+interface PiDe {
+  readonly ws: WebSocket;
+  readonly frames: Frame[];
+  next(): Promise<Frame>;
+  readonly closed: Promise<{ code: number; reason: string }>;
+}
+
+/** A Pi-DE agent view: records every frame, text or binary, and how the socket closed. */
+function openAgentView(url: string): Promise<PiDe> {
+  const ws = new WebSocket(url, { perMessageDeflate: false });
+  sockets.push(ws);
+  const frames: Frame[] = [];
+  let read = 0;
+  ws.on('message', (data: Buffer, isBinary) => {
+    frames.push(isBinary ? { binary: data.toString('hex') } : { text: data.toString('utf8') });
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString('utf8') }));
+  });
+  const next = async (): Promise<Frame> => {
+    await until(() => frames.length, (n) => n > read, 'a frame from the proxy');
+    return frames[read++]!;
+  };
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve({ ws, frames, next, closed }));
+    ws.once('error', reject);
+  });
+}
+
+const ID = '0190f3a2-7c1e-7d4b-9a55-1f2e3d4c5b6a';
+const agentNode = (port: number, id = ID) => ({ id, machine: '127.0.0.1', cwd: '/work', port, status: 'active', pid: 999_999 });
+
+/** serve with one registered agent; the registering connection stays open (the node is active). */
+async function serveWithAgent(opts: Parameters<typeof serve>[0] = {}, token = '') {
+  const agent = await startAgent();
+  const server = await serve({ token, ...opts });
+  const q = token ? `?token=${token}` : '';
+  const socket = await connectPastInit(`${server.url}${q}`);
+  socket.send(registerText('r', agentNode(agent.port)));
+  expectFrame(await socket.reply(), { id: 'r', result: { status: 'registered' } });
+  const viewUrl = `ws://127.0.0.1:${server.port}/ws/agent/${encodeURIComponent(ID)}${q}`;
+  return { agent, server, socket, viewUrl };
+}
+
+describe('Pi-DE through serve', () => {
+  it('lists the agent, opens it through /ws/agent/<id> with a raw token, and relays text and binary both ways', async () => {
+    const token = 'ab%zz/é+';
+    const { agent, server, viewUrl } = await serveWithAgent({}, token);
+    // Pi-DE's list: the raw token, with its invalid % sequence, is accepted as hypivisor accepts it.
+    const list = await connectPastInit(`${server.url}?token=${token}`);
+    list.send('{"id":"l","method":"list_nodes"}');
+    const nodes = (JSON.parse(await list.reply()) as { result: { id: string; status: string }[] }).result;
+    expect(nodes.map((n) => [n.id, n.status])).toEqual([[ID, 'active']]);
+
+    const view = await openAgentView(viewUrl);
+    view.ws.send('{"type":"prompt","message":"hi"}');
+    expect(await view.next()).toEqual({ text: 'echo:{"type":"prompt","message":"hi"}' });
+    view.ws.send(Buffer.from('0102ff', 'hex'), { binary: true });
+    expect(await view.next()).toEqual({ binary: 'ec0102ff' });
+    await agent.ask('send', { text: '{"type":"init_state"}' });
+    expect(await view.next()).toEqual({ text: '{"type":"init_state"}' });
+    await agent.ask('send', { binary: true, hex: '00ff10' });
+    expect(await view.next()).toEqual({ binary: '00ff10' });
+    expect((await agent.ask('stats')).received).toEqual([{ text: '{"type":"prompt","message":"hi"}' }, { binary: '0102ff' }]);
+
+    // The agent closes with a code: Pi-DE sees the same code and reason.
+    await agent.ask('close', { code: 4001, reason: 'session ended' });
+    expect(await view.closed).toEqual({ code: 4001, reason: 'session ended' });
+    await until(() => server.proxyStats().length, (n) => n === 0, 'the proxy is gone');
+  });
+
+  it('closes the agent side with the code Pi-DE closed with', async () => {
+    const { agent, viewUrl } = await serveWithAgent();
+    const view = await openAgentView(viewUrl);
+    view.ws.send('x');
+    await view.next();
+    view.ws.close(4002, 'tab closed');
+    const stats = await until(() => agent.ask('stats'), (s) => s.closes.length === 1, 'the agent saw the close');
+    expect(stats.closes).toEqual([{ code: 4002, reason: 'tab closed' }]);
+  });
+
+  it('maps a close without a close frame to a sendable code: 1014 toward Pi-DE, 1001 toward the agent', async () => {
+    const { agent, viewUrl } = await serveWithAgent();
+    const view = await openAgentView(viewUrl);
+    view.ws.send('x');
+    await view.next();
+    await agent.ask('terminate');
+    expect((await view.closed).code).toBe(1014);
+
+    const again = await openAgentView(viewUrl);
+    again.ws.send('y');
+    await again.next();
+    again.ws.terminate();
+    const stats = await until(() => agent.ask('stats'), (s) => s.closes.length === 2, 'the agent saw the second close');
+    expect(stats.closes[1]!.code).toBe(1001);
+    expect([relayedCloseCode(1005, 1014), relayedCloseCode(1006, 1014), relayedCloseCode(1015, 1001), relayedCloseCode(3000, 1014)]).toEqual([
+      1000, 1014, 1001, 3000,
+    ]);
+  });
+
+  it('answers unknown and offline ids with one error frame, as hypivisor does', async () => {
+    const { agent, server, socket } = await serveWithAgent();
+    const unknown = await openAgentView(`ws://127.0.0.1:${server.port}/ws/agent/nope`);
+    expect(await unknown.next()).toEqual({ text: '{"error":"Agent not found"}' });
+    expect((await unknown.closed).code).toBe(1000);
+
+    await socket.close(); // the registering connection closes: the node goes offline
+    const watcher = await connectPastInit(server.url);
+    await until(async () => {
+      watcher.send('{"id":"l","method":"list_nodes"}');
+      return (JSON.parse(await watcher.reply()) as { result: { status: string }[] }).result[0]?.status;
+    }, (s) => s === 'offline', 'the node is offline');
+    const offline = await openAgentView(`ws://127.0.0.1:${server.port}/ws/agent/${ID}`);
+    expect(await offline.next()).toEqual({ text: '{"error":"Agent is offline"}' });
+    expect((await offline.closed).code).toBe(1000);
+    expect((await agent.ask('stats')).clients).toBe(0); // nothing was opened toward the agent
+  });
+
+  it('refuses an empty id with 400 and a wrong token with 401, on the proxy path as on every path', async () => {
+    const { server } = await serveWithAgent({}, 'secret');
+    const base = `ws://127.0.0.1:${server.port}`;
+    expect(await refusal(`${base}/ws/agent/?token=secret`)).toEqual({ status: 400, body: 'Missing node ID\n' });
+    expect((await refusal(`${base}/ws/agent/${ID}?token=wrong`)).status).toBe(401);
+    expect((await refusal(`${base}/ws/agent/${ID}`)).status).toBe(401);
+    expect((await refusal(`${base}/elsewhere?token=wrong`)).status).toBe(401); // token first, then the route
+    expect((await refusal(`${base}/elsewhere?token=secret`)).status).toBe(404);
+  });
+
+  it('tells Pi-DE when the agent cannot be reached: refused, or no handshake within the timeout', async () => {
+    const holder = createServer((socket: Socket) => socket.on('error', () => {})); // accepts, never answers
+    netServers.push(holder);
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const silentPort = (holder.address() as { port: number }).port;
+    const closedPort = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const server = await serve({ proxyConnectTimeoutMs: 300 });
+    const socket = await connectPastInit(server.url);
+    await roundTrip(socket, registerText('a', agentNode(silentPort, 'silent')), { id: 'a', result: { status: 'registered' } });
+    await roundTrip(socket, registerText('b', agentNode(closedPort, 'gone')), { id: 'b', result: { status: 'registered' } });
+
+    const slow = await openAgentView(`ws://127.0.0.1:${server.port}/ws/agent/silent`);
+    expect(await slow.next()).toEqual({ text: '{"error":"Cannot reach agent: no answer within 300 ms"}' });
+    expect((await slow.closed).code).toBe(1014);
+    const refused = await openAgentView(`ws://127.0.0.1:${server.port}/ws/agent/gone`);
+    expect(await refused.next()).toEqual({ text: `{"error":"Cannot reach agent: connect ECONNREFUSED 127.0.0.1:${closedPort}"}` });
+    expect((await refused.closed).code).toBe(1014);
+    await until(() => server.proxyStats().length, (n) => n === 0, 'both proxies are gone');
+  });
+
+  it('counts proxy connections against maxConnections', async () => {
+    const { server, viewUrl } = await serveWithAgent({ maxConnections: 2 });
+    const view = await openAgentView(viewUrl); // the registering socket + this proxy = 2
+    expect((await refusal(server.url)).status).toBe(503);
+    expect((await refusal(viewUrl)).status).toBe(503);
+    view.ws.close();
+    await view.closed;
+    await until(() => server.proxyStats().length, (n) => n === 0, 'the proxy is gone');
+    const again = await openAgentView(viewUrl);
+    again.ws.send('z');
+    expect(await again.next()).toEqual({ text: 'echo:z' });
+  });
+});
+
+describe('backpressure', () => {
+  const LIMIT = 256 * 1024;
+  const FRAME = 64 * 1024;
+
+  it('stops reading the agent while Pi-DE does not read, and delivers everything once it does', async () => {
+    const { agent, server, viewUrl } = await serveWithAgent({ proxyBufferLimit: LIMIT });
+    const view = await openAgentView(viewUrl);
+    let receivedBytes = 0;
+    view.ws.on('message', (data: Buffer) => (receivedBytes += data.length));
+    view.ws.pause(); // Pi-DE stops reading
+    await until(() => agent.ask('stats'), (s) => s.clients === 1, 'serve connected to the agent');
+    await agent.ask('flood', { frameBytes: FRAME, cap: 4 * 1024 * 1024 });
+    // The agent fills its own buffer: serve stopped taking more from it.
+    await until(() => agent.ask('stats'), (s) => s.flood?.stuck === true && s.bufferedAmount >= 4 * 1024 * 1024, 'the agent is stuck');
+    const [stats] = server.proxyStats();
+    expect(stats).toMatchObject({ state: 'relaying', agentPaused: true, clientPaused: false });
+    // serve holds at most the limit plus what one socket read brought in, whatever the agent sent.
+    expect(stats!.clientBuffered).toBeLessThanOrEqual(LIMIT + 2 * FRAME);
+    const sent = (await agent.ask('stopFlood')).flood!.sent;
+    expect(sent).toBeGreaterThan(LIMIT * 8);
+    view.ws.resume();
+    await until(() => receivedBytes, (n) => n >= sent, 'Pi-DE received everything');
+    expect(receivedBytes).toBe(sent);
+    expect(server.proxyStats()[0]).toMatchObject({ agentPaused: false, clientPaused: false });
+  });
+
+  it('stops reading Pi-DE while the agent does not read, and delivers everything once it does', async () => {
+    const { agent, server, viewUrl } = await serveWithAgent({ proxyBufferLimit: LIMIT });
+    await agent.ask('pause'); // the agent stops reading, from its first connection on
+    const view = await openAgentView(viewUrl);
+    const frame = Buffer.alloc(FRAME, 0x62);
+    let sent = 0;
+    // Pi-DE sends until its own socket holds 4 MiB unsent: serve must have stopped reading it.
+    while (view.ws.bufferedAmount < 4 * 1024 * 1024) {
+      view.ws.send(frame, { binary: true });
+      sent += FRAME;
+      if (sent % (16 * FRAME) === 0) await sleepMs(5); // let the sockets move between bursts
+      expect(sent).toBeLessThan(64 * 1024 * 1024); // serve must have stopped reading long before
+    }
+    const [stats] = server.proxyStats();
+    expect(stats).toMatchObject({ state: 'relaying', clientPaused: true, agentPaused: false });
+    expect(stats!.agentBuffered).toBeLessThanOrEqual(LIMIT + 2 * FRAME);
+    await agent.ask('resume');
+    await until(() => agent.ask('stats'), (s) => s.receivedBytes >= sent, 'the agent received everything');
+    expect((await agent.ask('stats')).receivedBytes).toBe(sent);
+    expect(server.proxyStats()[0]).toMatchObject({ agentPaused: false, clientPaused: false });
+  });
+});
