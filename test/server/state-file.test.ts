@@ -1,7 +1,7 @@
 // `--state-file`: atomic snapshots after changes, and a reload that keeps what may still be
 // alive (live local pids, remote hosts) and drops local entries whose process is gone.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -87,6 +87,26 @@ describe('writing', () => {
     expect(snap.nodes.map((n) => n.id)).toEqual(Array.from({ length: 19 }, (_, i) => `n${i + 1}`));
     expect(snap.nodes.find((n) => n.id === 'n19')?.status).toBe('offline'); // its connection closed on close()
     expect(readdirSync(dir)).toEqual(['registry.json']);
+  });
+
+  it('never writes through a symlink planted at a temp-file name; the state file is a new 0600 file', () => {
+    const path = join(dir, 'registry.json');
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'precious\n');
+    chmodSync(victim, 0o644);
+    // The temp name an older release used, and a leftover 0644 temp file under it.
+    symlinkSync(victim, `${path}.tmp-${process.pid}`);
+    writeFileSync(`${path}.tmp-${process.pid + 1}`, 'stale', { mode: 0o644 });
+    const writer = new StateFileWriter(path, () => ({ version: 1, nodes: [], claims: [] }), { log: () => {} });
+    writer.schedule();
+    writer.flush();
+    expect(readFileSync(victim, 'utf8')).toBe('precious\n');
+    expect(statSync(victim).mode & 0o777).toBe(0o644);
+    expect(readlinkSync(`${path}.tmp-${process.pid}`)).toBe(victim);
+    expect(lstatSync(path).isFile()).toBe(true);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(readSnapshot(path)).toEqual({ version: 1, nodes: [], claims: [] });
+    expect(readdirSync(dir).sort()).toEqual(['registry.json', `registry.json.tmp-${process.pid + 1}`, `registry.json.tmp-${process.pid}`, 'victim'].sort());
   });
 
   it('logs once and keeps serving when the file cannot be written', async () => {
