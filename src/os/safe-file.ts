@@ -5,7 +5,7 @@
 // found looser than it should be is tightened, with a warning.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, type Stats, fsyncSync, lstatSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, type Stats, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { chmod, lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -81,15 +81,6 @@ export function writeFileAtomicSync(path: string, data: string | Buffer, mode = 
 export async function lstatIfAny(path: string): Promise<Stats | undefined> {
   try {
     return await lstat(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
-export function lstatIfAnySync(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;

@@ -1,6 +1,6 @@
 // `--state-file`: a JSON snapshot written atomically after changes and read back on start,
 // so a restarted registry still knows its nodes (as offline) and can tell ghosts apart.
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isUsablePid } from '../core/pid.js';
 import { matchHost } from '../core/host.js';
@@ -21,6 +21,23 @@ export interface LoadOptions {
   readonly hostName?: string;
 }
 
+/** A snapshot of 100,000 nodes is some 30 MB: a file larger than this is not a state file. */
+export const MAX_STATE_FILE_BYTES = 64 * 1024 * 1024;
+
+/** The file's text: a regular file only (a FIFO would block the start), and no larger than the bound. */
+function readStateText(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const s = fstatSync(fd);
+    if (s.isDirectory()) throw Object.assign(new Error('is a folder'), { code: 'EISDIR' });
+    if (!s.isFile()) throw new Error('not a regular file');
+    if (s.size > MAX_STATE_FILE_BYTES) throw new Error(`${s.size} bytes, too large for a state file`);
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function errorText(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string') return code;
@@ -36,7 +53,7 @@ export async function loadStateFile(path: string, opts: LoadOptions): Promise<St
   const where = `serve: state file ${sanitize(path)}`;
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readStateText(path);
   } catch (err) {
     if (errorText(err) !== 'ENOENT') opts.log(`${where}: unreadable (${sanitize(errorText(err))}), starting empty`);
     return empty;

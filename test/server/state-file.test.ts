@@ -1,7 +1,7 @@
 // `--state-file`: atomic snapshots after changes, and a reload that keeps what may still be
 // alive (live local pids, remote hosts) and drops local entries whose process is gone.
-import { spawn } from 'node:child_process';
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -119,6 +119,24 @@ describe('writing', () => {
     await roundTrip(agent, registerText('s', node('n2', { port: 2 })), { id: 's', result: { status: 'registered' } });
     await sleepMs(150);
     expect(lines.filter((l) => l.includes('cannot write'))).toHaveLength(1);
+  });
+});
+
+describe('reading', () => {
+  it('a huge or non-regular state file is not read whole (nor waited on): one line, starting empty', async () => {
+    const { loadStateFile } = await import('../../src/server/state-file.js');
+    const MAX_STATE_FILE_BYTES = 64 * 1024 * 1024;
+    const big = join(dir, 'big.json');
+    writeFileSync(big, '{"version": 1, "nodes": [], "claims": [], "pad": "');
+    truncateSync(big, MAX_STATE_FILE_BYTES + 1);
+    const lines: string[] = [];
+    expect(await loadStateFile(big, { log: (l) => lines.push(l) })).toEqual({ version: 1, nodes: [], claims: [] });
+    expect(lines).toEqual([`serve: state file ${big}: unreadable (${MAX_STATE_FILE_BYTES + 1} bytes, too large for a state file), starting empty`]);
+    const fifo = join(dir, 'fifo.json');
+    execFileSync('mkfifo', [fifo]);
+    lines.length = 0;
+    expect(await loadStateFile(fifo, { log: (l) => lines.push(l) })).toEqual({ version: 1, nodes: [], claims: [] });
+    expect(lines).toEqual([`serve: state file ${fifo}: unreadable (not a regular file), starting empty`]);
   });
 });
 
