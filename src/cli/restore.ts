@@ -32,21 +32,36 @@ export async function restoreCommand(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (positionals.length > 1) throw new UsageError(`restore takes one ID, got ${positionals.length}`);
-  const [{ defaultTrashDir, listTrash, restoreFromTrash }, { sanitize }, { AuditLog, defaultAuditLogPath, auditError }, { hostname, userInfo }] =
-    await Promise.all([import('../sources/trash.js'), import('../core/sanitize.js'), import('../engine/audit-log.js'), import('node:os')]);
+  const [{ checkTrashDir, defaultTrashDir, listTrash, restoreFromTrash }, { sanitize }, { AuditLog, defaultAuditLogPath, auditError }, { fsErrorText }, { hostname, userInfo }, { randomUUID }] =
+    await Promise.all([
+      import('../sources/trash.js'),
+      import('../core/sanitize.js'),
+      import('../engine/audit-log.js'),
+      import('../os/safe-file.js'),
+      import('node:os'),
+      import('node:crypto'),
+    ]);
+  const say = (stream: NodeJS.WriteStream, line: string): void => void stream.write(`ghostwatch: ${sanitize(line, 400)}\n`);
   const dir = defaultTrashDir();
-  const items = await listTrash(dir);
+  let items: Awaited<ReturnType<typeof listTrash>>;
+  try {
+    for (const w of await checkTrashDir(dir)) say(process.stderr, `warning: ${w}`);
+    items = await listTrash(dir);
+  } catch (error) {
+    say(process.stderr, `cannot read the trash: ${fsErrorText(error)}`);
+    return 1;
+  }
   const wanted = positionals[0];
 
   if (wanted === undefined) {
     if (items.length === 0) {
-      process.stdout.write(`the trash is empty (${dir})\n`);
+      process.stdout.write(`the trash is empty (${sanitize(dir, 200)})\n`);
       return 0;
     }
-    process.stdout.write(`${items.length} in ${dir}, newest first:\n`);
+    process.stdout.write(`${items.length} in ${sanitize(dir, 200)}, newest first:\n`);
     for (const i of items) {
       const missing = i.present ? '' : '  (file missing: only its note is left)';
-      process.stdout.write(`  ${i.trashedAt}  ${sanitize(i.source, 20)} ${i.kind} ${sanitize(i.id, 80)}\n      was ${sanitize(i.originalPath, 200)}${missing}\n`);
+      process.stdout.write(`  ${sanitize(i.trashedAt, 40)}  ${sanitize(i.source, 20)} ${sanitize(i.kind, 10)} ${sanitize(i.id, 80)}\n      was ${sanitize(i.originalPath, 200)}${missing}\n`);
     }
     process.stdout.write('ghostwatch restore ID puts one back.\n');
     return 0;
@@ -55,22 +70,38 @@ export async function restoreCommand(argv: readonly string[]): Promise<number> {
   const matches = items.filter((i) => i.present && (i.id === wanted || i.trashName === wanted));
   const item = matches[0];
   if (!item) {
-    process.stderr.write(`ghostwatch: nothing in the trash for "${sanitize(wanted, 80)}" (ghostwatch restore lists it)\n`);
+    say(process.stderr, `nothing in the trash for "${sanitize(wanted, 80)}" (ghostwatch restore lists it)`);
     return 1;
   }
-  const audit = new AuditLog(defaultAuditLogPath());
-  const actor = `${userInfo().username}@${hostname()}`;
+  const audit = new AuditLog(defaultAuditLogPath(), { warn: (line) => say(process.stderr, `warning: ${line}`) });
+  const host = hostname();
+  const actor = `${userInfo().username}@${host}`;
+  // Like an eviction: the intent is on disk before anything moves, and the outcome follows it.
+  const id = randomUUID();
+  const intent = { ts: new Date().toISOString(), kind: 'restore', id, actor, host, source: item.source, entryKind: item.kind, entryId: item.id, from: item.trashPath, to: item.originalPath };
+  try {
+    await audit.append(intent);
+  } catch (error) {
+    say(process.stderr, `cannot restore ${sanitize(wanted, 80)}: the audit log (${audit.path}) cannot be written, so nothing was moved: ${auditError(error)}`);
+    return 1;
+  }
+  const outcome = (result: string, detail?: string): Promise<string | undefined> =>
+    audit.append({ ts: new Date().toISOString(), kind: 'outcome', id, outcome: result, ...(detail ? { detail } : {}) }).then(
+      () => undefined,
+      (error: unknown) => auditError(error),
+    );
   try {
     await restoreFromTrash(item);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'EEXIST' ? `${item.originalPath} exists now; it was not overwritten` : `${code ?? (error as Error).message}`;
-    process.stderr.write(`ghostwatch: cannot restore ${sanitize(wanted, 80)}: ${sanitize(why, 300)}\n`);
+    const why = code === 'EEXIST' ? `${item.originalPath} exists now; it was not overwritten` : fsErrorText(error);
+    const unaudited = await outcome('failed', why);
+    say(process.stderr, `cannot restore ${sanitize(wanted, 80)}: ${why}`);
+    if (unaudited) say(process.stderr, `and its outcome is not in the audit log (${audit.path}): ${unaudited}`);
     return 1;
   }
-  const record = { ts: new Date().toISOString(), kind: 'restore', actor, host: hostname(), source: item.source, entryKind: item.kind, entryId: item.id, from: item.trashPath, to: item.originalPath };
-  const unaudited = await audit.append(record).then(() => undefined, (error: unknown) => auditError(error));
+  const unaudited = await outcome('restored');
   process.stdout.write(`restored ${sanitize(item.originalPath, 200)}${matches.length > 1 ? ` (the newest of ${matches.length} trashed for this id)` : ''}\n`);
-  if (unaudited) process.stderr.write(`ghostwatch: restored, but not written to the audit log (${audit.path}): ${unaudited}\n`);
+  if (unaudited) say(process.stderr, `restored, but its outcome is not in the audit log (${audit.path}): ${unaudited}`);
   return 0;
 }

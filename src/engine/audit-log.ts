@@ -1,10 +1,19 @@
 // The eviction audit log: JSONL, appended and synced, never rewritten. An intent line is on disk
 // before anything is sent, so nothing evicted is ever lost (design.md, "Rules that protect users").
 // The file holds full registry entries (paths, ids), hence 0600 inside a 0700 directory.
+//
+// Each line goes down in one write(2) on an O_APPEND descriptor. A write that lands only in part
+// (a full disk) is taken back at once, and a partial last line left by a crash is repaired when
+// the log is next opened: it is cut off and kept, as text, in a `repair` line, so every line of the
+// log parses and the next line starts on a line of its own. The log is never written through a
+// symlink (O_NOFOLLOW), and a log found readable by others is tightened to 0600, with a warning.
 
-import { mkdir, open } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { sanitize } from '../core/sanitize.js';
+import { lstatIfAny, octal, UnsafePath } from '../os/safe-file.js';
 import { ghostwatchStateDir } from '../os/state-dir.js';
 
 /** $XDG_STATE_HOME/ghostwatch/evictions.jsonl (see ghostwatchStateDir). */
@@ -12,26 +21,138 @@ export function defaultAuditLogPath(env: NodeJS.ProcessEnv = process.env, home: 
   return join(ghostwatchStateDir(env, home), 'evictions.jsonl');
 }
 
-export class AuditLog {
-  constructor(readonly path: string) {}
+/** How far back from the end a partial last line is looked for (longer ones are skipped, not cut). */
+const REPAIR_WINDOW = 1 << 20;
 
-  /** Resolves once the line is durably appended; rejects with why it could not be. */
-  async append(record: Readonly<Record<string, unknown>>): Promise<void> {
-    const line = Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
-    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-    const file = await open(this.path, 'a', 0o600);
-    try {
-      const { bytesWritten } = await file.write(line);
-      if (bytesWritten !== line.length) throw new Error(`short write (${bytesWritten} of ${line.length} bytes)`);
-      await file.datasync();
-    } finally {
+const OPEN_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+export interface AuditLogOptions {
+  /** Where warnings go (a looser mode tightened, a partial line repaired); else they collect in `warnings`. */
+  readonly warn?: (line: string) => void;
+  readonly now?: () => number;
+}
+
+export class AuditLog {
+  /** Warnings not given to `warn` (none was), oldest first. */
+  readonly warnings: string[] = [];
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly path: string,
+    private readonly opts: AuditLogOptions = {},
+  ) {}
+
+  /**
+   * The start-up look at an existing log: refuses a symlink (rejects with UnsafePath), tightens a
+   * looser mode, repairs a partial last line. Creates nothing. Resolves with the warnings.
+   */
+  check(): Promise<string[]> {
+    return this.serial(async () => {
+      if (!(await lstatIfAny(this.path))) return [];
+      const found: string[] = [];
+      const file = await this.openChecked(found);
       await file.close();
+      return found;
+    });
+  }
+
+  /** Resolves once the line is durably appended; rejects with why it could not be (nothing half-written stays). */
+  append(record: Readonly<Record<string, unknown>>): Promise<void> {
+    return this.serial(async () => {
+      const line = Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
+      await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+      const file = await this.openChecked([]);
+      try {
+        await writeLine(file, line);
+        await file.datasync();
+      } finally {
+        await file.close();
+      }
+    });
+  }
+
+  private serial<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task, task);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private say(line: string, found: string[]): void {
+    const text = sanitize(line, 300);
+    found.push(text);
+    if (this.opts.warn) this.opts.warn(text);
+    else this.warnings.push(text);
+  }
+
+  /** The log, opened for appending: a regular file of ours, 0600, ending in a whole line. */
+  private async openChecked(found: string[]): Promise<FileHandle> {
+    let file: FileHandle;
+    try {
+      file = await open(this.path, OPEN_FLAGS, 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new UnsafePath(`the audit log ${this.path} is a symbolic link ghostwatch did not make; refusing to write through it`);
+      throw err;
+    }
+    try {
+      const s = await file.stat();
+      if (!s.isFile()) throw new UnsafePath(`the audit log ${this.path} is not a regular file; refusing to write to it`);
+      if ((s.mode & 0o077) !== 0) {
+        await file.chmod(0o600);
+        this.say(`the audit log ${this.path} was mode ${octal(s.mode)}; tightened to 0600`, found);
+      }
+      if (s.size > 0) await this.repairTail(file, s.size, found);
+      return file;
+    } catch (err) {
+      await file.close();
+      throw err;
     }
   }
+
+  /** A last line without its newline: cut off and kept, as text, in a repair line of its own. */
+  private async repairTail(file: FileHandle, size: number, found: string[]): Promise<void> {
+    const last = Buffer.alloc(1);
+    await file.read(last, 0, 1, size - 1);
+    if (last[0] === 0x0a) return;
+    const span = Math.min(size, REPAIR_WINDOW);
+    const tail = Buffer.alloc(span);
+    const { bytesRead } = await file.read(tail, 0, span, size - span);
+    const nl = tail.subarray(0, bytesRead).lastIndexOf(0x0a);
+    const ts = new Date((this.opts.now ?? Date.now)()).toISOString();
+    if (nl < 0 && size > span) {
+      // Longer than anything ghostwatch writes: end it where it is, note it, and go on.
+      await writeLine(file, Buffer.from(`\n${JSON.stringify({ ts, kind: 'repair', detail: `the line before this one is partial (longer than ${REPAIR_WINDOW} bytes); it was ended here` })}\n`));
+      await file.datasync();
+      this.say(`the audit log ${this.path} ended in a partial line too long to keep; it was ended with a newline`, found);
+      return;
+    }
+    const start = size - span + nl + 1;
+    const partial = tail.subarray(nl + 1, bytesRead).toString('utf8');
+    await file.truncate(start);
+    const repair = { ts, kind: 'repair', detail: 'a partial last line was found (an append cut short); it is kept here, not as a line of its own', partial };
+    await writeLine(file, Buffer.from(`${JSON.stringify(repair)}\n`, 'utf8'));
+    await file.datasync();
+    this.say(`the audit log ${this.path} ended in a partial line (${size - start} bytes); it was moved into a repair line`, found);
+  }
+}
+
+/** One write(2) of the whole line; a write that lands in part is taken back, so no partial line stays. */
+async function writeLine(file: FileHandle, line: Buffer): Promise<void> {
+  const start = (await file.stat()).size;
+  const { bytesWritten } = await file.write(line, 0, line.length);
+  if (bytesWritten === line.length) return;
+  // Cut back to where it was, unless another writer appended meanwhile (the next open repairs that).
+  try {
+    if ((await file.stat()).size === start + bytesWritten) await file.truncate(start);
+  } catch {
+    // Left for the repair on the next open.
+  }
+  throw new Error(`short write (${bytesWritten} of ${line.length} bytes, is the disk full?); nothing of it was kept`);
 }
 
 /** One line for a failed append, e.g. "ENOTDIR: not a directory, mkdir '/x/y'". */
 export function auditError(err: unknown): string {
+  if (err instanceof UnsafePath) return sanitize(err.message, 300);
   const text = err instanceof Error ? err.message : String(err);
-  return text.split('\n')[0] ?? text;
+  return sanitize(text.split('\n')[0] ?? text, 300);
 }
+

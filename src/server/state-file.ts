@@ -1,11 +1,12 @@
 // `--state-file`: a JSON snapshot written atomically after changes and read back on start,
 // so a restarted registry still knows its nodes (as offline) and can tell ghosts apart.
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isUsablePid } from '../core/pid.js';
 import { matchHost } from '../core/host.js';
 import { sanitize } from '../core/sanitize.js';
 import { probePids } from '../os/liveness.js';
+import { writeFileAtomicSync } from '../os/safe-file.js';
 import { parseClaim, parseNodeInfo, type Claim, type NodeInfo } from './protocol.js';
 
 export interface StateSnapshot {
@@ -18,6 +19,23 @@ export interface LoadOptions {
   readonly log: (line: string) => void;
   /** This host's name, for deciding which pids can be checked here (default os.hostname()). */
   readonly hostName?: string;
+}
+
+/** A snapshot of 100,000 nodes is some 30 MB: a file larger than this is not a state file. */
+export const MAX_STATE_FILE_BYTES = 64 * 1024 * 1024;
+
+/** The file's text: a regular file only (a FIFO would block the start), and no larger than the bound. */
+function readStateText(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const s = fstatSync(fd);
+    if (s.isDirectory()) throw Object.assign(new Error('is a folder'), { code: 'EISDIR' });
+    if (!s.isFile()) throw new Error('not a regular file');
+    if (s.size > MAX_STATE_FILE_BYTES) throw new Error(`${s.size} bytes, too large for a state file`);
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function errorText(err: unknown): string {
@@ -35,7 +53,7 @@ export async function loadStateFile(path: string, opts: LoadOptions): Promise<St
   const where = `serve: state file ${sanitize(path)}`;
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readStateText(path);
   } catch (err) {
     if (errorText(err) !== 'ENOENT') opts.log(`${where}: unreadable (${sanitize(errorText(err))}), starting empty`);
     return empty;
@@ -92,12 +110,15 @@ export interface StateWriterOptions {
   readonly coalesceMs?: number;
 }
 
-/** Writes snapshots to `path` atomically (tmp file in the same folder, then rename). */
+/**
+ * Writes snapshots to `path` atomically: a fresh temp file in the same folder, created
+ * O_CREAT|O_EXCL|O_NOFOLLOW with mode 0600 (never an existing name, never through a symlink),
+ * synced, then renamed over.
+ */
 export class StateFileWriter {
   private timer: NodeJS.Timeout | undefined;
   private dirty = false;
   private failing = false;
-  private readonly tmp: string;
   private readonly coalesceMs: number;
 
   constructor(
@@ -105,7 +126,6 @@ export class StateFileWriter {
     private readonly snapshot: () => StateSnapshot,
     private readonly opts: StateWriterOptions,
   ) {
-    this.tmp = `${path}.tmp-${process.pid}`;
     this.coalesceMs = opts.coalesceMs ?? 100;
   }
 
@@ -127,12 +147,10 @@ export class StateFileWriter {
     if (!this.dirty) return;
     this.dirty = false;
     try {
-      writeFileSync(this.tmp, `${JSON.stringify(this.snapshot(), null, 2)}\n`, { mode: 0o600 });
-      renameSync(this.tmp, this.path);
+      writeFileAtomicSync(this.path, `${JSON.stringify(this.snapshot(), null, 2)}\n`, 0o600);
       if (this.failing) this.opts.log(`serve: state file ${sanitize(this.path)}: writing again`);
       this.failing = false;
     } catch (err) {
-      rmSync(this.tmp, { force: true });
       // One line per failure streak, not one per change.
       if (!this.failing) this.opts.log(`serve: state file ${sanitize(this.path)}: cannot write (${sanitize(errorText(err))})`);
       this.failing = true;

@@ -5,10 +5,14 @@
 
 import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
-import { copyFile, link, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { copyFile, link, lstat, mkdir, open, readdir, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { createNew, ensurePrivateDir, UnsafePath } from '../os/safe-file.js';
 import { ghostwatchStateDir } from '../os/state-dir.js';
+
+/** A note is a few hundred bytes; anything much larger in the trash is not one of ours. */
+const MAX_META_BYTES = 64 * 1024;
 
 export function defaultTrashDir(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {
   return join(ghostwatchStateDir(env, home), 'trash');
@@ -43,8 +47,24 @@ export class FileChanged extends Error {
 }
 
 /**
+ * The trash folder as ghostwatch keeps it: 0700, a folder of its own, never a symlink. `create`
+ * makes it when missing. Resolves with warnings (a looser mode was tightened); rejects with
+ * UnsafePath when it is a symlink or not a folder.
+ */
+export function checkTrashDir(trashDir: string, opts: { create: boolean } = { create: false }): Promise<string[]> {
+  return ensurePrivateDir(trashDir, 'the trash folder', opts);
+}
+
+export interface Trashed {
+  readonly trashPath: string;
+  /** What was found and fixed on the way (the trash folder's mode tightened). */
+  readonly warnings: readonly string[];
+}
+
+/**
  * Move `path` into the trash, provided it is still the file read (same inode, size, mtime).
- * Resolves with the trashed file's path; rejects with FileChanged, or ENOENT when it is gone.
+ * Resolves with the trashed file's path; rejects with FileChanged, ENOENT when it is gone, or
+ * UnsafePath when the file is not a regular file or the trash folder is a symlink.
  */
 export async function moveToTrash(
   path: string,
@@ -52,10 +72,11 @@ export async function moveToTrash(
   meta: Pick<TrashMeta, 'source' | 'kind' | 'id'>,
   trashDir: string,
   now: () => number = Date.now,
-): Promise<string> {
-  const before = await stat(path);
+): Promise<Trashed> {
+  const before = await lstat(path);
+  if (!before.isFile()) throw new UnsafePath(`${path} is not a regular file (a symlink?); it is not moved`);
   if (fileStamp(before) !== expectedStamp) throw new FileChanged('the file changed since ghostwatch read it');
-  await mkdir(trashDir, { recursive: true, mode: 0o700 });
+  const warnings = await checkTrashDir(trashDir, { create: true });
   const at = new Date(now());
   const trashName = `${at.toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}-${basename(path)}`;
   const trashPath = join(trashDir, trashName);
@@ -68,7 +89,7 @@ export async function moveToTrash(
     throw error;
   }
   // Linked (or copied), not yet removed at the source: still the same file there before letting go.
-  const still = await stat(path).catch(() => undefined);
+  const still = await lstat(path).catch(() => undefined);
   if (!still || fileStamp(still) !== expectedStamp) {
     await unlink(trashPath).catch(() => undefined);
     await unlink(`${trashPath}.meta.json`).catch(() => undefined);
@@ -77,13 +98,19 @@ export async function moveToTrash(
   await unlink(path).catch((error: NodeJS.ErrnoException) => {
     if (error.code !== 'ENOENT') throw error;
   });
-  return trashPath;
+  return { trashPath, warnings };
 }
 
-/** Every trashed file with its note, newest first. Notes that cannot be read are skipped. */
+/**
+ * Every trashed file with its note, newest first. Notes that cannot be read, are not regular
+ * files or do not have the fields of a note are skipped. Rejects with UnsafePath when the trash
+ * folder is a symlink (see checkTrashDir).
+ */
 export async function listTrash(trashDir: string): Promise<TrashItem[]> {
   let names: string[];
   try {
+    const s = await lstat(trashDir);
+    if (s.isSymbolicLink()) throw new UnsafePath(`the trash folder ${trashDir} is a symbolic link ghostwatch did not make; refusing to use it`);
     names = await readdir(trashDir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
@@ -93,22 +120,40 @@ export async function listTrash(trashDir: string): Promise<TrashItem[]> {
   for (const name of names) {
     if (!name.endsWith('.meta.json')) continue;
     const metaPath = join(trashDir, name);
-    let meta: TrashMeta;
-    try {
-      meta = JSON.parse(await readFile(metaPath, 'utf8')) as TrashMeta;
-    } catch {
-      continue;
-    }
-    if (meta.version !== 1 || typeof meta.originalPath !== 'string' || typeof meta.trashName !== 'string') continue;
+    const meta = await readMeta(metaPath);
+    if (!meta) continue;
     const trashPath = join(trashDir, basename(meta.trashName));
-    const present = await stat(trashPath).then(() => true, () => false);
+    const present = await lstat(trashPath).then((s) => s.isFile(), () => false);
     items.push({ ...meta, trashPath, metaPath, present });
   }
   return items.sort((a, b) => b.trashedAt.localeCompare(a.trashedAt) || b.trashName.localeCompare(a.trashName));
 }
 
-/** Put a trashed file back where it came from; never over a file that is there now. */
+/** A note of ours: a small regular file (never followed through a symlink) with every field of a note. */
+async function readMeta(metaPath: string): Promise<TrashMeta | undefined> {
+  let data: unknown;
+  try {
+    const file = await open(metaPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      const s = await file.stat();
+      if (!s.isFile() || s.size > MAX_META_BYTES) return undefined;
+      data = JSON.parse(await file.readFile('utf8'));
+    } finally {
+      await file.close();
+    }
+  } catch {
+    return undefined;
+  }
+  const m = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>;
+  const strings = ['source', 'id', 'originalPath', 'trashName', 'trashedAt'].every((k) => typeof m[k] === 'string');
+  if (m.version !== 1 || !strings || (m.kind !== 'session' && m.kind !== 'claim')) return undefined;
+  return m as unknown as TrashMeta;
+}
+
+/** Put a trashed file back where it came from; never over a file that is there now, never a non-file. */
 export async function restoreFromTrash(item: TrashItem): Promise<void> {
+  const s = await lstat(item.trashPath);
+  if (!s.isFile()) throw new UnsafePath(`${item.trashPath} is not a regular file; it is not restored`);
   await mkdir(dirname(item.originalPath), { recursive: true });
   await moveNoClobber(item.trashPath, item.originalPath);
   await unlink(item.trashPath).catch(() => undefined);
@@ -126,8 +171,9 @@ async function moveNoClobber(from: string, to: string): Promise<void> {
   }
 }
 
+/** A new file (O_CREAT|O_EXCL|O_NOFOLLOW, 0600): never an existing name, never through a symlink. */
 async function writeSynced(path: string, text: string): Promise<void> {
-  const file = await open(path, 'wx', 0o600);
+  const file = await createNew(path, 0o600);
   try {
     await file.writeFile(text);
     await file.datasync();

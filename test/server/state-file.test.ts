@@ -1,7 +1,7 @@
 // `--state-file`: atomic snapshots after changes, and a reload that keeps what may still be
 // alive (live local pids, remote hosts) and drops local entries whose process is gone.
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -89,6 +89,26 @@ describe('writing', () => {
     expect(readdirSync(dir)).toEqual(['registry.json']);
   });
 
+  it('never writes through a symlink planted at a temp-file name; the state file is a new 0600 file', () => {
+    const path = join(dir, 'registry.json');
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'precious\n');
+    chmodSync(victim, 0o644);
+    // The temp name an older release used, and a leftover 0644 temp file under it.
+    symlinkSync(victim, `${path}.tmp-${process.pid}`);
+    writeFileSync(`${path}.tmp-${process.pid + 1}`, 'stale', { mode: 0o644 });
+    const writer = new StateFileWriter(path, () => ({ version: 1, nodes: [], claims: [] }), { log: () => {} });
+    writer.schedule();
+    writer.flush();
+    expect(readFileSync(victim, 'utf8')).toBe('precious\n');
+    expect(statSync(victim).mode & 0o777).toBe(0o644);
+    expect(readlinkSync(`${path}.tmp-${process.pid}`)).toBe(victim);
+    expect(lstatSync(path).isFile()).toBe(true);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(readSnapshot(path)).toEqual({ version: 1, nodes: [], claims: [] });
+    expect(readdirSync(dir).sort()).toEqual(['registry.json', `registry.json.tmp-${process.pid + 1}`, `registry.json.tmp-${process.pid}`, 'victim'].sort());
+  });
+
   it('logs once and keeps serving when the file cannot be written', async () => {
     const lines: string[] = [];
     const path = join(dir, 'missing-folder', 'registry.json');
@@ -99,6 +119,24 @@ describe('writing', () => {
     await roundTrip(agent, registerText('s', node('n2', { port: 2 })), { id: 's', result: { status: 'registered' } });
     await sleepMs(150);
     expect(lines.filter((l) => l.includes('cannot write'))).toHaveLength(1);
+  });
+});
+
+describe('reading', () => {
+  it('a huge or non-regular state file is not read whole (nor waited on): one line, starting empty', async () => {
+    const { loadStateFile } = await import('../../src/server/state-file.js');
+    const MAX_STATE_FILE_BYTES = 64 * 1024 * 1024;
+    const big = join(dir, 'big.json');
+    writeFileSync(big, '{"version": 1, "nodes": [], "claims": [], "pad": "');
+    truncateSync(big, MAX_STATE_FILE_BYTES + 1);
+    const lines: string[] = [];
+    expect(await loadStateFile(big, { log: (l) => lines.push(l) })).toEqual({ version: 1, nodes: [], claims: [] });
+    expect(lines).toEqual([`serve: state file ${big}: unreadable (${MAX_STATE_FILE_BYTES + 1} bytes, too large for a state file), starting empty`]);
+    const fifo = join(dir, 'fifo.json');
+    execFileSync('mkfifo', [fifo]);
+    lines.length = 0;
+    expect(await loadStateFile(fifo, { log: (l) => lines.push(l) })).toEqual({ version: 1, nodes: [], claims: [] });
+    expect(lines).toEqual([`serve: state file ${fifo}: unreadable (not a regular file), starting empty`]);
   });
 });
 

@@ -1,7 +1,7 @@
 // The Claude Code session-file sources: fixture files of every format and version (hostile
 // strings and truncated JSON among them) filled in with real pids, real watched directories,
 // the real engine, eviction into the trash and `ghostwatch restore` back, as real processes.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync, truncateSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sanitize } from '../../src/core/sanitize.js';
@@ -11,7 +11,7 @@ import { parseClaimSession, parseClaudeSession, parseLiveMonitor, type ParseCont
 import { FileChanged, fileStamp, listTrash, moveToTrash } from '../../src/sources/trash.js';
 import { deadPid, engineFor, HOST, sleeper, tempDir, until } from '../engine/helpers.js';
 import { runCli } from '../support/cli.js';
-import { statSync } from 'node:fs';
+import { WatchedDir } from '../../src/sources/claude/watched-dir.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const FIXTURES = join(ROOT, 'test/fixtures/claude');
@@ -286,5 +286,116 @@ describe('claude sources, live', () => {
     const ghost = by(snap.findings, 'claude-view', 'c0ffee00-0000-4000-8000-000000000001')!;
     const result = await engine.evict({ selection: [ghost], force: false });
     expect(result.results[0]).toMatchObject({ outcome: 'failed', detail: expect.stringMatching(/rewrites live-monitor-pids\.json/) });
+  });
+
+  it('a symlink in the sessions folder is not followed (out of the folder or not): a warning, no entry', async () => {
+    const fill = { live: 1, dead: await deadPid() };
+    const h = home(fill, { sessions: ['dead.json'], claims: [], monitor: 'none' });
+    const outside = join(h.claudeDir, '..', 'outside.json');
+    writeFileSync(outside, JSON.stringify({ pid: fill.dead, sessionId: 'from-outside' }));
+    symlinkSync(outside, join(h.claudeDir, 'sessions', 'out.json'));
+    symlinkSync('/etc/passwd', join(h.claudeDir, 'sessions', 'passwd.json'));
+    const { snap } = await settledEngine(h);
+    const claude = snap.sources[0]!;
+    expect(claude.warnings).toEqual([
+      'out.json: a symbolic link, not followed (a session file is a regular file in the folder)',
+      'passwd.json: a symbolic link, not followed (a session file is a regular file in the folder)',
+    ]);
+    expect(snap.findings.filter((f) => f.source === 'claude').map((f) => f.id)).toEqual([DEAD_ID]);
+  });
+
+  it('a huge session file (sparse, 1.5 GB) costs a bounded read: a "too large" warning, nothing parsed', async () => {
+    const dir = tempDir();
+    const big = join(dir, '4242.json');
+    const fd = openSync(big, 'w');
+    writeSync(fd, '{"pid": 4242, "sessionId": "huge", "cwd": "/w", "pad": "');
+    closeSync(fd);
+    truncateSync(big, 1_500_000_000);
+    writeFileSync(join(dir, 'small.json'), '{"pid": 1, "sessionId": "small"}');
+    let changes = 0;
+    const watched = new WatchedDir({ dir, accept: (n) => n.endsWith('.json'), parse: (text) => JSON.parse(text) as { sessionId: string }, onChange: () => changes++ });
+    await watched.start();
+    watched.stop();
+    const files = watched.files();
+    expect(files.get('4242.json')).toMatchObject({ value: undefined, warning: '4242.json: too large for a session file (1500000000 bytes, over 1048576); not read' });
+    expect(files.get('small.json')?.value).toEqual({ pid: 1, sessionId: 'small' });
+    expect(watched.bytesRead).toBe('{"pid": 1, "sessionId": "small"}'.length);
+    expect(changes).toBe(1);
+  });
+
+  it('an eviction detail names the file and the id sanitized', async () => {
+    const fill = { live: 1, dead: await deadPid() };
+    const h = home(fill, { sessions: ['hostile.json'], claims: [], monitor: 'none' });
+    const { engine, snap } = await settledEngine(h);
+    const hostile = snap.findings.find((f) => f.source === 'claude' && f.id.startsWith('evil'))!;
+    const result = await engine.evict({ selection: [hostile], force: false });
+    expect(result.results[0]).toMatchObject({ outcome: 'evicted', detail: expect.stringMatching(/ghostwatch restore evil\^\[\]0;pwned\^G/) });
+    expect(result.results[0]!.detail).not.toMatch(/[\u0000-\u001f\u007f\u202e]/);
+  });
+
+  it('a symlinked trash folder: eviction is off, with the reason; a loose one is tightened with a warning', async () => {
+    const fill = { live: 1, dead: await deadPid() };
+    const h = home(fill, { sessions: ['dead.json'], claims: [], monitor: 'none' });
+    const elsewhere = join(h.trash, '..', 'elsewhere');
+    mkdirSync(elsewhere, { recursive: true });
+    symlinkSync(elsewhere, h.trash);
+    const { engine, snap } = await settledEngine(h);
+    expect(snap.sources[0]).toMatchObject({ eviction: { available: false, why: expect.stringMatching(/trash folder .* is a symbolic link ghostwatch did not make/) } });
+    const result = await engine.evict({ selection: [by(snap.findings, 'claude', DEAD_ID)!], force: false });
+    expect(result.results[0]).toMatchObject({ outcome: 'failed', detail: expect.stringMatching(/symbolic link/) });
+    expect(readdirSync(elsewhere)).toEqual([]);
+    expect(existsSync(join(h.claudeDir, 'sessions', 'dead.json'))).toBe(true);
+
+    const loose = home(fill, { sessions: ['dead.json'], claims: [], monitor: 'none' });
+    mkdirSync(loose.trash, { recursive: true });
+    chmodSync(loose.trash, 0o777);
+    const second = await settledEngine(loose);
+    expect(second.snap.sources[0]!.warnings).toEqual([`the trash folder ${loose.trash} was mode 0777; tightened to 0700`]);
+    expect(statSync(loose.trash).mode & 0o777).toBe(0o700);
+  });
+
+  it('restore writes its own audit lines (intent, then outcome), and moves nothing when it cannot', async () => {
+    const fill = { live: 1, dead: await deadPid() };
+    const h = home(fill, { sessions: ['dead.json'], claims: [], monitor: 'none' });
+    const { engine, snap } = await settledEngine(h);
+    expect((await engine.evict({ selection: [by(snap.findings, 'claude', DEAD_ID)!], force: false })).counts.evicted).toBe(1);
+    const env = { ...process.env, XDG_STATE_HOME: join(h.trash, '..', '..') };
+    const logPath = join(h.trash, '..', 'evictions.jsonl');
+    const original = join(h.claudeDir, 'sessions', 'dead.json');
+
+    // The audit log replaced by a symlink: the restore is refused, nothing moves, the target is untouched.
+    renameSync(logPath, `${logPath}.real`);
+    const victim = join(h.trash, '..', 'victim');
+    writeFileSync(victim, 'precious\n');
+    symlinkSync(victim, logPath);
+    const refused = await runCli(['restore', DEAD_ID], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^ghostwatch: cannot restore .*: the audit log \(.*\) cannot be written, so nothing was moved: the audit log .* is a symbolic link ghostwatch did not make; refusing to write through it\n$/);
+    expect(readFileSync(victim, 'utf8')).toBe('precious\n');
+    expect(existsSync(original)).toBe(false);
+
+    unlinkSync(logPath);
+    renameSync(`${logPath}.real`, logPath);
+    chmodSync(logPath, 0o644);
+    const restored = await runCli(['restore', DEAD_ID], env);
+    expect(restored).toMatchObject({ code: 0, stdout: expect.stringMatching(/^restored .*dead\.json\n$/) });
+    expect(restored.stderr).toBe(`ghostwatch: warning: the audit log ${logPath} was mode 0644; tightened to 0600\n`);
+    expect(existsSync(original)).toBe(true);
+    const audit = readFileSync(logPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(audit.map((a) => a.kind)).toEqual(['intent', 'outcome', 'restore', 'outcome']);
+    const [intent, outcome] = audit.slice(2);
+    expect(intent).toMatchObject({ kind: 'restore', id: expect.any(String), source: 'claude', entryKind: 'session', entryId: DEAD_ID, to: original });
+    expect(outcome).toEqual({ ts: expect.any(String), kind: 'outcome', id: intent!.id, outcome: 'restored' });
+  });
+
+  it('restore with a symlinked trash folder refuses in one line', async () => {
+    const root = tempDir();
+    const elsewhere = join(root, 'elsewhere');
+    mkdirSync(elsewhere);
+    mkdirSync(join(root, 'ghostwatch'));
+    symlinkSync(elsewhere, join(root, 'ghostwatch', 'trash'));
+    const out = await runCli(['restore'], { ...process.env, XDG_STATE_HOME: root });
+    expect(out).toMatchObject({ code: 1, stdout: '' });
+    expect(out.stderr).toMatch(/^ghostwatch: cannot read the trash: the trash folder .* is a symbolic link ghostwatch did not make; refusing to write through it\n$/);
   });
 });

@@ -6,9 +6,11 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { EvictionAction } from '../../core/evict-plan.js';
+import { sanitize } from '../../core/sanitize.js';
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
+import { fsErrorText, UnsafePath } from '../../os/safe-file.js';
 import { FirstSeen, SnapshotHolder } from '../base.js';
-import { FileChanged, moveToTrash } from '../trash.js';
+import { checkTrashDir, FileChanged, moveToTrash } from '../trash.js';
 import type { EvictOutcome, Source } from '../types.js';
 import { parseClaimSession, parseClaudeSession, parseLiveMonitor, type FileEntries, type ParseContext } from './formats.js';
 import { WatchedDir, type FileReading } from './watched-dir.js';
@@ -45,6 +47,8 @@ export class FileSource extends SnapshotHolder implements Source {
   /** The first scan (with its second reads) is done: until then the state stays "connecting". */
   private ready = false;
   private builds = 0;
+  /** What the look at the trash folder found (a mode tightened, a symlink refused). */
+  private trashWarnings: readonly string[] = [];
 
   constructor(options: FileSourceOptions) {
     super(options.name, options.dir, options.now ?? Date.now);
@@ -68,10 +72,23 @@ export class FileSource extends SnapshotHolder implements Source {
     if (!this.stopped) return;
     this.stopped = false;
     this.setStatus('connecting');
-    void this.dir.start().then(() => {
+    void this.checkTrash().then(() => this.dir.start()).then(() => {
       this.ready = true;
       this.build();
     });
+  }
+
+  /** The trash folder, looked at on start (not created): tightened when loose, refused (no eviction) when a symlink. */
+  private async checkTrash(): Promise<void> {
+    const trashDir = this.opts.trashDir;
+    if (trashDir === undefined) return;
+    try {
+      this.trashWarnings = await checkTrashDir(trashDir, { create: false });
+    } catch (error) {
+      const why = fsErrorText(error);
+      this.trashWarnings = [why];
+      if (error instanceof UnsafePath) this.setEviction({ available: false, why, note: this.opts.evictNote });
+    }
   }
 
   async stop(): Promise<void> {
@@ -97,12 +114,15 @@ export class FileSource extends SnapshotHolder implements Source {
     if (!origin) return { outcome: 'already-gone' };
     try {
       const trashed = await moveToTrash(origin.path, origin.stamp, { source: this.name, kind, id }, trashDir, this.now);
+      if (trashed.warnings.length > 0) this.trashWarnings = [...this.trashWarnings, ...trashed.warnings];
       await this.resync();
-      return { outcome: 'evicted', detail: `moved ${origin.path} to ${trashed} (ghostwatch restore ${id} puts it back)` };
+      const detail = `moved ${sanitize(origin.path, 200)} to ${sanitize(trashed.trashPath, 200)} (ghostwatch restore ${sanitize(id, 80)} puts it back)`;
+      return { outcome: 'evicted', detail: [detail, ...trashed.warnings.map((w) => sanitize(w, 200))].join('; ') };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { outcome: 'already-gone' };
       if (error instanceof FileChanged) return { outcome: 'refused', error: `${error.message}; nothing was moved, look again` };
-      return { outcome: 'failed', error: `${(error as NodeJS.ErrnoException).code ?? (error as Error).message}: nothing was moved` };
+      if (error instanceof UnsafePath) return { outcome: 'refused', error: `${sanitize(error.message, 300)}; nothing was moved` };
+      return { outcome: 'failed', error: `${sanitize(fsErrorText(error), 200)}: nothing was moved` };
     }
   }
 
@@ -114,7 +134,7 @@ export class FileSource extends SnapshotHolder implements Source {
     const sessions: SessionEntry[] = [];
     const claims: ClaimEntry[] = [];
     const origins = { sessions: new Map<string, Origin>(), claims: new Map<string, Origin>() };
-    const warnings: string[] = [];
+    const warnings: string[] = [...this.trashWarnings];
     // The newest file keeps the plain id; older files naming the same session are marked with their file name.
     const newestFirst = [...files].sort((a, b) => b.mtimeMs - a.mtimeMs);
     const ownerOf = newestOwners(newestFirst, (v) => v.sessions.map((x) => x.id));

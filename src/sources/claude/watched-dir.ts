@@ -4,9 +4,14 @@
 // half-way through) before it becomes a warning; until then, and after, its last good reading
 // stands. A file that vanishes mid-read is simply gone. A missing directory is "absent" and is
 // looked for every few seconds, the only polling there is.
+//
+// Only regular files are read: a symlink is not followed (it could lead anywhere out of the
+// folder; lstat, then O_NOFOLLOW) and is a warning. The files are small JSON objects, so one
+// larger than `maxBytes` is a warning too and is not read: its size is learnt from fstat, and
+// no more than `maxBytes + 1` bytes of any file are ever read.
 
-import { watch, type FSWatcher } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { constants, watch, type FSWatcher } from 'node:fs';
+import { lstat, open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileStamp } from '../trash.js';
 
@@ -31,7 +36,14 @@ export interface WatchedDirOptions<T> {
   readonly retryMs?: number;
   readonly absentPollMs?: number;
   readonly debounceMs?: number;
+  /** A file larger than this is not read (default 1 MiB: the session files are small JSON objects). */
+  readonly maxBytes?: number;
 }
+
+export const DEFAULT_MAX_FILE_BYTES = 1 << 20;
+
+/** What one bounded read found: the text, or why there is none. */
+type Read = { readonly text: string; readonly stamp: string; readonly mtimeMs: number } | { readonly skip: 'gone' | 'symlink' | { readonly tooLarge: number; readonly stamp: string; readonly mtimeMs: number } };
 
 export class WatchedDir<T> {
   private readonly opts: Required<WatchedDirOptions<T>>;
@@ -48,9 +60,11 @@ export class WatchedDir<T> {
   present: boolean | undefined;
   /** Why the directory itself cannot be read (not ENOENT), one line. */
   error: string | undefined;
+  /** Bytes of file content read so far (a debug counter: what the bound on reads is measured by). */
+  bytesRead = 0;
 
   constructor(options: WatchedDirOptions<T>) {
-    this.opts = { retryMs: 200, absentPollMs: 2_000, debounceMs: 20, ...options };
+    this.opts = { retryMs: 200, absentPollMs: 2_000, debounceMs: 20, maxBytes: DEFAULT_MAX_FILE_BYTES, ...options };
   }
 
   files(): ReadonlyMap<string, FileReading<T>> {
@@ -138,21 +152,27 @@ export class WatchedDir<T> {
 
   /** The file's reading: unchanged (the old object), a new one, 'retry' (a first parse failure), or 'gone'. */
   private async readOne(name: string, path: string, old: FileReading<T> | undefined): Promise<FileReading<T> | 'retry' | 'gone'> {
-    let stamp: string;
-    let mtimeMs: number;
-    let text: string;
+    let read: Read;
     try {
-      const s = await stat(path);
-      if (!s.isFile()) return 'gone';
-      stamp = fileStamp(s);
-      mtimeMs = s.mtimeMs;
-      if (old && old.stamp === stamp) return old;
-      text = await readFile(path, 'utf8');
+      read = await this.readBounded(path, old?.stamp);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return 'gone';
       return { name, path, stamp: 'unreadable', mtimeMs: 0, value: old?.value, warning: `${name}: cannot read it (${code ?? (error as Error).message})` };
     }
+    if ('skip' in read) {
+      if (read.skip === 'gone') return 'gone';
+      if (read.skip === 'symlink') {
+        const warning = `${name}: a symbolic link, not followed (a session file is a regular file in the folder)`;
+        return old?.stamp === 'symlink' ? old : { name, path, stamp: 'symlink', mtimeMs: 0, value: undefined, warning };
+      }
+      const { tooLarge, stamp, mtimeMs } = read.skip;
+      if (old && old.stamp === stamp) return old;
+      const warning = `${name}: too large for a session file (${tooLarge} bytes, over ${this.opts.maxBytes}); not read`;
+      return { name, path, stamp, mtimeMs, value: undefined, warning };
+    }
+    const { text, stamp, mtimeMs } = read;
+    if (old && old.stamp === stamp) return old;
     try {
       const value = this.opts.parse(text, name);
       this.failedOnce.delete(stamp);
@@ -163,6 +183,46 @@ export class WatchedDir<T> {
         return 'retry';
       }
       return { name, path, stamp, mtimeMs, value: old?.value, warning: `${name}: ${(error as Error).message}` };
+    }
+  }
+
+  /**
+   * A regular file's text, read through a descriptor opened O_NOFOLLOW|O_NONBLOCK (no symlink, no
+   * blocking on a FIFO) and stamped by that descriptor's fstat; at most maxBytes + 1 bytes are read.
+   * Nothing is read when the stamp is `known` (unchanged since the last read).
+   */
+  private async readBounded(path: string, known: string | undefined): Promise<Read> {
+    const l = await lstat(path);
+    if (l.isSymbolicLink()) return { skip: 'symlink' };
+    if (!l.isFile()) return { skip: 'gone' };
+    let file;
+    try {
+      file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch (error) {
+      // Swapped for a symlink between the lstat and the open.
+      if ((error as NodeJS.ErrnoException).code === 'ELOOP') return { skip: 'symlink' };
+      throw error;
+    }
+    try {
+      const s = await file.stat();
+      if (!s.isFile()) return { skip: 'gone' };
+      const stamp = fileStamp(s);
+      const max = this.opts.maxBytes;
+      if (s.size > max) return { skip: { tooLarge: s.size, stamp, mtimeMs: s.mtimeMs } };
+      if (stamp === known) return { text: '', stamp, mtimeMs: s.mtimeMs };
+      const buf = Buffer.alloc(Math.min(s.size, max) + 1);
+      let got = 0;
+      while (got < buf.length) {
+        const { bytesRead } = await file.read(buf, got, buf.length - got, got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+        this.bytesRead += bytesRead;
+      }
+      // Grown past the bound since the fstat: too large all the same.
+      if (got > max) return { skip: { tooLarge: got, stamp, mtimeMs: s.mtimeMs } };
+      return { text: buf.subarray(0, got).toString('utf8'), stamp, mtimeMs: s.mtimeMs };
+    } finally {
+      await file.close();
     }
   }
 

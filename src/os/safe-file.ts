@@ -1,0 +1,112 @@
+// Creating and opening the files ghostwatch writes (state file, trash notes, audit log) without
+// being led somewhere else: a new file is made with O_CREAT|O_EXCL|O_NOFOLLOW (a name that is
+// already taken, a planted symlink included, fails instead of being written through), a file
+// that is appended to is opened with O_NOFOLLOW, and a path ghostwatch keeps for itself that is
+// found looser than it should be is tightened, with a warning.
+
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, type Stats, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { chmod, lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+/** A new file only: never an existing name, never through a symlink. */
+export const CREATE_NEW = constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_WRONLY;
+
+/** Refused because of what is at the path (a symlink, not a regular file or folder). One line. */
+export class UnsafePath extends Error {
+  override readonly name = 'UnsafePath';
+  readonly code = 'EUNSAFE';
+}
+
+/** Why a filesystem call failed, in one line: the errno code when there is one. */
+export function fsErrorText(err: unknown): string {
+  if (err instanceof UnsafePath) return err.message;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return code;
+  const text = err instanceof Error ? err.message : String(err);
+  return text.split('\n')[0] ?? text;
+}
+
+/** A name for a temporary file next to `path`: in the same folder (so rename is atomic), never guessable. */
+export function tempNameFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
+}
+
+/** Opens a new file for writing (O_CREAT|O_EXCL|O_NOFOLLOW, `mode`). EEXIST when the name is taken, a symlink included. */
+export async function createNew(path: string, mode = 0o600): Promise<FileHandle> {
+  return open(path, CREATE_NEW, mode);
+}
+
+/**
+ * Replaces `path` with `data` atomically: written and synced under a fresh temp name in the same
+ * folder (created O_EXCL|O_NOFOLLOW, mode 0600), then renamed over. A failure leaves `path` as it
+ * was and removes only the temp file this call made.
+ */
+export function writeFileAtomicSync(path: string, data: string | Buffer, mode = 0o600): void {
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  let tmp = tempNameFor(path);
+  let fd: number | undefined;
+  for (let attempt = 0; fd === undefined; attempt++) {
+    try {
+      fd = openSync(tmp, CREATE_NEW, mode);
+    } catch (err) {
+      // Someone holds that name (a leftover or a planted link): never touch it, pick another.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 3) throw err;
+      tmp = tempNameFor(path);
+    }
+  }
+  try {
+    try {
+      for (let off = 0; off < bytes.length; ) {
+        const n = writeSync(fd, bytes, off, bytes.length - off);
+        if (n <= 0) throw new Error(`short write (${off} of ${bytes.length} bytes)`);
+        off += n;
+      }
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // Already renamed away or never there: nothing of ours is left.
+    }
+    throw err;
+  }
+}
+
+/** lstat, or undefined when nothing is there. */
+export async function lstatIfAny(path: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/**
+ * A folder ghostwatch keeps for itself (the trash): created 0700 when missing; refused when a
+ * symlink or not a folder; tightened to 0700 when group or others may use it. Resolves with the
+ * warnings to show (one per tightening); rejects with UnsafePath.
+ */
+export async function ensurePrivateDir(path: string, what: string, opts: { create: boolean } = { create: true }): Promise<string[]> {
+  let s = await lstatIfAny(path);
+  if (!s) {
+    if (!opts.create) return [];
+    await mkdir(path, { recursive: true, mode: 0o700 });
+    s = await lstat(path);
+  }
+  if (s.isSymbolicLink()) throw new UnsafePath(`${what} ${path} is a symbolic link ghostwatch did not make; refusing to write through it`);
+  if (!s.isDirectory()) throw new UnsafePath(`${what} ${path} is not a folder; refusing to use it`);
+  if ((s.mode & 0o077) === 0) return [];
+  await chmod(path, 0o700);
+  return [`${what} ${path} was mode ${octal(s.mode)}; tightened to 0700`];
+}
+
+/** The permission bits as `0755`. */
+export function octal(mode: number): string {
+  return `0${(mode & 0o777).toString(8).padStart(3, '0')}`;
+}
