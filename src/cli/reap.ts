@@ -66,6 +66,7 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
   engine.start();
   try {
     const snap = await engine.settled(timeout * 1000);
+    for (const line of snap.os.notices ?? []) process.stderr.write(`ghostwatch: ${line}\n`);
     const errors = sourceErrors(snap);
     if (errors) {
       process.stderr.write(`ghostwatch: ${errors}\n`);

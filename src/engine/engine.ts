@@ -6,6 +6,7 @@ import { userInfo } from 'node:os';
 import { reconcile } from '../core/reconcile.js';
 import { defaultPolicy, type ClaimEntry, type Finding, type Policy, type ProcessInfo, type RegistryView, type SessionEntry } from '../core/types.js';
 import { STATUS_TRAITS, type Source, type SourceSnapshot } from '../sources/types.js';
+import { sanitize } from '../core/sanitize.js';
 import { AuditLog, defaultAuditLogPath } from './audit-log.js';
 import { Coalescer } from './coalesce.js';
 import { executeEviction } from './evict.js';
@@ -58,6 +59,7 @@ class LiveEngineImpl implements LiveEngine {
   private evictions: Promise<unknown> = Promise.resolve();
   private recomputes = 0;
   private publishes = 0;
+  private notices: readonly string[] = [];
 
   constructor(opts: EngineOptions) {
     this.sources = [...opts.sources];
@@ -78,7 +80,7 @@ class LiveEngineImpl implements LiveEngine {
       findings: [],
       sources: this.sources.map((s) => s.snapshot().state),
       host: this.hostName,
-      os: this.tracker.state,
+      os: this.notices.length > 0 ? { ...this.tracker.state, notices: this.notices } : this.tracker.state,
       computedAt: this.now(),
       version: 0,
       settled: false,
@@ -93,11 +95,23 @@ class LiveEngineImpl implements LiveEngine {
     this.unsubscribes = this.sources.map((s) => s.subscribe(this.onSourceChanged));
     for (const s of this.sources) s.start();
     this.tracker.start();
+    // A looser mode tightened or a partial line repaired is said once, where the person looks.
+    void this.audit.check().then(
+      (warnings) => this.notice(warnings),
+      (error: Error) => this.notice([`audit log: ${error.message}`]),
+    );
     this.tickTimer = setInterval(this.onTimeCheck, Math.max(1_000, TICK_MS * this.scale));
     this.sourcesDirty = true;
     this.inputDirty = true;
     this.coalescer.request();
   };
+
+  private notice(lines: readonly string[]): void {
+    if (lines.length === 0 || this.stopped) return;
+    this.notices = [...this.notices, ...lines.map((l) => sanitize(l, 300))];
+    this.inputDirty = true;
+    this.coalescer.request();
+  }
 
   readonly stop = async (): Promise<void> => {
     if (this.stopped) return;
@@ -213,7 +227,7 @@ class LiveEngineImpl implements LiveEngine {
       findings,
       sources: this.lastSnaps.map((s) => s.state),
       host: this.hostName,
-      os: this.tracker.state,
+      os: this.notices.length > 0 ? { ...this.tracker.state, notices: this.notices } : this.tracker.state,
       computedAt: now,
       version: this.snapshot.version + 1,
       settled,

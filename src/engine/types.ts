@@ -10,6 +10,8 @@ export interface OsState {
   readonly processTableError?: string | undefined;
   /** Local clock: the last completed liveness probe. */
   readonly lastProbeAt?: number | undefined;
+  /** Found on start, one line each, sanitized: the audit log's mode tightened, a partial line repaired. */
+  readonly notices?: readonly string[] | undefined;
 }
 
 /**

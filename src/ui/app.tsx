@@ -229,6 +229,7 @@ function StatusLine(props: { state: ViewState; progress: EvictProgress | undefin
   if (state.problemsOnly) bits.push('problems only');
   if (state.sortColumn) bits.push(`sorted by ${state.sortColumn}${state.sortReverse ? ' (reversed)' : ''}`);
   if (snap.os.processTable === 'unavailable' && snap.os.processTableError) bits.push(snap.os.processTableError);
+  if (snap.os.notices?.length) bits.push(snap.os.notices[0]!);
   // With several sources their warnings are on their state lines; with one, here.
   const warned = snap.sources.length === 1 ? snap.sources[0]!.warnings : undefined;
   if (warned?.length) bits.push(`${sanitize(snap.sources[0]!.name, 20)} warning: ${warned[0]}${warned.length > 1 ? ` (+${warned.length - 1} more)` : ''}`);
