@@ -45,7 +45,7 @@ describe('childEnv', () => {
 
 describe.runIf(built && process.platform === 'linux')('the demo cast', () => {
   it('holds no token in any process it started: not in the environment, not in argv', async () => {
-    const env = { ...process.env, HYPI_TOKEN: TOKEN, HYPIVISOR_WS: `ws://127.0.0.1:9/ws?token=${WS_TOKEN}` };
+    const env: NodeJS.ProcessEnv = { ...process.env, HYPI_TOKEN: TOKEN, HYPIVISOR_WS: `ws://127.0.0.1:9/ws?token=${WS_TOKEN}` };
     delete env.CI;
     const demo = spawn(process.execPath, [BIN, 'demo', '--headless', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<void>((resolve) => demo.once('exit', () => resolve()));
