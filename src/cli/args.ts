@@ -1,5 +1,6 @@
 // A small declarative argument parser: each command names its options; anything else is
 // one clear line and exit 2. No token is ever accepted as a flag value (argv is public in ps).
+import { sanitize } from '../core/sanitize.js';
 
 export type OptionType = 'boolean' | 'string' | 'number';
 
@@ -15,6 +16,18 @@ export type ParsedOptions = Record<string, string | number | boolean | string[] 
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+}
+
+/**
+ * What a failed command prints: a usage mistake as one line, anything else with its stack. Both
+ * may quote the user's input, a file or a registry, so every line is sanitized: no escape
+ * sequence, C1 control or bidi override reaches the terminal through an error.
+ */
+export function errorLines(error: unknown): string {
+  if (error instanceof UsageError) return `ghostwatch: ${sanitize(error.message, 2000)}\n`;
+  const text = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+  const lines = text.split('\n').map((line) => sanitize(line, 1000));
+  return `ghostwatch: internal error: ${lines.join('\n')}\n`;
 }
 
 export function parseArgs(argv: readonly string[], specs: readonly OptionSpec[]): { options: ParsedOptions; positionals: string[] } {

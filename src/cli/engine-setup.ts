@@ -9,7 +9,7 @@ import { HypivisorSource } from '../sources/hypivisor/index.js';
 import { defaultTrashDir } from '../sources/trash.js';
 import type { Source } from '../sources/types.js';
 import type { RegistryTarget } from './registry-options.js';
-import { checkJson, formatReport, sourceErrors } from './report.js';
+import { checkJsonText, formatReport, sourceErrors } from './report.js';
 import type { SourceKind } from './watch.js';
 
 export interface MonitorSettings {
@@ -72,7 +72,7 @@ export async function reportOnce(
 ): Promise<number> {
   const snap = await engine.settled(opts.timeoutMs);
   await engine.stop();
-  process.stdout.write(opts.json ? `${JSON.stringify(checkJson(snap), null, 2)}\n` : formatReport(snap));
+  process.stdout.write(opts.json ? checkJsonText(snap) : formatReport(snap));
   if (opts.note) process.stderr.write(`ghostwatch: ${opts.note}\n`);
   const errors = sourceErrors(snap);
   if (errors) {

@@ -1,7 +1,7 @@
 // Entry point of the built CLI: picks the command, turns usage mistakes into one line + exit 2.
 // `ghostwatch [options]` with no command is the live monitor (`watch`).
 import { readFileSync } from 'node:fs';
-import { formatOptions, UsageError } from './args.js';
+import { errorLines, formatOptions, UsageError } from './args.js';
 import { MONITOR_OPTIONS, watchCommand } from './watch.js';
 
 interface Command {
@@ -68,11 +68,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     return await watchCommand(argv);
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`ghostwatch: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
+    process.stderr.write(errorLines(error));
+    return 2;
   }
 }
 

@@ -1,5 +1,6 @@
 // `ghostwatch reap`: evict every problem, for cron. Each entry is re-verified and audited exactly
 // as in the live monitor (same executor). In a terminal it asks once; without one it needs --yes.
+// Every line may quote a registry (ids, reasons, its answers): each piece is sanitized here.
 import { createInterface } from 'node:readline/promises';
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
 import { commandOptions } from './config.js';
@@ -69,7 +70,7 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
     for (const line of snap.os.notices ?? []) process.stderr.write(`ghostwatch: ${line}\n`);
     const errors = sourceErrors(snap);
     if (errors) {
-      process.stderr.write(`ghostwatch: ${errors}\n`);
+      process.stderr.write(`ghostwatch: ${sanitize(errors, 2000)}\n`);
       return 2;
     }
     const problems = snap.findings.filter((f) => f.problem && f.evictable && (!only || only.has(f.verdict)));
@@ -81,14 +82,14 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
       `${verdict.padEnd(12)} ${f.kind.padEnd(7)} ${several ? `${sanitize(f.source, 16)} ` : ''}${sanitize(f.id, 60)}${f.entry.pid !== undefined ? ` pid ${sanitize(f.entry.pid, 12)}` : ''}${extra}`;
     for (const [name, why] of notes.unavailable) {
       const n = problems.filter((f) => f.source === name).length;
-      process.stderr.write(`ghostwatch: ${n} problem${n === 1 ? '' : 's'} of ${sanitize(name, 20)} left alone: ${why}\n`);
+      process.stderr.write(`ghostwatch: ${n} problem${n === 1 ? '' : 's'} of ${sanitize(name, 20)} left alone: ${sanitize(why, 300)}\n`);
     }
     if (plan.length === 0) {
       process.stdout.write('nothing to reap\n');
       return 0;
     }
-    for (const f of plan) process.stdout.write(`${line(f.verdict, f, `: ${f.reason}`)}\n`);
-    for (const note of notes.notes) process.stdout.write(`note: ${note}\n`);
+    for (const f of plan) process.stdout.write(`${line(f.verdict, f, `: ${sanitize(f.reason, 500)}`)}\n`);
+    for (const note of notes.notes) process.stdout.write(`note: ${sanitize(note, 500)}\n`);
     if (dryRun) {
       process.stdout.write(`dry run: would evict ${plan.length}; nothing was changed\n`);
       return 0;
@@ -103,7 +104,7 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
       }
     }
     const summary = await engine.evict({ selection: plan, force: false });
-    for (const r of summary.results) process.stdout.write(`${line(r.outcome, r.finding, r.detail ? `: ${r.detail}` : '')}\n`);
+    for (const r of summary.results) process.stdout.write(`${line(r.outcome, r.finding, r.detail ? `: ${sanitize(r.detail, 500)}` : '')}\n`);
     const c = summary.counts;
     process.stdout.write(
       `evicted ${c.evicted}, already gone ${c['already-gone']}, skipped ${c.skipped}, refused ${c.refused}, failed ${c.failed}\n`,

@@ -1,8 +1,13 @@
 // Where the registry is and how to authenticate: --registry, else $HYPIVISOR_WS, else the
 // hypivisor default; the token from --token-file, else $HYPI_TOKEN, never from argv (every
-// user can read another's command line in ps). A token is never sent in the clear to another host.
+// user can read another's command line in ps). A token (or a URL's password) is never sent in
+// the clear to another host, and a password is never shown.
 
+import { execFileSync } from 'node:child_process';
+import { isLoopbackAddress } from '../os/loopback.js';
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { redactUrl } from '../core/sanitize.js';
 import { UsageError, type OptionSpec } from './args.js';
 
 export const DEFAULT_REGISTRY = 'ws://localhost:31415/ws';
@@ -16,7 +21,7 @@ export const REGISTRY_OPTIONS: readonly OptionSpec[] = [
 ];
 
 export interface RegistryTarget {
-  /** Without the token. */
+  /** Without the token; a `user:password@` stays (the connection needs it): show `redactUrl(url)`. */
   readonly url: string;
   readonly token?: string | undefined;
   readonly ca?: Buffer | undefined;
@@ -31,17 +36,25 @@ export interface RegistryFlags {
   readonly maxPayload?: number | undefined;
 }
 
-export function resolveRegistry(flags: RegistryFlags, env: NodeJS.ProcessEnv = process.env): RegistryTarget {
+/** The addresses a host name resolves to (every one, as dns.lookup with all: true), or why not. */
+export type LookupAll = (hostname: string) => { readonly addresses: readonly string[] } | { readonly error: string };
+
+export function resolveRegistry(flags: RegistryFlags, env: NodeJS.ProcessEnv = process.env, lookup: LookupAll = lookupAllSync): RegistryTarget {
   const fromFlag = flags.registry !== undefined;
+  const what = fromFlag ? '--registry' : 'HYPIVISOR_WS';
   const raw = flags.registry ?? (env.HYPIVISOR_WS || undefined) ?? DEFAULT_REGISTRY;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new UsageError(`${fromFlag ? '--registry' : 'HYPIVISOR_WS'} is not a URL: "${raw}"`);
+    throw new UsageError(`${what} is not a URL: "${redactUrl(raw)}"`);
   }
   if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
     throw new UsageError(`the registry URL must start with ws:// or wss://, got "${url.protocol}//"`);
+  }
+  // A WebSocket URL has no fragment: ws throws on one, from deep inside every command.
+  if (url.href.includes('#')) {
+    throw new UsageError(`${what} has a #fragment, which a WebSocket URL cannot have: remove "${url.hash || '#'}" from "${redactUrl(raw)}"`);
   }
   let token = flags.tokenFile !== undefined ? readTokenFile(flags.tokenFile) : env.HYPI_TOKEN || undefined;
   const inUrl = takeToken(url);
@@ -49,10 +62,10 @@ export function resolveRegistry(flags: RegistryFlags, env: NodeJS.ProcessEnv = p
     if (fromFlag) throw new UsageError('do not put the token in --registry (argv is public): use HYPI_TOKEN or --token-file');
     token ??= inUrl;
   }
-  if (token !== undefined && url.protocol === 'ws:' && !isLoopback(url.hostname) && !flags.insecure) {
-    throw new UsageError(
-      `refusing to send the token over plain ws:// to ${url.hostname}: use wss:// or an SSH tunnel to localhost (or --insecure)`,
-    );
+  const secret = token !== undefined ? 'the token' : url.password !== '' ? 'the password of the URL' : undefined;
+  if (secret !== undefined && url.protocol === 'ws:' && !flags.insecure) {
+    const why = notLoopback(url.hostname, lookup);
+    if (why !== undefined) throw new UsageError(`refusing to send ${secret} over plain ws:// to ${why}: ${secureAdvice(url)}`);
   }
   const ca = flags.caFile !== undefined ? readFile(flags.caFile, '--ca-file') : undefined;
   if (flags.maxPayload !== undefined && (!Number.isInteger(flags.maxPayload) || flags.maxPayload < 1024)) {
@@ -61,6 +74,19 @@ export function resolveRegistry(flags: RegistryFlags, env: NodeJS.ProcessEnv = p
   return { url: url.toString(), token, ca, maxPayload: flags.maxPayload };
 }
 
+/** How to reach the same registry without the secret in clear: its wss:// spelling, or a tunnel. */
+function secureAdvice(url: URL): string {
+  const wss = new URL(url.href);
+  wss.protocol = 'wss:';
+  wss.password = '';
+  wss.username = '';
+  const port = url.port || '80';
+  return (
+    `use ${wss.href} (TLS; --ca-file PATH for a private CA), ` +
+    `or an SSH tunnel (ssh -N -L ${port}:localhost:${port} ${url.hostname}, then --registry ws://127.0.0.1:${port}${url.pathname}); ` +
+    '--insecure sends it anyway'
+  );
+}
 /** Remove token=... from the URL's query and return it, percent-decoded as hypivisor does ('+' stays '+'). */
 function takeToken(url: URL): string | undefined {
   let token: string | undefined;
@@ -80,9 +106,52 @@ function takeToken(url: URL): string | undefined {
   return token;
 }
 
+/**
+ * Undefined when the host is loopback, else what it is (for the refusal). Literal loopback is
+ * 127.0.0.0/8, ::1 (also as ::ffff:127.x.x.x) and the name `localhost`. Any other name, a
+ * `*.localhost` one included, counts only when it resolves, and only to loopback addresses:
+ * RFC 6761 asks resolvers to answer loopback for them, but /etc/hosts or DNS may say otherwise.
+ */
+function notLoopback(hostname: string, lookup: LookupAll): string | undefined {
+  if (isLoopback(hostname)) return undefined;
+  const name = hostname.toLowerCase();
+  if (!name.endsWith('.localhost') && !name.endsWith('.localhost.') && name !== 'localhost.') return hostname;
+  const answer = lookup(name);
+  if ('error' in answer) return `${hostname} (it does not resolve: ${answer.error})`;
+  const remote = answer.addresses.filter((a) => !isLoopbackAddress(a));
+  if (answer.addresses.length === 0) return `${hostname} (it resolves to no address)`;
+  if (remote.length > 0) return `${hostname} (it resolves to ${remote.join(', ')}, not only to loopback)`;
+  return undefined;
+}
+
+/** A host of a parsed URL that is loopback by itself, with no lookup: localhost, 127.0.0.0/8, ::1. */
+export { isLoopbackAddress };
+
 export function isLoopback(hostname: string): boolean {
   const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+  return h === 'localhost' || isLoopbackAddress(h);
+}
+
+
+/**
+ * dns.lookup(name, {all: true}), the resolver the WebSocket connection itself uses, made
+ * synchronous by running it in a short-lived node process (only for `*.localhost` names with a
+ * secret to send over ws://). The child gets the resolver's variables and nothing else: no token.
+ */
+export function lookupAllSync(hostname: string): { addresses: string[] } | { error: string } {
+  const script =
+    "require('node:dns').lookup(process.env.GHOSTWATCH_LOOKUP, { all: true }, (e, a) => " +
+    'process.stdout.write(JSON.stringify(e ? { error: e.code || e.message } : { addresses: a.map((x) => x.address) })))';
+  const env: NodeJS.ProcessEnv = { GHOSTWATCH_LOOKUP: hostname };
+  for (const k of ['PATH', 'LOCALDOMAIN', 'RES_OPTIONS', 'HOSTALIASES']) if (process.env[k] !== undefined) env[k] = process.env[k];
+  try {
+    const out = execFileSync(process.execPath, ['-e', script], { env, encoding: 'utf8', timeout: 5_000, stdio: ['ignore', 'pipe', 'ignore'] });
+    const parsed = JSON.parse(out) as { addresses?: unknown; error?: unknown };
+    if (Array.isArray(parsed.addresses)) return { addresses: parsed.addresses.map(String) };
+    return { error: String(parsed.error ?? 'no answer') };
+  } catch (error) {
+    return { error: (error as { code?: string }).code === 'ETIMEDOUT' ? 'the lookup took longer than 5 s' : 'the lookup failed' };
+  }
 }
 
 function readTokenFile(path: string): string {

@@ -84,6 +84,29 @@ export function checkJson(snap: EngineSnapshot): Record<string, unknown> {
   };
 }
 
+// What JSON.stringify leaves raw but a terminal acts on or hides: DEL and C1 controls (0x9B is
+// CSI), format characters (bidi overrides and isolates, zero-width, BOM, tags) and the line and
+// paragraph separators. C0 controls and lone surrogates JSON.stringify escapes itself.
+const JSON_UNSAFE = /[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+/**
+ * JSON text with every character a terminal could act on spelled as \uXXXX (each UTF-16 unit of
+ * an astral one), so that `cat`ing it is as safe as the table. It parses back to the same value:
+ * outside strings JSON text is ASCII, so every such character is inside a string.
+ */
+export function escapeJsonText(json: string): string {
+  return json.replace(JSON_UNSAFE, (ch) => {
+    let out = '';
+    for (let i = 0; i < ch.length; i++) out += `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`;
+    return out;
+  });
+}
+
+/** `check --json` as printed: checkJson, indented, terminal-safe. */
+export function checkJsonText(snap: EngineSnapshot): string {
+  return `${escapeJsonText(JSON.stringify(checkJson(snap), null, 2))}\n`;
+}
+
 /** One line on stderr naming every registry that could not be read and why, or undefined. */
 export function sourceErrors(snap: EngineSnapshot): string | undefined {
   const bad = snap.sources.filter((s) => STATUS_TRAITS[s.status].error);

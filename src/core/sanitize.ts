@@ -62,3 +62,26 @@ export function isInert(text: string, max: number = DEFAULT_MAX_LENGTH): boolean
   unsafeAny ??= new RegExp(UNSAFE_SOURCE, 'u');
   return !unsafeAny.test(text) && Array.from(text).length <= max;
 }
+
+/**
+ * The text of a URL (or of what was meant to be one) with the password of its `user:password@`
+ * masked as `***`: the user name and everything else stay, so a person still sees where it points.
+ * The authority ends at the first `/`, `?`, `#` or `\\` and the user part at its last `@`, as the
+ * WHATWG parser reads them. Text that has no `scheme://` is returned as it is.
+ */
+export function redactUrl(text: string): string {
+  const start = text.indexOf('://');
+  if (start < 0) return text;
+  const from = start + 3;
+  let end = text.length;
+  for (const stop of ['/', '?', '#', '\\']) {
+    const at = text.indexOf(stop, from);
+    if (at >= 0 && at < end) end = at;
+  }
+  const authority = text.slice(from, end);
+  const at = authority.lastIndexOf('@');
+  if (at < 0) return text;
+  const colon = authority.indexOf(':');
+  if (colon < 0 || colon > at) return text;
+  return `${text.slice(0, from)}${authority.slice(0, colon)}:***${text.slice(from + at)}`;
+}

@@ -14,6 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { childEnv } from './child-env.js';
 import { ENV_SEQ, ENV_URL, parseReport, type AgentReport } from './reports.js';
 
 export interface CastOptions {
@@ -128,7 +129,7 @@ export function startCast(opts: CastOptions): Cast {
     const child = spawn(process.execPath, [script, role.role, role.name, ...(role.flags ?? [])], {
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, ...opts.env, [ENV_URL]: opts.url, [ENV_SEQ]: String(seq) },
+      env: childEnv(process.env, { ...opts.env, [ENV_URL]: opts.url, [ENV_SEQ]: String(seq) }),
     });
     const label = `${role.role} ${role.name}`;
     if (child.pid === undefined) {

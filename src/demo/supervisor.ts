@@ -12,6 +12,7 @@ import { listenTcp, type AgentContext, type Listener } from './agent-context.js'
 import { demoCwd, demoId, GHOST_PROJECTS, REMOTE_CWD, REMOTE_MACHINE, REMOTE_PID, REMOTE_PORT } from './identity.js';
 import { RegistryLink } from './registry-link.js';
 import { ENV_GHOST_EVERY_MS } from './reports.js';
+import { childEnv } from './child-env.js';
 import { stageZombie } from './zombie.js';
 
 const GHOST_EVERY_MS = 30_000;
@@ -72,7 +73,7 @@ export async function runSupervisor(ctx: AgentContext): Promise<void> {
   /** A child agent registered by the supervisor, then SIGKILLed and reaped: its pid is gone. */
   const stageDeadChild = async (project: string, idFor: (pid: number) => string): Promise<{ row: Row; pid: number }> => {
     const startedAt = Date.now();
-    const child = spawn(process.execPath, [ctx.script, 'worker', project], { stdio: ['pipe', 'ignore', 'ignore'] });
+    const child = spawn(process.execPath, [ctx.script, 'worker', project], { stdio: ['pipe', 'ignore', 'ignore'], env: childEnv(ctx.env) });
     children.add(child);
     try {
       await new Promise<void>((resolve, reject) => child.once('spawn', resolve).once('error', reject));

@@ -2,6 +2,7 @@
 // a `sleep` that never calls wait(); when the child exits it stays defunct (state Z) for as long
 // as its parent lives. Killing the parent hands the zombie to init, which reaps it.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { childEnv } from './child-env.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { sleep } from './agent-context.js';
 
@@ -19,7 +20,7 @@ export interface StagedZombie {
 
 export async function stageZombie(timeoutMs = 5_000): Promise<StagedZombie> {
   const startedAt = Date.now();
-  const parent = spawn('sh', ['-c', `sleep 0.2 & exec sleep ${PARENT_SECONDS}`], { stdio: 'ignore' });
+  const parent = spawn('sh', ['-c', `sleep 0.2 & exec sleep ${PARENT_SECONDS}`], { stdio: 'ignore', env: childEnv(process.env) });
   if (parent.pid === undefined) throw new Error('could not start sh for the zombie');
   const staged = parent as ChildProcess & { pid: number };
   const end = Date.now() + timeoutMs;
@@ -66,7 +67,7 @@ function procStat(pid: number): { state: string; ppid: number } | undefined {
 }
 
 function childrenFromPs(ppid: number): Child[] {
-  const out = execFileSync('ps', ['-A', '-o', 'pid=,ppid=,stat='], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } });
+  const out = execFileSync('ps', ['-A', '-o', 'pid=,ppid=,stat='], { encoding: 'utf8', env: childEnv(process.env, { LC_ALL: 'C' }) });
   const found: Child[] = [];
   for (const line of out.split('\n')) {
     const [pid, parent, stat] = line.trim().split(/\s+/);

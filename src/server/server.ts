@@ -5,6 +5,7 @@ import { homedir, hostname } from 'node:os';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { sanitize } from '../core/sanitize.js';
+import { isLoopbackAddress } from '../os/loopback.js';
 import {
   DEFAULT_PROXY_CONNECT_TIMEOUT_MS,
   PROXY_BUFFER_LIMIT,
@@ -79,9 +80,10 @@ const SHUTDOWN_GRACE_MS = 1000;
 /** Unsent bytes after which a peer counts as not reading at all. */
 const SLOW_PEER_BYTES = 64 * 1024 * 1024;
 
+/** localhost, 127.0.0.0/8 or ::1 as an address: a name like 127.evil.example is not loopback. */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\./.test(h) || /^::ffff:127\./.test(h);
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || isLoopbackAddress(h);
 }
 
 function writeRefusal(socket: Duplex, status: number, reason: string, body: string): void {

@@ -35,6 +35,16 @@ describe.runIf(built)('check against a registry that cannot be read', () => {
     expect(r.stdout + r.stderr).not.toMatch(/no entries/);
   });
 
+  it("never shows a URL's password, in the line or in the JSON", async () => {
+    const withPassword = closedUrl.replace('ws://', 'ws://ana:hunter2@');
+    for (const args of [['check'], ['check', '--json']]) {
+      const r = await runCli([...args, '--timeout', '3', '--registry', withPassword], { ...process.env, XDG_CONFIG_HOME: join(dir, 'none'), NO_COLOR: '1' });
+      expect(r.code).toBe(2);
+      expect(r.stdout + r.stderr).not.toContain('hunter2');
+      expect(r.stdout + r.stderr).toContain('ana:***@');
+    }
+  });
+
   it('--json: connected false, the cause and the error, exit 2', async () => {
     const r = await gw(['check', '--json', '--timeout', '3']);
     expect(r.code).toBe(2);

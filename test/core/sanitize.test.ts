@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isInert, sanitize } from '../../src/core/index.js';
+import { redactUrl } from '../../src/core/sanitize.js';
 
 describe('sanitize', () => {
   it.each([
@@ -59,6 +60,34 @@ describe('sanitize', () => {
       fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (s) => {
         const once = sanitize(s, 10_000);
         expect(sanitize(once, 10_000)).toBe(once);
+      }),
+    );
+  });
+});
+
+describe('redactUrl', () => {
+  it.each([
+    ['ws://ana:hunter2@host:9/ws', 'ws://ana:***@host:9/ws'],
+    ['wss://:only@host/ws', 'wss://:***@host/ws'],
+    ['ws://ana@host/ws', 'ws://ana@host/ws'],
+    ['ws://host/ws?u=a:b@c', 'ws://host/ws?u=a:b@c'],
+    ['ws://a:p@ss:w@host/ws', 'ws://a:***@host/ws'], // the last @ ends the user part, as the URL parser reads it
+    ['ws://a:p@host#x:y@z', 'ws://a:***@host#x:y@z'],
+    ['not a url', 'not a url'],
+    ['ws://host:31415', 'ws://host:31415'],
+  ])('%s -> %s', (input, expected) => expect(redactUrl(input)).toBe(expected));
+
+  it('never leaves the password that the URL parser finds', () => {
+    const part = fc.stringMatching(/^[A-Za-z0-9._~!$&'()*+,;=%-]{1,12}$/);
+    fc.assert(
+      fc.property(part, part, fc.constantFrom('ws', 'wss'), fc.constantFrom('', '/ws', '/a?b=c', '#f'), (user, pass, scheme, tail) => {
+        const text = `${scheme}://${user}:${pass}@registry.example.com${tail}`;
+        const parsed = new URL(text);
+        fc.pre(parsed.password !== '');
+        const shown = redactUrl(text);
+        expect(shown).toContain(':***@registry.example.com');
+        expect(new URL(shown).password).toBe('***');
+        expect(new URL(shown).username).toBe(parsed.username);
       }),
     );
   });

@@ -1,6 +1,7 @@
 // The HTTP side of `ghostwatch serve`: paths, the token, connection and payload limits.
 import { get } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { isLoopbackHost } from '../../src/server/server.js';
 import { cleanup, connect, connectPastInit, refusal, roundTrip, serve } from './helpers.js';
 
 afterEach(cleanup);
@@ -125,4 +126,11 @@ describe('server options', () => {
     await server.close();
     expect((await a.closed).code).toBe(1001);
   });
+});
+
+describe('which hosts count as loopback (no warning for serving without a token)', () => {
+  it.each([
+    ['localhost', true], ['127.0.0.1', true], ['127.9.8.7', true], ['::1', true], ['[::1]', true], ['::ffff:127.0.0.1', true],
+    ['127.evil.example', false], ['0.0.0.0', false], ['::', false], ['10.1.2.3', false], ['localhost.evil.example', false],
+  ] as const)('%s: %s', (host, loopback) => expect(isLoopbackHost(host)).toBe(loopback));
 });

@@ -9,6 +9,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { createConnection, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { EvictionAction } from '../../core/evict-plan.js';
+import { sanitize } from '../../core/sanitize.js';
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
 import { FirstSeen, SnapshotHolder } from '../base.js';
 import type { AlsoRemoved, EvictOutcome, Source } from '../types.js';
@@ -103,7 +104,13 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     else await this.readFiles();
   }
 
+  /** The outcome's error quotes the daemon (its message, code, a record's status): sanitized here. */
   async evict(action: EvictionAction): Promise<EvictOutcome> {
+    const outcome = await this.evictNow(action);
+    return outcome.outcome === 'refused' || outcome.outcome === 'failed' ? { ...outcome, error: sanitize(outcome.error, 300) } : outcome;
+  }
+
+  private async evictNow(action: EvictionAction): Promise<EvictOutcome> {
     if (!this.connected) return { outcome: 'failed', error: FILES_READ_ONLY };
     const before = this.lists;
     try {

@@ -1,6 +1,7 @@
 // agentctl's formats (protocols.md §3): daemon replies, SessionRecord, Lock, and the state.json /
 // locks.json files. Parsing only: nothing here reads a socket or a file.
 
+import { sanitize } from '../../core/sanitize.js';
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
 
 /** Records agentctl itself marks ended: it knows they are over (shown as offline, still evictable by prune). */
@@ -97,7 +98,8 @@ export function toClaimEntry(lock: unknown, source: string, host: string, sessio
   } else {
     holder = lockedBy !== undefined && sessionIds.has(lockedBy) ? lockedBy : undefined;
   }
-  const who = type === 'manual' ? `manual lock${lockedBy ? ` by ${lockedBy}` : ''}` : `auto-lock${sessionId ? ` of session ${sessionId}` : ''}`;
+  // The note is display text built from the daemon's strings: sanitized as it is made.
+  const who = type === 'manual' ? `manual lock${lockedBy ? ` by ${sanitize(lockedBy, 60)}` : ''}` : `auto-lock${sessionId ? ` of session ${sanitize(sessionId, 60)}` : ''}`;
   return {
     source,
     resource: lock.directory,
@@ -105,7 +107,7 @@ export function toClaimEntry(lock: unknown, source: string, host: string, sessio
     pid,
     machine: host,
     acquiredAt: isoMs(lock.lockedAt),
-    note: reason ? `${who}: ${reason}` : who,
+    note: reason ? `${who}: ${sanitize(reason, 200)}` : who,
     heartbeatAt: undefined,
     staleAfterMs: undefined,
     raw: lock,

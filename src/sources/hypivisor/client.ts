@@ -15,7 +15,7 @@ type WebSocket = WebSocketType;
 // readyState values (the WebSocket standard's): comparing with them needs no loaded module.
 const OPEN = 1;
 const CLOSED = 3;
-import { sanitize } from '../../core/sanitize.js';
+import { redactUrl, sanitize } from '../../core/sanitize.js';
 import type { EvictionAction } from '../../core/evict-plan.js';
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
 import {
@@ -154,7 +154,7 @@ export class HypivisorSource implements Source {
   private state(): SourceState {
     return {
       name: this.name,
-      url: this.opts.url,
+      url: redactUrl(this.opts.url),
       status: this.status,
       since: this.since,
       lastError: this.lastError,
