@@ -44,7 +44,7 @@ maybe('a hardened /proc (hidepid=2) and an unprivileged monitor', () => {
     cpSync(join(ROOT, 'bin'), join(dir, 'bin'), { recursive: true });
     cpSync(join(ROOT, 'dist/bundle'), join(dir, 'dist/bundle'), { recursive: true });
     cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
-    cpSync(join(ROOT, 'node_modules/ws'), join(dir, 'node_modules/ws'), { recursive: true }); // required lazily, outside the bundle
+    cpSync(join(ROOT, 'node_modules/ws'), join(dir, 'node_modules/ws'), { recursive: true, dereference: true }); // required lazily, outside the bundle
     const dead = spawn('sleep', ['30'], { stdio: 'ignore' });
     await killAndReap(dead);
     deadPid = dead.pid!;
