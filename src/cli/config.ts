@@ -1,7 +1,7 @@
 // The config file: $XDG_CONFIG_HOME/ghostwatch/config.json (default ~/.config/...). Its keys are
 // the long option names, e.g. {"registry": "ws://...", "interval": 0.5, "host-alias": ["box"]}.
 // Precedence: flags, then the environment (HYPIVISOR_WS, HYPI_TOKEN, NO_COLOR), then the file.
-import { readFileSync } from 'node:fs';
+import { fsErrorText, readBoundedSync } from '../os/safe-file.js';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { parseArgs, UsageError, type OptionSpec, type ParsedOptions } from './args.js';
@@ -12,16 +12,18 @@ export function configPath(env: NodeJS.ProcessEnv = process.env, home: string = 
 }
 
 /** Keys that only make sense on the command line of one run. */
+/** A config file is a few hundred bytes; past this it is not one. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
 const NOT_IN_FILE = new Set(['help', 'version', 'yes', 'dry-run', 'json', 'format']);
 
 /** Read and check the file against the options a command takes. A missing file is no config. */
 export function loadConfig(specs: readonly OptionSpec[], path: string = configPath()): ParsedOptions {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readBoundedSync(path, MAX_CONFIG_BYTES).toString('utf8');
   } catch (error) {
     if ((error as { code?: string }).code === 'ENOENT') return {};
-    throw new UsageError(`${path}: cannot read it (${(error as { code?: string }).code ?? (error as Error).message})`);
+    throw new UsageError(`${path}: cannot read it (${fsErrorText(error)})`);
   }
   let data: unknown;
   try {

@@ -5,7 +5,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { isLoopbackAddress } from '../os/loopback.js';
-import { readFileSync } from 'node:fs';
+import { fsErrorText, readBoundedSync } from '../os/safe-file.js';
 import { isIP } from 'node:net';
 import { redactUrl } from '../core/sanitize.js';
 import { UsageError, type OptionSpec } from './args.js';
@@ -162,9 +162,8 @@ function readTokenFile(path: string): string {
 
 function readFile(path: string, flag: string): Buffer {
   try {
-    return readFileSync(path);
+    return readBoundedSync(path, 4 * 1024 * 1024);
   } catch (error) {
-    const code = (error as { code?: string }).code ?? (error as Error).message;
-    throw new UsageError(`${flag} ${path}: cannot read it (${code})`);
+    throw new UsageError(`${flag} ${path}: cannot read it (${fsErrorText(error)})`);
   }
 }

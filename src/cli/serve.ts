@@ -1,6 +1,6 @@
 // `ghostwatch serve`: the embedded registry as a long-running command. Runs until SIGINT,
 // SIGTERM or SIGHUP, then closes cleanly (clients told, state file flushed) and exits 0.
-import { readFileSync } from 'node:fs';
+import { fsErrorText, readBoundedSync } from '../os/safe-file.js';
 import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
 import { sanitize } from '../core/sanitize.js';
 import {
@@ -59,10 +59,9 @@ function readToken(path: string | undefined): string | undefined {
   if (path === undefined) return process.env.HYPI_TOKEN || undefined;
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readBoundedSync(path, 64 * 1024).toString('utf8');
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    throw new UsageError(`cannot read --token-file ${sanitize(path)} (${typeof code === 'string' ? code : String(err)})`);
+    throw new UsageError(`cannot read --token-file ${sanitize(path)} (${sanitize(fsErrorText(err))})`);
   }
   const token = text.trim();
   if (token === '') throw new UsageError(`--token-file ${sanitize(path)} is empty`);

@@ -5,7 +5,7 @@
 // found looser than it should be is tightened, with a warning.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, type Stats, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, type Stats, fstatSync, fsyncSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { chmod, lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -109,4 +109,36 @@ export async function ensurePrivateDir(path: string, what: string, opts: { creat
 /** The permission bits as `0755`. */
 export function octal(mode: number): string {
   return `0${(mode & 0o777).toString(8).padStart(3, '0')}`;
+}
+
+/**
+ * Reads a small file a person or another tool gave us (config, token, CA bundle, a registry's
+ * state file) without hanging or swallowing: opened O_NONBLOCK (a FIFO does not block the open),
+ * refused unless it is a regular file of at most `maxBytes`, and, with `noFollow`, refused when
+ * the path is a symlink. Errors are UnsafePath (one line) or the fs error.
+ */
+export function readBoundedSync(path: string, maxBytes: number, opts: { noFollow?: boolean } = {}): Buffer {
+  const flags = constants.O_RDONLY | constants.O_NONBLOCK | (opts.noFollow ? constants.O_NOFOLLOW : 0);
+  let fd: number;
+  try {
+    fd = openSync(path, flags);
+  } catch (err) {
+    if (opts.noFollow && (err as { code?: unknown }).code === 'ELOOP') throw new UnsafePath(`${path} is a symbolic link: not followed`);
+    throw err;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new UnsafePath(`${path} is not a regular file`);
+    if (st.size > maxBytes) throw new UnsafePath(`${path} is larger than ${maxBytes} bytes (${st.size}): not read`);
+    const buf = Buffer.alloc(st.size);
+    let at = 0;
+    while (at < buf.length) {
+      const n = readSync(fd, buf, at, buf.length - at, at);
+      if (n === 0) break;
+      at += n;
+    }
+    return buf.subarray(0, at);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -1,7 +1,8 @@
 // The agentctl adapter against a test daemon built from protocols.md §3 (a real unix socket),
 // with real child processes, through the real engine: verdicts, prune and release round trips,
 // the audit trail of what prune removed besides, and the daemon dying mid-session.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/core/types.js';
@@ -150,6 +151,27 @@ describe('agentctl source', () => {
       return s.sources[0]?.status === 'files-only' && s.findings.length === 1 ? s : undefined;
     }, 5000, 'files-only with the lock');
     expect(snap.sources[0]!.warnings?.[0]).toMatch(/state\.json: not valid JSON/);
+  });
+
+  it('files-only mode follows no symlink and blocks on no FIFO: each is a warning naming it', async () => {
+    const d = await daemon();
+    d.addLock({ directory: '/work/b', type: 'manual', lockedBy: 'bob' });
+    await d.stop();
+    const dir = join(d.socketPath, '..');
+    const elsewhere = join(tempDir(), 'elsewhere.json');
+    writeFileSync(elsewhere, JSON.stringify({ version: 1, sessions: { planted: { id: 'planted', pid: 4242, status: 'running', startedAt: new Date().toISOString() } } }));
+    rmSync(join(dir, 'state.json'), { force: true });
+    symlinkSync(elsewhere, join(dir, 'state.json'));
+    rmSync(join(dir, 'locks.json'), { force: true });
+    execFileSync('mkfifo', [join(dir, 'locks.json')]);
+    const engine = engineFor([source(d.socketPath)]);
+    const snap = await until(() => {
+      const s = engine.getSnapshot();
+      return s.sources[0]?.status === 'files-only' && (s.sources[0]?.warnings?.length ?? 0) >= 2 ? s : undefined;
+    }, 5000, 'files-only with two warnings');
+    expect(snap.findings.map((f) => f.id)).not.toContain('planted');
+    expect(snap.sources[0]!.warnings!.join('\n')).toMatch(/state\.json is a symbolic link: not followed/);
+    expect(snap.sources[0]!.warnings!.join('\n')).toMatch(/locks\.json is not a regular file/);
   });
 
   it('a hung daemon times out into one error line; garbage between replies is counted, not fatal', async () => {

@@ -5,9 +5,10 @@
 // `lock.release` for manual locks; never `session.stop`, which can kill a live process.
 
 import { randomUUID } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { createConnection, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
+import { fsErrorText, readBoundedSync } from '../../os/safe-file.js';
 import type { EvictionAction } from '../../core/evict-plan.js';
 import { sanitize } from '../../core/sanitize.js';
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
@@ -355,13 +356,17 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   }
 }
 
+/** state.json only grows (agentctl deletes nothing), but not past this. */
+const MAX_FILE_BYTES = 64 * 1024 * 1024;
+
 async function readJson(path: string, warnings: string[]): Promise<unknown> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    // Bounded, never through a symlink or into a FIFO: agentctl writes these by tmp + rename.
+    text = readBoundedSync(path, MAX_FILE_BYTES, { noFollow: true }).toString('utf8');
   } catch (error) {
     const code = (error as { code?: string }).code;
-    if (code !== 'ENOENT') warnings.push(`${path}: cannot read it (${code ?? (error as Error).message})`);
+    if (code !== 'ENOENT') warnings.push(sanitize(`${path}: cannot read it (${fsErrorText(error)})`, 300));
     return undefined;
   }
   try {
