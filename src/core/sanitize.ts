@@ -106,22 +106,32 @@ export function capDepth<T>(value: T, levels: number = MAX_DEPTH): T {
 export function compactText(value: unknown, maxChars: number = DEFAULT_MAX_LENGTH): string {
   const parts: string[] = [];
   let size = 0;
+  // A cycle cannot come from JSON; from elsewhere it is no value to print (as JSON.stringify says).
+  const open = new Set<unknown>();
+  let cyclic = false;
   const put = (s: string): boolean => {
     parts.push(s);
     size += s.length;
     return size <= maxChars;
   };
   const write = (v: unknown, levels: number): boolean => {
-    if (v === null || v === undefined || typeof v === 'function' || typeof v === 'symbol') return put(v === null ? 'null' : String(v === undefined ? 'null' : typeof v));
+    if (v === null || v === undefined || typeof v === 'function' || typeof v === 'symbol') return put('null');
     if (typeof v === 'string') return put(JSON.stringify(v.length > maxChars ? v.slice(0, maxChars + 1) : v));
     if (typeof v === 'number') return put(Number.isFinite(v) ? String(v) : 'null');
     if (typeof v !== 'object') return put(String(v));
     if (levels === 0) return put(JSON.stringify(DEEPER_MARK));
-    if (Array.isArray(v)) {
-      if (!put('[')) return false;
-      for (let i = 0; i < v.length; i++) if ((i > 0 && !put(',')) || !write(v[i], levels - 1)) return false;
-      return put(']');
-    }
+    if (open.has(v)) return (cyclic = true), false;
+    open.add(v);
+    const done = Array.isArray(v) ? writeArray(v, levels) : writeObject(v, levels);
+    open.delete(v);
+    return done;
+  };
+  const writeArray = (v: readonly unknown[], levels: number): boolean => {
+    if (!put('[')) return false;
+    for (let i = 0; i < v.length; i++) if ((i > 0 && !put(',')) || !write(v[i], levels - 1)) return false;
+    return put(']');
+  };
+  const writeObject = (v: object, levels: number): boolean => {
     if (!put('{')) return false;
     let first = true;
     for (const k in v) {
@@ -134,6 +144,7 @@ export function compactText(value: unknown, maxChars: number = DEFAULT_MAX_LENGT
     return put('}');
   };
   write(value, MAX_DEPTH);
+  if (cyclic) return '[unprintable]';
   const text = parts.join('');
   return text.length > maxChars ? text.slice(0, maxChars) : text;
 }
