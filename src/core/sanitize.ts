@@ -31,7 +31,7 @@ export function visibleControl(ch: string): string {
 
 /** Text of any value, safe to print; at most `max` characters (code points) plus an ellipsis. */
 export function sanitize(value: unknown, max: number = DEFAULT_MAX_LENGTH): string {
-  const text = toText(value);
+  const text = toText(value, max);
   // Most registry strings are printable ASCII: skip the Unicode scan for them.
   if (text.length <= max && PRINTABLE_ASCII.test(text)) return text;
   unsafeAll ??= new RegExp(UNSAFE_SOURCE, 'gu');
@@ -39,15 +39,11 @@ export function sanitize(value: unknown, max: number = DEFAULT_MAX_LENGTH): stri
   return capLength(safe, max);
 }
 
-function toText(value: unknown): string {
+function toText(value: unknown, max: number): string {
   if (typeof value === 'string') return value;
   if (value === undefined || value === null) return '';
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  try {
-    return JSON.stringify(value) ?? '';
-  } catch {
-    return '[unprintable]';
-  }
+  return compactText(value, max + 1);
 }
 
 function capLength(text: string, max: number): string {
@@ -55,6 +51,102 @@ function capLength(text: string, max: number): string {
   const points = Array.from(text);
   if (points.length <= max) return text;
   return points.slice(0, Math.max(0, max - 1)).join('') + ELLIPSIS;
+}
+
+/**
+ * The text with every unsafe character spelled visibly, as `sanitize` does, but not cut: for
+ * text already fitted to its place (a terminal cell range) that must still never carry an escape.
+ * Idempotent: what it writes is printable ASCII.
+ */
+export function inert(text: string): string {
+  if (PRINTABLE_ASCII.test(text)) return text;
+  unsafeAll ??= new RegExp(UNSAFE_SOURCE, 'gu');
+  return text.replace(unsafeAll, visibleControl);
+}
+
+/** How deep a registry's values may nest; deeper ones are replaced by DEEPER_MARK when taken in. */
+export const MAX_DEPTH = 32;
+export const DEEPER_MARK = `[nested deeper than ${MAX_DEPTH} levels]`;
+
+/** True when `value` holds an array or object more than `levels` levels down (the value itself is level 1). */
+function deeperThan(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (levels === 0) return true;
+  if (Array.isArray(value)) {
+    for (const v of value) if (deeperThan(v, levels - 1)) return true;
+    return false;
+  }
+  for (const k in value) if (Object.hasOwn(value, k) && deeperThan((value as Record<string, unknown>)[k], levels - 1)) return true;
+  return false;
+}
+
+function cut(value: unknown, levels: number): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (levels === 0) return DEEPER_MARK;
+  if (Array.isArray(value)) return value.map((v) => cut(v, levels - 1));
+  // fromEntries defines own properties: a "__proto__" key from JSON stays a key, never a prototype.
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cut(v, levels - 1)]));
+}
+
+/**
+ * A JSON value with every array or object nested deeper than `levels` levels replaced by
+ * DEEPER_MARK, so nothing that walks it later (JSON.stringify, String(), a renderer) recurses
+ * without bound. The same value (no copy) when nothing is that deep. Both walks are bounded by
+ * `levels`, however deep the input.
+ */
+export function capDepth<T>(value: T, levels: number = MAX_DEPTH): T {
+  return deeperThan(value, levels) ? (cut(value, levels) as T) : value;
+}
+
+/**
+ * A value as one line of JSON-like text, whatever its depth or size: containers deeper than
+ * MAX_DEPTH show as DEEPER_MARK, and writing stops soon after `maxChars` characters (the caller
+ * cuts). Never throws: no stack overflow on a deep value, no RangeError on a huge one.
+ */
+export function compactText(value: unknown, maxChars: number = DEFAULT_MAX_LENGTH): string {
+  const parts: string[] = [];
+  let size = 0;
+  // A cycle cannot come from JSON; from elsewhere it is no value to print (as JSON.stringify says).
+  const open = new Set<unknown>();
+  let cyclic = false;
+  const put = (s: string): boolean => {
+    parts.push(s);
+    size += s.length;
+    return size <= maxChars;
+  };
+  const write = (v: unknown, levels: number): boolean => {
+    if (v === null || v === undefined || typeof v === 'function' || typeof v === 'symbol') return put('null');
+    if (typeof v === 'string') return put(JSON.stringify(v.length > maxChars ? v.slice(0, maxChars + 1) : v));
+    if (typeof v === 'number') return put(Number.isFinite(v) ? String(v) : 'null');
+    if (typeof v !== 'object') return put(String(v));
+    if (levels === 0) return put(JSON.stringify(DEEPER_MARK));
+    if (open.has(v)) return (cyclic = true), false;
+    open.add(v);
+    const done = Array.isArray(v) ? writeArray(v, levels) : writeObject(v, levels);
+    open.delete(v);
+    return done;
+  };
+  const writeArray = (v: readonly unknown[], levels: number): boolean => {
+    if (!put('[')) return false;
+    for (let i = 0; i < v.length; i++) if ((i > 0 && !put(',')) || !write(v[i], levels - 1)) return false;
+    return put(']');
+  };
+  const writeObject = (v: object, levels: number): boolean => {
+    if (!put('{')) return false;
+    let first = true;
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) continue;
+      const item = (v as Record<string, unknown>)[k];
+      if (item === undefined || typeof item === 'function') continue;
+      if ((!first && !put(',')) || !put(`${JSON.stringify(k.length > maxChars ? k.slice(0, maxChars + 1) : k)}:`) || !write(item, levels - 1)) return false;
+      first = false;
+    }
+    return put('}');
+  };
+  write(value, MAX_DEPTH);
+  if (cyclic) return '[unprintable]';
+  const text = parts.join('');
+  return text.length > maxChars ? text.slice(0, maxChars) : text;
 }
 
 /** True when `sanitize` would leave the text as it is (no unsafe characters, within the cap). */

@@ -56,7 +56,9 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
   for (const [k, v] of Object.entries(raw)) {
     if (k === 'raw') continue;
     const at = rawMoment(k, v, clockOffsetMs);
-    lines.push({ label: sanitize(k, 40), value: at !== undefined ? momentText(at, now) : sanitize(typeof v === 'string' ? v : JSON.stringify(v), 400) });
+    // A nested value is one flat line of JSON-like text, cut at 400 characters and MAX_DEPTH levels
+    // (sanitize writes it with compactText): never JSON.stringify, which overflows on a deep one.
+    lines.push({ label: sanitize(k, 40), value: at !== undefined ? momentText(at, now) : sanitize(v, 400) });
   }
 
   lines.push({ label: 'evidence', value: '', heading: true });

@@ -1,5 +1,6 @@
 // Which findings the table shows, in which order: the tab's kind, the filter, problems-only,
 // then problems first (always: they are why the tool exists), then the sort column, then id.
+import { sanitize } from '../core/sanitize.js';
 import type { Finding } from '../core/types.js';
 import { columnsFor, VERDICT_ORDER, type CellContext, type Tab } from './columns.js';
 
@@ -12,11 +13,18 @@ export interface RowQuery {
   readonly sortReverse: boolean;
 }
 
+/**
+ * The text the filter matches: each field as the table shows it (sanitized: "^[" for an ESC, a
+ * nested pid as flat text). Never Array#join over raw values, whose toString recursion a pid
+ * nested 100,000 levels deep would overflow.
+ */
 function haystack(f: Finding): string {
   const parts: unknown[] = [f.id, f.verdict, f.source, f.note, f.entry.pid];
   if (f.kind === 'session') parts.push(f.entry.cwd, f.entry.machine, f.entry.status, f.entry.port);
   else parts.push(f.holder);
-  return parts.filter((p) => p !== undefined && p !== null).join(' ').toLowerCase();
+  let text = '';
+  for (const p of parts) if (p !== undefined && p !== null) text += `${text ? ' ' : ''}${typeof p === 'number' ? String(p) : sanitize(p, 400)}`;
+  return text.toLowerCase();
 }
 
 export function visibleRows(findings: readonly Finding[], q: RowQuery, ctx: CellContext): Finding[] {

@@ -2,12 +2,19 @@
 // string lengths, so a CJK directory name cannot push a column out of line.
 import stringWidth from 'string-width';
 import { formatDuration } from '../core/duration.js';
+import { inert } from '../core/sanitize.js';
 
 export const ELLIPSIS = '…';
 
-/** Cut to at most `width` cells, ending with an ellipsis when cut. */
-export function truncate(text: string, width: number): string {
+/**
+ * Cut to at most `width` cells, ending with an ellipsis when cut. Every string the screen shows
+ * passes here (through `fit` or directly), so here it is made inert as well: an escape, a C1
+ * control, a bidi override or a zero-width character shows as visible text ("^[", "<U+202E>")
+ * whichever path it came by, sanitized before or not.
+ */
+export function truncate(raw: string, width: number): string {
   if (width <= 0) return '';
+  const text = inert(raw);
   if (stringWidth(text) <= width) return text;
   let out = '';
   let used = 0;

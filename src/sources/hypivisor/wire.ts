@@ -1,6 +1,7 @@
 // The hypivisor wire format (protocols.md §1, §2): frames in, entries out. Nothing here throws
 // on hostile input: every frame is classified, and what cannot be used says why.
 
+import { capDepth, compactText } from '../../core/sanitize.js';
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
 
 export type Frame =
@@ -31,7 +32,11 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Classify one text frame. An object with an "event" key is an event; anything else is a response. */
+/**
+ * Classify one text frame. An object with an "event" key is an event; anything else is a response.
+ * A frame JSON.parse cannot read (bad syntax, or nesting so deep the parser gives up with a
+ * RangeError) is 'invalid-json': counted and dropped by the caller, never thrown.
+ */
 export function parseFrame(text: string): Frame {
   let value: unknown;
   try {
@@ -43,7 +48,8 @@ export function parseFrame(text: string): Frame {
   if ('event' in value) return parseEvent(value);
   if (typeof value.id !== 'string') return { kind: 'bad', why: 'a response without a string id' };
   if ('error' in value) {
-    return { kind: 'response', id: value.id, error: typeof value.error === 'string' ? value.error : JSON.stringify(value.error) };
+    // compactText, not JSON.stringify: an error object 100,000 levels deep must not overflow the stack.
+    return { kind: 'response', id: value.id, error: typeof value.error === 'string' ? value.error : compactText(value.error, 1_000) };
   }
   return { kind: 'response', id: value.id, result: value.result };
 }
@@ -88,19 +94,22 @@ export function nodeKey(node: unknown): { id: string; pid: unknown } | undefined
 /**
  * A NodeInfo as a SessionEntry, or undefined when it has no usable id. Registry timestamps are
  * Unix seconds on the registry's clock; entries keep them in ms, still on the registry's clock.
- * One object literal with every field, so all entries share one hidden class.
+ * One object literal with every field, so all entries share one hidden class. Values nested deeper
+ * than MAX_DEPTH levels (in `raw`, `pid`, `port`) are replaced by a marker here, as they come in:
+ * nothing downstream (check --json, the detail view, the filter) then walks an unbounded depth.
  */
 export function toSessionEntry(
-  node: unknown,
+  input: unknown,
   source: string,
   observed: { firstObservedAt: number | undefined; joinSeq: number | undefined },
 ): SessionEntry | undefined {
-  if (!isObject(node) || typeof node.id !== 'string' || node.id === '') return undefined;
+  if (!isObject(input) || typeof input.id !== 'string' || input.id === '') return undefined;
+  const node = capDepth(input);
   const status = text(node.status);
   const pidStartedAt = node.pid_started_at;
   return {
     source,
-    id: node.id,
+    id: input.id,
     machine: text(node.machine),
     cwd: text(node.cwd),
     port: node.port,
@@ -118,11 +127,12 @@ export function toSessionEntry(
   };
 }
 
-export function toClaimEntry(claim: unknown, source: string): ClaimEntry | undefined {
-  if (!isObject(claim) || typeof claim.resource !== 'string' || claim.resource === '') return undefined;
+export function toClaimEntry(input: unknown, source: string): ClaimEntry | undefined {
+  if (!isObject(input) || typeof input.resource !== 'string' || input.resource === '') return undefined;
+  const claim = capDepth(input); // as toSessionEntry
   return {
     source,
-    resource: claim.resource,
+    resource: input.resource,
     holder: text(claim.holder),
     pid: claim.pid,
     machine: undefined,

@@ -94,7 +94,7 @@ function Line({ segments, width }: { segments: Segment[]; width: number }) {
   const shown: Segment[] = [];
   for (const seg of segments) {
     if (room <= 0) break;
-    const text = stringWidth(seg.text) <= room ? seg.text : truncate(seg.text, room);
+    const text = truncate(seg.text, room); // inert, and cut when it does not fit
     shown.push({ ...seg, text });
     room -= stringWidth(text);
   }
