@@ -1,7 +1,7 @@
 // agentctl's formats (protocols.md §3): daemon replies, SessionRecord, Lock, and the state.json /
 // locks.json files. Parsing only: nothing here reads a socket or a file.
 
-import { sanitize } from '../../core/sanitize.js';
+import { capDepth, sanitize } from '../../core/sanitize.js';
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
 
 /** Records agentctl itself marks ended: it knows they are over (shown as offline, still evictable by prune). */
@@ -65,7 +65,7 @@ export function toSessionEntry(record: unknown, source: string, host: string, fi
     machine: host,
     cwd: text(record.cwd),
     port: undefined,
-    pid: record.pid,
+    pid: capDepth(record.pid),
     offline: ended,
     ended,
     status,
@@ -75,7 +75,7 @@ export function toSessionEntry(record: unknown, source: string, host: string, fi
     pidStartedAt: undefined,
     firstObservedAt: firstObservedAt(record.id, record.pid),
     joinSeq: undefined,
-    raw: record,
+    raw: capDepth(record),
   };
 }
 
@@ -93,7 +93,7 @@ export function toClaimEntry(lock: unknown, source: string, host: string, sessio
   let holder: string | undefined;
   let pid: unknown;
   if (type === 'auto') {
-    pid = lock.pid;
+    pid = capDepth(lock.pid);
     holder = pid === undefined ? sessionId : undefined;
   } else {
     holder = lockedBy !== undefined && sessionIds.has(lockedBy) ? lockedBy : undefined;
@@ -110,7 +110,7 @@ export function toClaimEntry(lock: unknown, source: string, host: string, sessio
     note: reason ? `${who}: ${sanitize(reason, 200)}` : who,
     heartbeatAt: undefined,
     staleAfterMs: undefined,
-    raw: lock,
+    raw: capDepth(lock),
   };
 }
 

@@ -4,6 +4,7 @@
 //   claude-view      ~/.claude/live-monitor-pids.json (claude-view's snapshot, v1 and v2)
 //   claude-sessions  ~/.claude-sessions/<session_id>.json (a claim-tracking session manager)
 
+import { capDepth } from '../../core/sanitize.js';
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
 
 /** The claim manager's own rule: a claim whose heartbeat is older than this is stale. */
@@ -57,7 +58,7 @@ function session(ctx: ParseContext, fields: Omit<SessionEntry, 'source' | 'first
     machine: fields.machine,
     cwd: fields.cwd,
     port: undefined,
-    pid: fields.pid,
+    pid: capDepth(fields.pid),
     offline: undefined,
     ended: undefined,
     status: fields.status,
@@ -67,7 +68,7 @@ function session(ctx: ParseContext, fields: Omit<SessionEntry, 'source' | 'first
     pidStartedAt: undefined,
     firstObservedAt: ctx.firstSeen(fields.id, fields.pid),
     joinSeq: undefined,
-    raw: fields.raw,
+    raw: capDepth(fields.raw),
   };
 }
 
@@ -160,13 +161,13 @@ export function parseClaimSession(body: string, name: string, ctx: ParseContext)
             source: ctx.source,
             resource: sd,
             holder: id,
-            pid: data.pid,
+            pid: capDepth(data.pid),
             machine,
             acquiredAt: timeOf(data.claimed_at),
             note: text(data.terminal_id) ? `terminal ${text(data.terminal_id)}` : undefined,
             heartbeatAt,
             staleAfterMs: heartbeatAt === undefined ? undefined : CLAIM_HEARTBEAT_STALE_MS,
-            raw: data,
+            raw: capDepth(data),
           },
         ];
   return { sessions, claims };
