@@ -194,21 +194,25 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   const broadcast = (): void => {
     for (const event of pending.splice(0)) {
       if (opts.eventFilter && !opts.eventFilter(event)) continue;
-      const text = JSON.stringify(event);
+      // One buffer that every peer's send refers to: a thousand slow peers do not copy it a thousand times.
+      const data = Buffer.from(JSON.stringify(event));
       for (const [ws, peer] of peers) {
         if (ws.readyState !== WebSocket.OPEN) continue;
         // A peer that never reads would grow our memory without bound; a stale stream is worse.
         if (dropIfBehind(ws, peer)) continue;
-        ws.send(text, () => release(ws));
+        ws.send(data, { binary: false }, () => release(ws));
       }
     }
   };
+  /** `init` as sent, shared by every connection until the registry changes (up to 16 MiB each). */
+  let initCache: Buffer | undefined;
   let writer: StateFileWriter | undefined;
   const registry = new Registry({
     now: opts.now ?? Date.now,
     ttlSeconds: opts.ttlSeconds ?? DEFAULT_TTL_SECONDS,
     log,
     emit: (event) => {
+      initCache = undefined;
       if (pending.push(event) === 1) queueMicrotask(broadcast);
     },
     onChange: () => writer?.schedule(),
@@ -280,7 +284,10 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       if (peer.held || peer.queue.length > 0) peer.queue.push(textOf(data));
       else handle(textOf(data));
     });
-    ws.on('ping', () => registry.heartbeat(conn));
+    ws.on('ping', () => {
+      registry.heartbeat(conn);
+      initCache = undefined; // last_seen changed
+    });
     ws.on('pong', () => {
       const peer = peers.get(ws);
       if (peer) peer.answeredPing = true;
@@ -290,7 +297,8 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       peers.delete(ws);
       registry.connectionClosed(conn);
     });
-    ws.send(JSON.stringify(registry.initFrame()), () => release(ws));
+    initCache ??= Buffer.from(JSON.stringify(registry.initFrame()));
+    ws.send(initCache, { binary: false }, () => release(ws));
     hold(ws);
   };
 
