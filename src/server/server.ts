@@ -162,7 +162,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   const log = opts.quiet ? () => {} : (opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`)));
   const peers = new Map<WebSocket, Peer>();
   /** Open `/ws/agent/<id>` connections; each counts as one against maxConnections. */
-  const proxies = new Set<{ readonly proxy: AgentProxy; answeredPing: boolean }>();
+  const proxies = new Set<{ readonly proxy: AgentProxy; answeredPing: boolean; stalledTicks: number }>();
   const pending: RegistryEvent[] = [];
   const readPauseBytes = opts.readPauseBytes ?? READ_PAUSE_BYTES;
 
@@ -317,7 +317,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       maxPayload,
       log,
     });
-    const entry = { proxy, answeredPing: true };
+    const entry = { proxy, answeredPing: true, stalledTicks: 0 };
     proxies.add(entry);
     client.on('pong', () => (entry.answeredPing = true));
     void proxy.closed.then(() => proxies.delete(entry));
@@ -388,8 +388,17 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
     }
     for (const entry of proxies) {
       const { client } = entry.proxy;
-      // A Pi-DE side paused by backpressure cannot read its pongs: not a sign of a dead peer.
-      if (client.readyState !== WebSocket.OPEN || client.isPaused) continue;
+      if (client.readyState !== WebSocket.OPEN) continue;
+      // A Pi-DE side paused by backpressure cannot read its pongs: the agent is not reading. Both
+      // sides not reading would hold the connection for ever; one whole interval is the grace.
+      if (client.isPaused) {
+        if (entry.proxy.stats().state === 'relaying' && ++entry.stalledTicks >= 2) {
+          log(`serve: an agent proxy connection: the agent did not read for over ${opts.pingIntervalMs ?? 30_000} ms: terminated`);
+          entry.proxy.terminate();
+        }
+        continue;
+      }
+      entry.stalledTicks = 0;
       if (!entry.answeredPing) {
         log(`serve: an agent proxy connection did not answer a ping: terminated`);
         entry.proxy.terminate();
