@@ -3,7 +3,8 @@
 // replies against the real CLI in a process of its own: serve's peak RSS, and how fast the
 // other clients are answered meanwhile.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { WebSocket } from 'ws';
@@ -51,8 +52,8 @@ interface Child {
   readonly url: string;
 }
 
-async function startServe(): Promise<Child> {
-  const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--ttl', '3600'], { stdio: ['ignore', 'ignore', 'pipe'] });
+async function startServe(extra: readonly string[] = []): Promise<Child> {
+  const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--ttl', '3600', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
   const url = await new Promise<string>((resolve, reject) => {
     let err = '';
     proc.stderr!.setEncoding('utf8');
@@ -147,11 +148,41 @@ async function flood(): Promise<{ rss: number; p99: number; idleRss: number }> {
   }
 }
 
+const DEAF_CLIENTS = 200;
+const DEAF_NODES = 50_000;
+
+/** serve's RSS with a 50,000-node registry (~13 MB init) and 200 clients that never read it. */
+async function deafClients(): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-bench-serve-'));
+  const file = join(dir, 'state.json');
+  // Remote nodes: loaded as they are (offline), no pid is checked here.
+  const nodes = Array.from({ length: DEAF_NODES }, (_, i) => ({ ...params(i), machine: 'remote-box', status: 'offline', offline_since: 1_763_900_000, last_seen: 1_763_900_000, registered_at: 1_763_900_000 }));
+  writeFileSync(file, JSON.stringify({ version: 1, nodes, claims: [] }));
+  const serve = await startServe(['--quiet', '--state-file', file]);
+  const sockets: WebSocket[] = [];
+  try {
+    for (let i = 0; i < DEAF_CLIENTS; i++) {
+      const ws = new WebSocket(serve.url);
+      ws.on('error', () => {});
+      await new Promise<void>((resolve) => ws.once('upgrade', (res) => (res.socket.pause(), resolve())));
+      sockets.push(ws);
+    }
+    await new Promise((r) => setTimeout(r, 2_000));
+    return rssMb(serve.proc.pid!, 'VmHWM');
+  } finally {
+    for (const ws of sockets) ws.terminate();
+    serve.proc.kill('SIGTERM');
+    await new Promise((r) => serve.proc.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function serveFigures(): Promise<Figures> {
   registerP99(100); // warm-up
   const small = registerP99(100);
   const large = registerP99(50_000);
   const f = await flood();
+  const deaf = await deafClients();
   return {
     register_p99_us_100: { value: Math.round(small * 10) / 10, unit: 'µs' },
     register_p99_us_50000: { value: Math.round(large * 10) / 10, unit: 'µs' },
@@ -159,5 +190,6 @@ export async function serveFigures(): Promise<Figures> {
     flood_serve_idle_rss_mb: { value: Math.round(f.idleRss), unit: 'MB' },
     flood_serve_rss_mb: { value: Math.round(f.rss), unit: 'MB', target: '< 200' },
     flood_other_reply_p99_ms: { value: Math.round(f.p99 * 10) / 10, unit: 'ms', target: '< 100' },
+    deaf_200_clients_50k_nodes_rss_mb: { value: Math.round(deaf), unit: 'MB' },
   };
 }
