@@ -147,7 +147,7 @@ export async function detectFigures(): Promise<Figures> {
   let unmount: (() => void) | undefined;
   try {
     // Long TTL: the registry must not sweep anything itself while we measure ghostwatch.
-    server = await startRegistryServer({ port: 0, quiet: true, ttlSeconds: 3_600 });
+    server = await startRegistryServer({ port: 0, quiet: true, ttlSeconds: 3_600, limits: { nodesPerConnection: 1_000 } });
     agents = await openClient(server.url);
     admin = await openClient(server.url);
     const live = new Map<string, ChildProcess & { pid: number }>();

@@ -92,7 +92,7 @@ export async function idleFigures(): Promise<Figures> {
     return Number(tmux('display', '-p', '-t', name, '#{pane_pid}').trim());
   };
   try {
-    server = await startRegistryServer({ port: 0, quiet: true, ttlSeconds: 3_600 });
+    server = await startRegistryServer({ port: 0, quiet: true, ttlSeconds: 3_600, limits: { nodesPerConnection: LIVE + DEAD + REMOTE } });
     const live = await spawnMany(LIVE, children);
     const doomed: ChildProcess[] = [];
     const dead = await spawnMany(DEAD, doomed);

@@ -4,6 +4,7 @@ import { coreFigures } from './core-figures.js';
 import type { Figures } from './figures.js';
 import { osFigures } from './os-figures.js';
 import { sourcesFigures } from './sources-figures.js';
+import { serveFigures } from './serve-figures.js';
 import { cliFigures } from './cli-figures.js';
 import { uiFigures } from './ui-figures.js';
 import { detectFigures } from './detect-figures.js';
@@ -13,6 +14,7 @@ const groups: [string, () => Promise<Figures>][] = [
   ['core', coreFigures],
   ['os', osFigures],
   ['sources', sourcesFigures],
+  ['serve', serveFigures],
   ['cli', cliFigures],
   ['ui', uiFigures],
   ['detect', detectFigures],

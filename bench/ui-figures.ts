@@ -209,7 +209,7 @@ async function cliFigures(): Promise<{ rssMb: number; idleBytesPerS: number }> {
   let socketPath: string | undefined;
   try {
     // Long TTL: nothing may be swept while we measure.
-    server = await startRegistryServer({ port: 0, quiet: true, ttlSeconds: 3_600 });
+    server = await startRegistryServer({ port: 0, quiet: true, ttlSeconds: 3_600, limits: { nodesPerConnection: NODES } });
     const live: (ChildProcess & { pid: number })[] = [];
     for (let i = 0; i < LIVE_PIDS; i++) children.push(live[i] = await spawnSleep(300));
     const doomed: (ChildProcess & { pid: number })[] = [];

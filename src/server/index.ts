@@ -6,7 +6,10 @@ export {
   DEFAULT_PORT,
   DEFAULT_MAX_PAYLOAD,
   DEFAULT_MAX_CONNECTIONS,
+  SLOW_PEER_BYTES,
+  READ_PAUSE_BYTES,
   type RegistryServer,
+  type PeerStats,
   type RegistryServerOptions,
 } from './server.js';
 export {
@@ -30,6 +33,7 @@ export {
   type RegistryEvent,
   type InitFrame,
 } from './protocol.js';
+export * from './limits.js';
 export { loadStateFile, StateFileWriter, type StateSnapshot } from './state-file.js';
 export { tokenFromUrl, tokenMatches, percentDecodeLenient } from './auth.js';
 export {

@@ -20,6 +20,7 @@ import { startStamper } from './process-start.js';
 import { parseRequest, type RegistryEvent, type RpcResponse } from './protocol.js';
 import { Registry, DEFAULT_TTL_SECONDS, type ConnectionContext } from './registry.js';
 import { loadStateFile, StateFileWriter } from './state-file.js';
+import { jsonDepthExceeds, MAX_JSON_DEPTH, MAX_REQUEST_BYTES, type RegistryLimits } from './limits.js';
 
 export const DEFAULT_PORT = 31415;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -58,6 +59,10 @@ export interface RegistryServerOptions {
   readonly proxyConnectTimeoutMs?: number;
   /** Unsent bytes on one side of a proxy above which the other side is not read. */
   readonly proxyBufferLimit?: number;
+  /** What clients may store: field sizes, nodes and claims per connection and in all. */
+  readonly limits?: Partial<RegistryLimits>;
+  /** Unsent bytes to a `/ws` client above which its requests are no longer read (default 1 MiB). */
+  readonly readPauseBytes?: number;
 }
 
 export interface RegistryServer {
@@ -67,6 +72,8 @@ export interface RegistryServer {
   readonly registry: Registry;
   /** One entry per open `/ws/agent/<id>` connection: its state, buffers and paused sides. */
   proxyStats(): ProxyStats[];
+  /** One entry per open `/ws` connection: what is unsent to it and whether it is being read. */
+  peerStats(): PeerStats[];
   close(): Promise<void>;
 }
 
@@ -74,11 +81,34 @@ interface Peer {
   readonly conn: ConnectionContext;
   answeredPing: boolean;
   readonly closed: Promise<void>;
+  /** Not read because too much is unsent to it; `stalledTicks` counts pinger ticks spent so. */
+  held: boolean;
+  stalledTicks: number;
+  /** The over-deep message refusal is logged once per connection. */
+  toldDepth: boolean;
+  /** Requests received while held (the rest of one read), handled in order once released. */
+  readonly queue: string[];
+  handle: (text: string) => void;
+}
+
+export interface PeerStats {
+  readonly serial: number;
+  /** Bytes serve has not yet written to this client's socket. */
+  readonly buffered: number;
+  /** Not read because it does not read: `queued` requests wait. */
+  readonly held: boolean;
+  readonly queued: number;
 }
 
 const SHUTDOWN_GRACE_MS = 1000;
-/** Unsent bytes after which a peer counts as not reading at all. */
-const SLOW_PEER_BYTES = 64 * 1024 * 1024;
+/** Unsent bytes after which a peer counts as not reading at all: terminated (events and replies). */
+export const SLOW_PEER_BYTES = 64 * 1024 * 1024;
+/**
+ * Unsent bytes to a peer above which its requests are not read until it reads: a client that
+ * sends and never reads fills its own TCP window, not serve's memory. A full `init` is more and
+ * is let through: reading stops until it has gone out.
+ */
+export const READ_PAUSE_BYTES = 1024 * 1024;
 
 /** localhost, 127.0.0.0/8 or ::1 as an address: a name like 127.evil.example is not loopback. */
 export function isLoopbackHost(host: string): boolean {
@@ -132,36 +162,62 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   const log = opts.quiet ? () => {} : (opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`)));
   const peers = new Map<WebSocket, Peer>();
   /** Open `/ws/agent/<id>` connections; each counts as one against maxConnections. */
-  const proxies = new Set<{ readonly proxy: AgentProxy; answeredPing: boolean }>();
+  const proxies = new Set<{ readonly proxy: AgentProxy; answeredPing: boolean; stalledTicks: number }>();
   const pending: RegistryEvent[] = [];
+  const readPauseBytes = opts.readPauseBytes ?? READ_PAUSE_BYTES;
+
+  const dropIfBehind = (ws: WebSocket, peer: Peer): boolean => {
+    if (ws.bufferedAmount <= SLOW_PEER_BYTES) return false;
+    log(`serve: connection ${peer.conn.serial} fell ${ws.bufferedAmount} bytes behind: terminated`);
+    ws.terminate();
+    return true;
+  };
+  /** Stops reading a peer with too much unsent, until it has read. */
+  const hold = (ws: WebSocket): void => {
+    const peer = peers.get(ws);
+    if (!peer || peer.held || ws.bufferedAmount <= readPauseBytes || ws.readyState !== WebSocket.OPEN) return;
+    peer.held = true;
+    peer.stalledTicks = 0;
+    ws.pause();
+  };
+  /** A write went out: read the peer again once what is unsent is below the bound. */
+  const release = (ws: WebSocket): void => {
+    const peer = peers.get(ws);
+    if (!peer?.held || ws.bufferedAmount > readPauseBytes || ws.readyState !== WebSocket.OPEN) return;
+    peer.held = false;
+    peer.answeredPing = true; // pings sent while it was not read count from now
+    while (peer.queue.length > 0 && !peer.held && ws.readyState === WebSocket.OPEN) peer.handle(peer.queue.shift()!);
+    if (!peer.held) ws.resume();
+  };
 
   // A request's events follow its response; changes from timers and closes go out on a microtask.
   const broadcast = (): void => {
     for (const event of pending.splice(0)) {
       if (opts.eventFilter && !opts.eventFilter(event)) continue;
-      const text = JSON.stringify(event);
+      // One buffer that every peer's send refers to: a thousand slow peers do not copy it a thousand times.
+      const data = Buffer.from(JSON.stringify(event));
       for (const [ws, peer] of peers) {
         if (ws.readyState !== WebSocket.OPEN) continue;
-        if (ws.bufferedAmount > SLOW_PEER_BYTES) {
-          // A peer that never reads would grow our memory without bound; a stale stream is worse.
-          log(`serve: connection ${peer.conn.serial} fell ${ws.bufferedAmount} bytes behind: terminated`);
-          ws.terminate();
-          continue;
-        }
-        ws.send(text);
+        // A peer that never reads would grow our memory without bound; a stale stream is worse.
+        if (dropIfBehind(ws, peer)) continue;
+        ws.send(data, { binary: false }, () => release(ws));
       }
     }
   };
+  /** `init` as sent, shared by every connection until the registry changes (up to 16 MiB each). */
+  let initCache: Buffer | undefined;
   let writer: StateFileWriter | undefined;
   const registry = new Registry({
     now: opts.now ?? Date.now,
     ttlSeconds: opts.ttlSeconds ?? DEFAULT_TTL_SECONDS,
     log,
     emit: (event) => {
+      initCache = undefined;
       if (pending.push(event) === 1) queueMicrotask(broadcast);
     },
     onChange: () => writer?.schedule(),
     startTimeOf: startStamper(opts.hostName ?? hostname()),
+    ...(opts.limits ? { limits: opts.limits } : {}),
   });
 
   if (opts.stateFile !== undefined) {
@@ -171,7 +227,10 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
     writer = new StateFileWriter(opts.stateFile, () => registry.snapshot(), { log });
   }
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload, clientTracking: false, skipUTF8Validation: true });
+  // Requests on /ws are small (every stored field is bounded); the agent proxy relays up to maxPayload.
+  const requestMaxPayload = Math.min(maxPayload, MAX_REQUEST_BYTES);
+  const wss = new WebSocketServer({ noServer: true, maxPayload: requestMaxPayload, clientTracking: false, skipUTF8Validation: true });
+  const proxyWss = new WebSocketServer({ noServer: true, maxPayload, clientTracking: false, skipUTF8Validation: true });
   const http = createServer((req: IncomingMessage, res: ServerResponse) => {
     const isWs = isWsPath(pathOf(req.url));
     res.writeHead(isWs ? 426 : 404, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
@@ -182,18 +241,26 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   let hostMethods: HostMethodOptions;
 
   const accept = (ws: WebSocket): void => {
-    explainOversizeClose(ws, maxPayload);
+    explainOversizeClose(ws, requestMaxPayload);
     const conn = registry.openConnection();
     const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
-    peers.set(ws, { conn, answeredPing: true, closed });
+    const peer: Peer = { conn, answeredPing: true, closed, held: false, stalledTicks: 0, toldDepth: false, queue: [], handle: () => {} };
+    peers.set(ws, peer);
     const reply = (response: RpcResponse): void => {
-      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(response));
+      if (ws.readyState !== WebSocket.OPEN || dropIfBehind(ws, peer)) return;
+      ws.send(JSON.stringify(response), () => release(ws));
+      hold(ws);
     };
-    ws.on('message', (data, isBinary) => {
-      if (isBinary) return; // the stock server ignores binary frames
+    const handle = (text: string): void => {
+      if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+        // Not parsed at all, so there is no id to answer: dropped as invalid JSON is.
+        if (!peer.toldDepth) log(`serve: connection ${conn.serial}: dropped a message nested deeper than ${MAX_JSON_DEPTH} levels`);
+        peer.toldDepth = true;
+        return;
+      }
       let message: unknown;
       try {
-        message = JSON.parse(textOf(data));
+        message = JSON.parse(text);
       } catch {
         return; // invalid JSON: dropped without a reply, as the stock server does
       }
@@ -209,8 +276,18 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       const response = registry.handle(message, conn);
       if (response) reply(response);
       broadcast(); // this request's events now, before the next frame of the same chunk is handled
+    };
+    peer.handle = handle;
+    ws.on('message', (data, isBinary) => {
+      if (isBinary || ws.readyState !== WebSocket.OPEN) return; // the stock server ignores binary frames
+      // Not read while held: the rest of the chunk already received waits here, in order.
+      if (peer.held || peer.queue.length > 0) peer.queue.push(textOf(data));
+      else handle(textOf(data));
     });
-    ws.on('ping', () => registry.heartbeat(conn));
+    ws.on('ping', () => {
+      registry.heartbeat(conn);
+      initCache = undefined; // last_seen changed
+    });
     ws.on('pong', () => {
       const peer = peers.get(ws);
       if (peer) peer.answeredPing = true;
@@ -220,7 +297,9 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       peers.delete(ws);
       registry.connectionClosed(conn);
     });
-    ws.send(JSON.stringify(registry.initFrame()));
+    initCache ??= Buffer.from(JSON.stringify(registry.initFrame()));
+    ws.send(initCache, { binary: false }, () => release(ws));
+    hold(ws);
   };
 
   // `/ws/agent/<id>`: the id as sent, or else percent-decoded (Pi-DE sends encodeURIComponent(id)).
@@ -238,7 +317,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       maxPayload,
       log,
     });
-    const entry = { proxy, answeredPing: true };
+    const entry = { proxy, answeredPing: true, stalledTicks: 0 };
     proxies.add(entry);
     client.on('pong', () => (entry.answeredPing = true));
     void proxy.closed.then(() => proxies.delete(entry));
@@ -257,7 +336,8 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       return writeRefusal(socket, 503, 'Service Unavailable', `too many connections (limit ${maxConnections})\n`);
     }
     // handleUpgrade answers synchronously (no verifyClient, no deflate): the count is exact.
-    wss.handleUpgrade(req, socket, head, path === '/ws' ? accept : acceptProxy(path.slice(AGENT_PREFIX.length)));
+    if (path === '/ws') wss.handleUpgrade(req, socket, head, accept);
+    else proxyWss.handleUpgrade(req, socket, head, acceptProxy(path.slice(AGENT_PREFIX.length)));
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -289,6 +369,14 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   const sweeper = setInterval(() => registry.sweep(), opts.sweepIntervalMs ?? 15_000);
   const pinger = setInterval(() => {
     for (const [ws, peer] of peers) {
+      if (peer.held) {
+        // Not read while it does not read: it cannot answer pings. One whole interval is its grace.
+        if (++peer.stalledTicks >= 2) {
+          log(`serve: connection ${peer.conn.serial} stopped reading (${ws.bufferedAmount} bytes unsent for over ${opts.pingIntervalMs ?? 30_000} ms): terminated`);
+          ws.terminate();
+        }
+        continue;
+      }
       if (!peer.answeredPing) {
         const node = peer.conn.registeredId === undefined ? '' : ` (node ${sanitize(peer.conn.registeredId)})`;
         log(`serve: connection ${peer.conn.serial}${node} did not answer a ping: terminated`);
@@ -300,8 +388,17 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
     }
     for (const entry of proxies) {
       const { client } = entry.proxy;
-      // A Pi-DE side paused by backpressure cannot read its pongs: not a sign of a dead peer.
-      if (client.readyState !== WebSocket.OPEN || client.isPaused) continue;
+      if (client.readyState !== WebSocket.OPEN) continue;
+      // A Pi-DE side paused by backpressure cannot read its pongs: the agent is not reading. Both
+      // sides not reading would hold the connection for ever; one whole interval is the grace.
+      if (client.isPaused) {
+        if (entry.proxy.stats().state === 'relaying' && ++entry.stalledTicks >= 2) {
+          log(`serve: an agent proxy connection: the agent did not read for over ${opts.pingIntervalMs ?? 30_000} ms: terminated`);
+          entry.proxy.terminate();
+        }
+        continue;
+      }
+      entry.stalledTicks = 0;
       if (!entry.answeredPing) {
         log(`serve: an agent proxy connection did not answer a ping: terminated`);
         entry.proxy.terminate();
@@ -335,11 +432,14 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       writer?.flush();
       http.closeAllConnections();
       wss.close();
+      proxyWss.close();
     })();
     return closing;
   };
 
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const proxyStats = (): ProxyStats[] => [...proxies].map(({ proxy }) => proxy.stats());
-  return { url: `ws://${urlHost}:${port}/ws`, port, host, registry, proxyStats, close };
+  const peerStats = (): PeerStats[] =>
+    [...peers].map(([ws, p]) => ({ serial: p.conn.serial, buffered: ws.bufferedAmount, held: p.held, queued: p.queue.length }));
+  return { url: `ws://${urlHost}:${port}/ws`, port, host, registry, proxyStats, peerStats, close };
 }

@@ -289,3 +289,25 @@ describe('backpressure', () => {
     expect(server.proxyStats()[0]).toMatchObject({ agentPaused: false, clientPaused: false });
   });
 });
+
+describe('Pi-DE through serve, bounded in time', () => {
+  const LIMIT = 256 * 1024;
+  const FRAME = 64 * 1024;
+  it('closes a proxy, with a log line, whose agent does not read for a whole ping interval', async () => {
+    const lines: string[] = [];
+    const { agent, server, viewUrl, socket } = await serveWithAgent({ proxyBufferLimit: LIMIT, pingIntervalMs: 150, quiet: false, log: (l) => lines.push(l) });
+    await agent.ask('pause');
+    const view = await openAgentView(viewUrl);
+    const frame = Buffer.alloc(FRAME, 0x62);
+    // Pi-DE sends and then stops reading too: without a bound in time, neither side would ever move.
+    while (view.ws.bufferedAmount < 2 * 1024 * 1024) {
+      view.ws.send(frame, { binary: true });
+      await sleepMs(1);
+    }
+    (view.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    await until(() => lines.some((l) => l.includes('did not read')), (ok) => ok, 'the log line');
+    expect(lines.filter((l) => l.includes('did not read'))).toEqual(['serve: an agent proxy connection: the agent did not read for over 150 ms: terminated']);
+    await until(() => server.proxyStats().length, (n) => n === 0, 'the proxy is gone');
+    await roundTrip(socket, '{"id":"p","method":"ping"}', { id: 'p', result: { status: 'healthy', nodes: 1, version: '0.1.0' } });
+  });
+});

@@ -93,3 +93,24 @@ describe('Registry', () => {
     });
   });
 });
+
+describe('Registry indexes', () => {
+  it('evicts by machine:port as it is now: a node that moved is no longer found at its old port', () => {
+    const { registry, events } = setup();
+    const conn = registry.openConnection();
+    const admin = registry.openConnection();
+    registry.handle({ method: 'register', params: node('moved', { port: 1 }) }, conn);
+    registry.handle({ method: 'claim', params: { resource: 'r1', holder: 'moved' } }, conn);
+    registry.handle({ method: 'register', params: node('moved', { port: 2 }) }, conn);
+    registry.handle({ method: 'register', params: node('newcomer', { port: 1 }) }, admin);
+    expect(registry.listNodes().map((n) => n.id)).toEqual(['moved', 'newcomer']);
+    registry.handle({ method: 'register', params: node('other-box', { port: 2, machine: 'elsewhere' }) }, admin);
+    registry.handle({ method: 'register', params: node('replacement', { port: 2 }) }, admin);
+    expect(registry.listNodes().map((n) => n.id)).toEqual(['newcomer', 'other-box', 'replacement']);
+    expect(events.filter((e) => e.event === 'claim_released' || e.event === 'node_removed')).toEqual([
+      { event: 'claim_released', resource: 'r1' },
+      { event: 'node_removed', id: 'moved' },
+    ]);
+    expect(registry.listClaims()).toEqual([]);
+  });
+});
