@@ -171,10 +171,13 @@ describe('engine store: work only when something changed', () => {
     await engine.settled(3000);
     const publishes = countPublishes(engine);
     const before = engine.stats().recomputes;
-    const ws = await agent(s.url, 'burst-0', { pid: process.pid });
-    ws.setMaxListeners(400);
+    // serve takes at most 64 nodes a connection: five agents' connections, 60 each.
+    const sockets = await Promise.all(Array.from({ length: 5 }, (_, k) => agent(s.url, `burst-${k * 60}`, { pid: process.pid })));
+    for (const ws of sockets) ws.setMaxListeners(100);
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: 299 }, (_, i) => register(ws, `burst-${i + 1}`, { pid: process.pid })));
+    await Promise.all(
+      sockets.flatMap((ws, k) => Array.from({ length: 59 }, (_, i) => register(ws, `burst-${k * 60 + i + 1}`, { pid: process.pid }))),
+    );
     await until(() => engine.getSnapshot().findings.length === 300, 5000, '300 findings');
     const elapsed = performance.now() - t0;
     expect(publishes.count).toBeGreaterThan(0);
