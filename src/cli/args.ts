@@ -60,9 +60,8 @@ export function parseArgs(argv: readonly string[], specs: readonly OptionSpec[])
     }
     const parsed = spec.type === 'number' ? parseNumber(spec.name, value) : value;
     if (spec.repeatable) {
-      const list = (options[spec.name] as string[] | undefined) ?? [];
-      list.push(String(parsed));
-      options[spec.name] = list;
+      const before = options[spec.name];
+      options[spec.name] = [...(Array.isArray(before) ? before : []), String(parsed)];
     } else {
       options[spec.name] = parsed;
     }

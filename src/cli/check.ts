@@ -2,8 +2,7 @@
 // probe of every local pid (bounded by --timeout), then reports. Exit 0 no problems, 1 problems,
 // 2 error (a registry unreachable or refusing the token, bad arguments).
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
-import { commandOptions } from './config.js';
-import { MONITOR_OPTIONS, monitorSettings } from './watch.js';
+import { commandOptions, MONITOR_OPTIONS, monitorSettings } from './settings.js';
 
 export const CHECK_OPTIONS: readonly OptionSpec[] = [
   ...MONITOR_OPTIONS.filter((o) => o.name !== 'read-only'),
@@ -30,11 +29,11 @@ export function checkUsage(): string {
 export async function checkCommand(argv: readonly string[]): Promise<number> {
   const options = commandOptions(argv, CHECK_OPTIONS, checkUsage);
   if (!options) return 0;
-  const timeout = (options.timeout as number | undefined) ?? 10;
+  const timeout = options.number('timeout') ?? 10;
   if (timeout <= 0 || timeout > 3600) throw new UsageError('--timeout needs a number of seconds from 0 to 3600');
   const settings = { ...monitorSettings(options), readOnly: true };
   const { buildEngine, reportOnce } = await import('./engine-setup.js');
   const engine = buildEngine(settings);
   engine.start();
-  return reportOnce(engine, { timeoutMs: timeout * 1000, json: options.json === true, requireSettled: true });
+  return reportOnce(engine, { timeoutMs: timeout * 1000, json: options.flag('json'), requireSettled: true });
 }

@@ -7,7 +7,7 @@ import { sanitize } from '../core/sanitize.js';
 import type { Cast } from '../demo/cast.js';
 import type { RegistryServer } from '../server/index.js';
 import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
-import type { MonitorSettings } from './engine-setup.js';
+import type { MonitorSettings } from './settings.js';
 
 export const DEMO_OPTIONS: readonly OptionSpec[] = [
   { name: 'headless', type: 'boolean', description: 'no monitor: print the registry URL, then run the cast until a signal' },
@@ -24,8 +24,8 @@ const DEMO_TTL_SECONDS = 600;
 /** The monitor starts once the cast has staged everything, or after this long regardless. */
 const READY_WAIT_MS = 8_000;
 
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-const SIGNAL_CODES: Readonly<Record<(typeof SIGNALS)[number], number>> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
+const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+const SIGNAL_CODES: Readonly<Partial<Record<NodeJS.Signals, number>>> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 
 export function demoUsage(): string {
   return [
@@ -57,7 +57,7 @@ function say(line: string): void {
 
 function portOf(value: unknown): number {
   if (value === undefined) return 0;
-  const n = value as number;
+  const n = typeof value === 'number' ? value : Number.NaN;
   if (!Number.isInteger(n) || n > 65_535) throw new UsageError(`--port needs a whole number from 0 to 65535, got ${n}`);
   return n;
 }
@@ -90,7 +90,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
     if (received !== undefined) {
       // A second signal while stopping: no more waiting.
       killCast();
-      process.exit(SIGNAL_CODES[signal as (typeof SIGNALS)[number]] ?? 1);
+      process.exit(SIGNAL_CODES[signal] ?? 1);
     }
     received = signal;
     onSignal(signal);
@@ -103,7 +103,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
     try {
       server = await startRegistryServer({ host: HOST, port, quiet: true, ttlSeconds: DEMO_TTL_SECONDS });
     } catch (error) {
-      const code = (error as { code?: unknown }).code;
+      const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
       if (code === 'EADDRINUSE') say(`cannot listen: ${HOST} port ${port} is already in use (try --port 0)`);
       else say(`cannot listen on ${HOST} port ${port}: ${sanitize(error instanceof Error ? error.message : String(error))}`);
       return 2;
@@ -141,7 +141,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
     if (typeof outcome === 'string') {
       // A signal while the one-shot report was being made: its engine may still be running.
       await stopAll(cast, server);
-      process.exit(SIGNAL_CODES[outcome as (typeof SIGNALS)[number]] ?? 1);
+      process.exit(SIGNAL_CODES[outcome] ?? 1);
     }
     return outcome === 2 ? 2 : 0;
   } finally {

@@ -8,28 +8,8 @@ import { claudeSources } from '../sources/claude/index.js';
 import { HypivisorSource } from '../sources/hypivisor/index.js';
 import { defaultTrashDir } from '../sources/trash.js';
 import type { Source } from '../sources/types.js';
-import type { RegistryTarget } from './registry-options.js';
 import { checkJsonText, formatReport, sourceErrors } from './report.js';
-import type { SourceKind } from './watch.js';
-
-export interface MonitorSettings {
-  /** Which registries to read, in the order given. */
-  readonly kinds: readonly SourceKind[];
-  /** The hypivisor registry, when it is one of them. */
-  readonly target?: RegistryTarget | undefined;
-  readonly agentctlSocket: string;
-  readonly claudeDir: string;
-  readonly claudeSessionsDir: string;
-  /** Multiplies every probe cadence (1 = the defaults). */
-  readonly intervalScale: number;
-  readonly pendingTtlMs?: number | undefined;
-  readonly hostAliases: readonly string[];
-  readonly readOnly: boolean;
-  /** Where evictions are audited; default $XDG_STATE_HOME/ghostwatch/evictions.jsonl. */
-  readonly auditLogPath?: string | undefined;
-  /** Where evicted session files go; default $XDG_STATE_HOME/ghostwatch/trash. */
-  readonly trashDir?: string | undefined;
-}
+import type { MonitorSettings } from './settings.js';
 
 export function buildSources(settings: MonitorSettings): Source[] {
   const host = hostname();

@@ -2,7 +2,8 @@
 // `ghostwatch [options]` with no command is the live monitor (`watch`).
 import { readFileSync } from 'node:fs';
 import { errorLines, formatOptions, UsageError } from './args.js';
-import { MONITOR_OPTIONS, watchCommand } from './watch.js';
+import { MONITOR_OPTIONS } from './settings.js';
+import { watchCommand } from './watch.js';
 
 interface Command {
   readonly summary: string;
@@ -24,8 +25,8 @@ export function version(): string {
   // dist/src/cli/main.js (unbundled) or dist/bundle/main.js (the launcher's): the package root is above either.
   for (const up of ['../../../package.json', '../../package.json']) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version: string };
-      if (pkg.name === 'ghostwatch') return pkg.version;
+      const pkg: unknown = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8'));
+      if (typeof pkg === 'object' && pkg !== null && 'name' in pkg && pkg.name === 'ghostwatch' && 'version' in pkg) return String(pkg.version);
     } catch {
       // not this one
     }

@@ -6,9 +6,8 @@ import { createElement } from 'react';
 import type { Engine } from '../engine/types.js';
 import { App } from '../ui/app.js';
 import { enterFullscreen } from '../ui/terminal.js';
-import { buildEngine, reportOnce, type MonitorSettings } from './engine-setup.js';
-
-export { buildEngine, buildSources, reportOnce, type MonitorSettings } from './engine-setup.js';
+import { buildEngine, reportOnce } from './engine-setup.js';
+import type { MonitorSettings } from './settings.js';
 
 export async function runMonitor(settings: MonitorSettings): Promise<number> {
   const engine = buildEngine(settings);

@@ -3,11 +3,10 @@
 // Every line may quote a registry (ids, reasons, its answers): each piece is sanitized here.
 import { createInterface } from 'node:readline/promises';
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
-import { commandOptions } from './config.js';
-import { MONITOR_OPTIONS, monitorSettings } from './watch.js';
+import { commandOptions, MONITOR_OPTIONS, monitorSettings } from './settings.js';
 
 /** Verdicts reap can be limited to: the problems, all evictable without force. */
-export const REAPABLE = ['ghost', 'zombie', 'reused', 'superseded', 'pending', 'stale-claim'] as const;
+export const REAPABLE: readonly string[] = ['ghost', 'zombie', 'reused', 'superseded', 'pending', 'stale-claim'];
 
 export const REAP_OPTIONS: readonly OptionSpec[] = [
   ...MONITOR_OPTIONS.filter((o) => o.name !== 'read-only'),
@@ -39,7 +38,7 @@ function parseOnly(values: readonly string[] | undefined): Set<string> | undefin
   if (!values) return undefined;
   const verdicts = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
   for (const v of verdicts) {
-    if (!(REAPABLE as readonly string[]).includes(v)) {
+    if (!REAPABLE.includes(v)) {
       throw new UsageError(`--only: "${v}" is not a verdict reap evicts (${REAPABLE.join(', ')})`);
     }
   }
@@ -49,13 +48,13 @@ function parseOnly(values: readonly string[] | undefined): Set<string> | undefin
 export async function reapCommand(argv: readonly string[]): Promise<number> {
   const options = commandOptions(argv, REAP_OPTIONS, reapUsage);
   if (!options) return 0;
-  const only = parseOnly(options.only as string[] | undefined);
-  const dryRun = options['dry-run'] === true;
+  const only = parseOnly(options.list('only'));
+  const dryRun = options.flag('dry-run');
   const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true;
-  if (!dryRun && options.yes !== true && !interactive) {
+  if (!dryRun && !options.flag('yes') && !interactive) {
     throw new UsageError('reap needs --yes when there is no terminal to ask in (or --dry-run to see the plan)');
   }
-  const timeout = (options.timeout as number | undefined) ?? 10;
+  const timeout = options.number('timeout') ?? 10;
   const settings = { ...monitorSettings(options), readOnly: false };
   const [{ buildEngine }, { sourceErrors }, { sanitize }, { evictionNotes }] = await Promise.all([
     import('./engine-setup.js'),
@@ -94,7 +93,7 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
       process.stdout.write(`dry run: would evict ${plan.length}; nothing was changed\n`);
       return 0;
     }
-    if (options.yes !== true) {
+    if (!options.flag('yes')) {
       const rl = createInterface({ input: process.stdin, output: process.stdout });
       const answer = await rl.question(`Evict these ${plan.length}? Each is re-checked first. [y/N] `);
       rl.close();

@@ -146,11 +146,12 @@ export function lookupAllSync(hostname: string): { addresses: string[] } | { err
   for (const k of ['PATH', 'LOCALDOMAIN', 'RES_OPTIONS', 'HOSTALIASES']) if (process.env[k] !== undefined) env[k] = process.env[k];
   try {
     const out = execFileSync(process.execPath, ['-e', script], { env, encoding: 'utf8', timeout: 5_000, stdio: ['ignore', 'pipe', 'ignore'] });
-    const parsed = JSON.parse(out) as { addresses?: unknown; error?: unknown };
-    if (Array.isArray(parsed.addresses)) return { addresses: parsed.addresses.map(String) };
-    return { error: String(parsed.error ?? 'no answer') };
+    const parsed: unknown = JSON.parse(out);
+    if (typeof parsed !== 'object' || parsed === null) return { error: 'no answer' };
+    if ('addresses' in parsed && Array.isArray(parsed.addresses)) return { addresses: parsed.addresses.map(String) };
+    return { error: 'error' in parsed ? String(parsed.error) : 'no answer' };
   } catch (error) {
-    return { error: (error as { code?: string }).code === 'ETIMEDOUT' ? 'the lookup took longer than 5 s' : 'the lookup failed' };
+    return { error: typeof error === 'object' && error !== null && 'code' in error && error.code === 'ETIMEDOUT' ? 'the lookup took longer than 5 s' : 'the lookup failed' };
   }
 }
 

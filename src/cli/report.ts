@@ -7,8 +7,8 @@ import { STATUS_TRAITS } from '../sources/types.js';
 import { visibleRows } from '../ui/rows.js';
 import { fit } from '../ui/text.js';
 
-export function summaryLine(counts: Readonly<Record<Verdict, number>>, problems: number): string {
-  const parts = VERDICTS.filter((v) => counts[v] > 0).map((v) => `${counts[v]} ${v}`);
+export function summaryLine(counts: Readonly<Partial<Record<Verdict, number>>>, problems: number): string {
+  const parts = VERDICTS.filter((v) => (counts[v] ?? 0) > 0).map((v) => `${counts[v]} ${v}`);
   return `${parts.length > 0 ? parts.join(', ') : 'no entries'} (${problems} problem${problems === 1 ? '' : 's'})`;
 }
 

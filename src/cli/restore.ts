@@ -93,7 +93,7 @@ export async function restoreCommand(argv: readonly string[]): Promise<number> {
   try {
     await restoreFromTrash(item);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
     const why = code === 'EEXIST' ? `${item.originalPath} exists now; it was not overwritten` : fsErrorText(error);
     const unaudited = await outcome('failed', why);
     say(process.stderr, `cannot restore ${sanitize(wanted, 80)}: ${why}`);

@@ -1,15 +1,20 @@
-// `ghostwatch status --format tmux|plain|json`: one short line for a status bar, fast. No engine,
-// no Ink: connect, take the registry's snapshot, probe the local pids once, reconcile, print.
+// `ghostwatch status --format tmux|plain|json`: one short line for a status bar, fast. The
+// engine's pipeline in one pass, without its loop: the same settings, the registry's snapshot,
+// the probe targets chosen by the one rule (core/probe-targets.ts), the same probes, reconcile.
+// No ws package, no process-table scanner, no Ink. Other registries go through the engine itself.
 // If the registry does not answer within --timeout it prints "?" (tmux: "gw ?").
 import { hostname } from 'node:os';
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
-import { commandOptions } from './config.js';
-import type { Verdict } from '../core/types.js';
-import type { MonitorSettings } from './engine-setup.js';
-import { MONITOR_OPTIONS, monitorSettings } from './watch.js';
+import { commandOptions, MONITOR_OPTIONS, monitorSettings, type MonitorSettings } from './settings.js';
 
 const FORMATS = ['tmux', 'plain', 'json'] as const;
 type Format = (typeof FORMATS)[number];
+
+function formatOf(name: string | undefined): Format {
+  const format = FORMATS.find((f) => f === (name ?? 'tmux'));
+  if (format === undefined) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}`);
+  return format;
+}
 
 export const STATUS_OPTIONS: readonly OptionSpec[] = [
   ...MONITOR_OPTIONS.filter((o) => !['read-only', 'interval', 'no-color'].includes(o.name)),
@@ -34,16 +39,16 @@ export function statusUsage(): string {
 
 /** Short names for a status bar: the problems only. */
 const SHORT: Record<string, string> = { 'stale-claim': 'stale' };
-const PROBLEMS = ['ghost', 'zombie', 'reused', 'superseded', 'pending', 'stale-claim'] as const;
+const PROBLEMS = ['ghost', 'zombie', 'reused', 'superseded', 'pending', 'stale-claim'];
 
 export async function statusCommand(argv: readonly string[]): Promise<number> {
   const options = commandOptions(argv, STATUS_OPTIONS, statusUsage);
   if (!options) return 0;
-  const format = ((options.format as string | undefined) ?? 'tmux') as Format;
-  if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}`);
-  const timeoutMs = ((options.timeout as number | undefined) ?? 1) * 1000;
+  const format = formatOf(options.string('format'));
+  const timeoutMs = (options.number('timeout') ?? 1) * 1000;
   const settings = monitorSettings(options);
-  if (settings.kinds.length !== 1 || settings.kinds[0] !== 'hypivisor' || !settings.target) return statusViaEngine(settings, format, timeoutMs);
+  const { target } = settings;
+  if (settings.kinds.length !== 1 || settings.kinds[0] !== 'hypivisor' || !target) return statusViaEngine(settings, format, timeoutMs);
 
   // Only what one pass needs: no ws package, no process-table scanner (ps-list), no engine.
   const [{ readInitSnapshot }, wire, core, { probePids }, { probePorts }] = await Promise.all([
@@ -53,33 +58,26 @@ export async function statusCommand(argv: readonly string[]): Promise<number> {
     import('../os/liveness.js'),
     import('../os/port-probe.js'),
   ]);
-  const { target } = settings;
   let init: Awaited<ReturnType<typeof readInitSnapshot>>;
   try {
     init = await readInitSnapshot({ url: target.url, token: target.token, ca: target.ca, timeoutMs, maxPayload: target.maxPayload });
   } catch (error) {
-    const why = core.sanitize((error as Error).message, 200);
+    const why = core.sanitize(error instanceof Error ? error.message : String(error), 200);
     process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error: why })}\n` : format === 'tmux' ? 'gw ?\n' : `? ${why}\n`);
     return 2;
   }
   const seen = { firstObservedAt: Date.now(), joinSeq: 0 };
-  const snap = {
+  const view = {
     sessions: init.nodes.map((n) => wire.toSessionEntry(n, 'hypivisor', seen)).filter((e) => e !== undefined),
     claims: (init.claims ?? []).map((c) => wire.toClaimEntry(c, 'hypivisor')).filter((c) => c !== undefined),
   };
 
   const policy = core.defaultPolicy(hostname(), { hostAliases: settings.hostAliases, pendingTtlMs: settings.pendingTtlMs });
-  const isLocal = (m: string | undefined) => core.matchHost(m, policy.hostName, policy.hostAliases) !== undefined;
-  const local = snap.sessions.filter((s) => isLocal(s.machine));
-  const pids = [...local, ...snap.claims.filter((c) => isLocal(c.machine ?? snap.sessions.find((s) => s.id === c.holder)?.machine))]
-    .map((e) => e.pid)
-    .filter(core.isUsablePid);
-  const ports = local.filter((s) => !core.isUsablePid(s.pid) && core.isUsablePort(s.port)).map((s) => s.port as number);
-  const [pidFacts, portFacts] = await Promise.all([probePids(pids, { full: true }), probePorts(ports, { timeoutMs: 150 })]);
-  const findings = core.reconcile({ sessions: snap.sessions, claims: snap.claims }, { pids: pidFacts, ports: portFacts }, Date.now(), policy);
+  const targets = core.chooseProbeTargets(view, core.localMachineTest(policy.hostName, policy.hostAliases));
+  const [pidFacts, portFacts] = await Promise.all([probePids([...targets.pids], { full: true }), probePorts([...targets.ports], { timeoutMs: 150 })]);
+  const findings = core.reconcile(view, { pids: pidFacts, ports: portFacts }, Date.now(), policy);
 
-  const counts = Object.fromEntries(core.VERDICTS.map((v) => [v, 0])) as Record<string, number>;
-  for (const f of findings) counts[f.verdict]!++;
+  const counts = Object.fromEntries(core.VERDICTS.map((v) => [v, findings.filter((f) => f.verdict === v).length]));
   return printStatus(format, counts, findings.filter((f) => f.problem).length);
 }
 
@@ -101,14 +99,14 @@ async function statusViaEngine(settings: MonitorSettings, format: Format, timeou
   return printStatus(format, { ...snap.counts }, snap.problems);
 }
 
-async function printStatus(format: Format, counts: Record<string, number>, problems: number): Promise<number> {
+async function printStatus(format: Format, counts: Readonly<Record<string, number>>, problems: number): Promise<number> {
   if (format === 'json') process.stdout.write(`${JSON.stringify({ connected: true, problems, summary: counts })}\n`);
   else if (format === 'tmux') {
-    const parts = PROBLEMS.filter((v) => counts[v]! > 0).map((v) => `${counts[v]} ${SHORT[v] ?? v}`);
+    const parts = PROBLEMS.filter((v) => (counts[v] ?? 0) > 0).map((v) => `${counts[v]} ${SHORT[v] ?? v}`);
     process.stdout.write(`gw ${parts.length > 0 ? parts.join(' ') : 'ok'}\n`);
   } else {
     const { summaryLine } = await import('./report.js');
-    process.stdout.write(`${summaryLine(counts as Record<Verdict, number>, problems)}\n`);
+    process.stdout.write(`${summaryLine(counts, problems)}\n`);
   }
   return problems > 0 ? 1 : 0;
 }

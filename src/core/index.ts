@@ -5,3 +5,4 @@ export * from './sanitize.js';
 export * from './duration.js';
 export * from './reconcile.js';
 export * from './evict-plan.js';
+export * from './probe-targets.js';

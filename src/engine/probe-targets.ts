@@ -1,78 +1,20 @@
-// Which pids and ports this host has to watch: the usable pids of local sessions and claims,
-// and the ports of local sessions that have no usable pid. Only entries whose machine is this
-// host are ever checked against this host's processes (design.md, "Rules that protect users").
+// The engine's handle on the one rule for probe targets (core/probe-targets.ts): this host's
+// name and aliases, fixed for the engine's life, with the memoized host test reused by
+// fresh-finding checks.
 
-import { matchHost } from '../core/host.js';
-import { isUsablePid, isUsablePort } from '../core/pid.js';
-import type { ClaimEntry, RegistryView, SessionEntry } from '../core/types.js';
+import { chooseProbeTargets, localMachineTest, type IsLocalMachine, type ProbeTargetSet as Targets } from '../core/probe-targets.js';
+import type { RegistryView } from '../core/types.js';
 
-export interface Targets {
-  readonly pids: Set<number>;
-  readonly ports: Set<number>;
-}
-
-/** Past this many distinct machine names the memo is dropped: a hostile registry cannot grow it forever. */
-const MAX_CACHED_HOSTS = 1_024;
+export type { Targets };
 
 export class ProbeTargets {
-  private readonly local = new Map<string, boolean>();
+  readonly isLocal: IsLocalMachine;
 
-  constructor(
-    private readonly hostName: string,
-    private readonly aliases: readonly string[],
-  ) {}
-
-  /** Memoized: thousands of entries, a handful of distinct machine names. */
-  isLocal(machine: string | undefined): boolean {
-    if (machine === undefined) return false;
-    let local = this.local.get(machine);
-    if (local === undefined) {
-      if (this.local.size >= MAX_CACHED_HOSTS) this.local.clear();
-      local = matchHost(machine, this.hostName, this.aliases) !== undefined;
-      this.local.set(machine, local);
-    }
-    return local;
+  constructor(hostName: string, aliases: readonly string[]) {
+    this.isLocal = localMachineTest(hostName, aliases);
   }
 
-  /** One pass over the view; allocates only the two sets (and a holder index when there are claims). */
   compute(view: RegistryView): Targets {
-    const pids = new Set<number>();
-    const ports = new Set<number>();
-    for (const s of view.sessions) {
-      if (!this.isLocal(s.machine)) continue;
-      if (isUsablePid(s.pid)) pids.add(s.pid);
-      else if (isUsablePort(s.port)) ports.add(s.port);
-    }
-    if (view.claims.length > 0) {
-      const holders = holderMachines(view.claims, view.sessions);
-      for (const c of view.claims) {
-        if (!isUsablePid(c.pid)) continue;
-        const machine = c.machine ?? (c.holder === undefined ? undefined : holders.get(c.source)?.get(c.holder));
-        if (this.isLocal(machine)) pids.add(c.pid);
-      }
-    }
-    return { pids, ports };
+    return chooseProbeTargets(view, this.isLocal);
   }
-}
-
-type ById<T> = Map<string, Map<string, T>>;
-
-/** The machine of every session some claim names as its holder (a claim's host is its holder's, as in reconcile). */
-function holderMachines(claims: readonly ClaimEntry[], sessions: readonly SessionEntry[]): ById<string | undefined> {
-  const wanted = new Map<string, Set<string>>();
-  for (const c of claims) {
-    if (c.holder === undefined || c.machine !== undefined) continue;
-    let ids = wanted.get(c.source);
-    if (!ids) wanted.set(c.source, (ids = new Set()));
-    ids.add(c.holder);
-  }
-  const machines: ById<string | undefined> = new Map();
-  if (wanted.size === 0) return machines;
-  for (const s of sessions) {
-    if (!wanted.get(s.source)?.has(s.id)) continue;
-    let ids = machines.get(s.source);
-    if (!ids) machines.set(s.source, (ids = new Map()));
-    ids.set(s.id, s.machine);
-  }
-  return machines;
 }

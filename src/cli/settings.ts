@@ -1,0 +1,156 @@
+// The one home of the monitor's settings: which options the reading commands take, and how
+// flags, the environment and the config file resolve, once, into one typed value. Precedence:
+// flags, then the environment (HYPIVISOR_WS, HYPI_TOKEN, NO_COLOR), then the file. No Ink, no
+// engine here: status, check and reap load only this before they know what to run.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs, UsageError, type OptionSpec, type ParsedOptions } from './args.js';
+import { loadConfig } from './config.js';
+import { REGISTRY_OPTIONS, resolveRegistry, type RegistryTarget } from './registry-options.js';
+
+export const MONITOR_OPTIONS: readonly OptionSpec[] = [
+  ...REGISTRY_OPTIONS,
+  { name: 'source', type: 'string', repeatable: true, valueName: 'NAME', description: 'registry to read: hypivisor (default), agentctl, claude; repeat for several' },
+  { name: 'agentctl-socket', type: 'string', valueName: 'PATH', description: 'agentctl daemon socket (default ~/.agentctl/agentctl.sock; its files are read beside it)' },
+  { name: 'claude-dir', type: 'string', valueName: 'PATH', description: 'Claude Code folder for --source claude (default ~/.claude)' },
+  { name: 'claude-sessions-dir', type: 'string', valueName: 'PATH', description: 'claim-tracking session folder for --source claude (default ~/.claude-sessions)' },
+  { name: 'interval', type: 'number', valueName: 'SECONDS', description: 'liveness probe interval (default 0.25); every other cadence scales with it' },
+  { name: 'pending-ttl', type: 'number', valueName: 'SECONDS', description: 'age after which a pending-* entry is a straggler (default 120)' },
+  { name: 'host-alias', type: 'string', repeatable: true, valueName: 'NAME', description: 'another name of this host (repeatable)' },
+  { name: 'read-only', type: 'boolean', description: 'never evict: eviction keys explain themselves instead' },
+  { name: 'no-color', type: 'boolean', description: 'no colours (also NO_COLOR=1); markers keep verdicts readable' },
+  { name: 'help', type: 'boolean', description: 'show this help' },
+];
+
+export const DEFAULT_INTERVAL_S = 0.25;
+
+export const SOURCE_KINDS = ['hypivisor', 'agentctl', 'claude'] as const;
+export type SourceKind = (typeof SOURCE_KINDS)[number];
+
+function isSourceKind(name: string): name is SourceKind {
+  return SOURCE_KINDS.some((k) => k === name);
+}
+
+export interface MonitorSettings {
+  /** Which registries to read, in the order given. */
+  readonly kinds: readonly SourceKind[];
+  /** The hypivisor registry, when it is one of them. */
+  readonly target?: RegistryTarget | undefined;
+  readonly agentctlSocket: string;
+  readonly claudeDir: string;
+  readonly claudeSessionsDir: string;
+  /** Multiplies every probe cadence (1 = the defaults). */
+  readonly intervalScale: number;
+  readonly pendingTtlMs?: number | undefined;
+  readonly hostAliases: readonly string[];
+  readonly readOnly: boolean;
+  /** Where evictions are audited; default $XDG_STATE_HOME/ghostwatch/evictions.jsonl. */
+  readonly auditLogPath?: string | undefined;
+  /** Where evicted session files go; default $XDG_STATE_HOME/ghostwatch/trash. */
+  readonly trashDir?: string | undefined;
+}
+
+/**
+ * Typed reads of resolved options. parseArgs and loadConfig already checked every value against
+ * its spec; a value of another type here is a programming error, said as such, never cast away.
+ */
+export class CommandOptions {
+  constructor(private readonly values: ParsedOptions) {}
+
+  string(name: string): string | undefined {
+    const v = this.values[name];
+    if (v === undefined || typeof v === 'string') return v;
+    throw new TypeError(`--${name} is not a string option`);
+  }
+
+  number(name: string): number | undefined {
+    const v = this.values[name];
+    if (v === undefined || typeof v === 'number') return v;
+    throw new TypeError(`--${name} is not a number option`);
+  }
+
+  list(name: string): string[] | undefined {
+    const v = this.values[name];
+    if (v === undefined || Array.isArray(v)) return v;
+    throw new TypeError(`--${name} is not a repeatable option`);
+  }
+
+  flag(name: string): boolean {
+    return this.values[name] === true;
+  }
+}
+
+/**
+ * Flags win over the environment, which wins over the file. The registry's variables are read
+ * by resolveRegistry; so a file value is only used where no flag and no variable says otherwise.
+ */
+export function withConfig(flags: ParsedOptions, file: ParsedOptions, env: NodeJS.ProcessEnv = process.env): ParsedOptions {
+  const merged: ParsedOptions = { ...file };
+  if (env.HYPIVISOR_WS) delete merged.registry;
+  if (env.HYPI_TOKEN) delete merged['token-file'];
+  for (const [k, v] of Object.entries(flags)) if (v !== undefined) merged[k] = v;
+  return merged;
+}
+
+/**
+ * A command's options: its flags, over the environment, over the config file. Prints the usage
+ * and returns undefined for --help; a stray positional argument is a usage error.
+ */
+export function commandOptions(
+  argv: readonly string[],
+  specs: readonly OptionSpec[],
+  usage: () => string,
+  env: NodeJS.ProcessEnv = process.env,
+): CommandOptions | undefined {
+  const { options, positionals } = parseArgs(argv, specs);
+  if (options.help) {
+    process.stdout.write(`${usage()}\n`);
+    return undefined;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const merged = withConfig(options, loadConfig(specs), env);
+  // The launcher turned --no-color and NO_COLOR into FORCE_COLOR=0; the file's "no-color" must
+  // do the same before Ink (and its chalk) are first imported, which happens after this.
+  if (merged['no-color'] === true) env.FORCE_COLOR = '0';
+  return new CommandOptions(merged);
+}
+
+/** The monitor's settings from resolved options: what status, check, reap and the live view share. */
+export function monitorSettings(options: CommandOptions, env: NodeJS.ProcessEnv = process.env, home: string = homedir()): MonitorSettings {
+  const kinds: SourceKind[] = [];
+  for (const k of options.list('source') ?? ['hypivisor']) {
+    for (const one of k.split(',').map((x) => x.trim()).filter(Boolean)) {
+      if (!isSourceKind(one)) throw new UsageError(`unknown --source "${one}" (choose from ${SOURCE_KINDS.join(', ')})`);
+      if (!kinds.includes(one)) kinds.push(one);
+    }
+  }
+  if (kinds.length === 0) throw new UsageError('--source needs a registry: hypivisor, agentctl or claude');
+  // The hypivisor URL and token are resolved (and checked) only when that registry is read.
+  const target = kinds.includes('hypivisor')
+    ? resolveRegistry(
+        {
+          registry: options.string('registry'),
+          tokenFile: options.string('token-file'),
+          insecure: options.flag('insecure'),
+          caFile: options.string('ca-file'),
+          maxPayload: options.number('max-payload'),
+        },
+        env,
+      )
+    : undefined;
+  const interval = options.number('interval') ?? DEFAULT_INTERVAL_S;
+  if (interval < 0.05 || interval > 60) throw new UsageError('--interval needs a number of seconds from 0.05 to 60');
+  const ttl = options.number('pending-ttl');
+  if (ttl !== undefined && ttl <= 0) throw new UsageError('--pending-ttl needs a positive number of seconds');
+  return {
+    kinds,
+    target,
+    agentctlSocket: options.string('agentctl-socket') ?? join(home, '.agentctl', 'agentctl.sock'),
+    claudeDir: options.string('claude-dir') ?? join(home, '.claude'),
+    claudeSessionsDir: options.string('claude-sessions-dir') ?? join(home, '.claude-sessions'),
+    intervalScale: interval / DEFAULT_INTERVAL_S,
+    pendingTtlMs: ttl === undefined ? undefined : ttl * 1000,
+    hostAliases: options.list('host-alias') ?? [],
+    readOnly: options.flag('read-only'),
+  };
+}
