@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { stageZombie } from '../../src/demo/zombie.js';
 import { runCli, type CliRun } from '../support/cli.js';
 import { node, startScriptedRegistry, type ScriptedRegistry } from '../support/scripted-registry.js';
 
@@ -47,18 +48,16 @@ describe.runIf(built)('every monitor flag and config key, end to end', () => {
   beforeAll(async () => {
     const live = spawn('sleep', ['120'], { stdio: 'ignore' });
     const placeholder = spawn('sleep', ['120'], { stdio: 'ignore' });
-    const dead = spawn('sleep', ['120'], { stdio: 'ignore' });
-    kids.push(live, placeholder, dead);
-    await new Promise((r) => {
-      dead.once('exit', r);
-      dead.kill('SIGKILL');
-    });
+    // A zombie, not a killed-and-reaped pid: a reaped pid can be recycled by any process on a busy
+    // machine before the test looks (it was, once, in CI); an unreaped one cannot.
+    const dead = await stageZombie();
+    kids.push(live, placeholder, dead.parent);
     const now = Math.floor(Date.now() / 1000);
     // Registered in the second the placeholder started (within the start tolerance: not `reused`).
     const registeredAt = now;
     const nodes = [
       node('alive', { machine: hostname(), pid: live.pid, last_seen: now }),
-      // A dead pid on another name of this host: `remote` unless that name is an alias.
+      // A zombie on another name of this host: `remote` unless that name is an alias.
       node('on-alias', { machine: ALIAS, pid: dead.pid, last_seen: now }),
       // A live placeholder, at least 2.5 s old when checked: `pending` past a TTL of 1 s, live under 600 s.
       node('pending-old', { machine: hostname(), pid: placeholder.pid, port: 4001, registered_at: registeredAt, last_seen: now }),
@@ -80,12 +79,12 @@ describe.runIf(built)('every monitor flag and config key, end to end', () => {
 
   it('--host-alias: an entry on the alias is checked locally (check, status); the file key too', async () => {
     expect((await verdicts([]))['on-alias']).toBe('remote');
-    expect((await verdicts(['--host-alias', ALIAS]))['on-alias']).toBe('ghost');
-    expect((await verdicts(['--host-alias', 'other', `--host-alias=${ALIAS}`]))['on-alias']).toBe('ghost');
-    expect((await gw(['status', '--host-alias', ALIAS])).stdout).toBe('gw 1 ghost\n');
+    expect((await verdicts(['--host-alias', ALIAS]))['on-alias']).toBe('zombie');
+    expect((await verdicts(['--host-alias', 'other', `--host-alias=${ALIAS}`]))['on-alias']).toBe('zombie');
+    expect((await gw(['status', '--host-alias', ALIAS])).stdout).toBe('gw 1 zombie\n');
     expect((await gw(['status'])).stdout).toBe('gw ok\n');
     config({ 'host-alias': ALIAS });
-    expect((await verdicts([]))['on-alias']).toBe('ghost');
+    expect((await verdicts([]))['on-alias']).toBe('zombie');
     config({ 'host-alias': ['x', ALIAS] });
     expect((await gw(['status', '--format', 'json'])).stdout).toMatch(/"problems":1,/);
     // A flag replaces the file's list.
