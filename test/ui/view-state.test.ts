@@ -2,15 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { findingKey } from '../../src/core/index.js';
 import type { Finding } from '../../src/core/types.js';
 import { visibleRows } from '../../src/ui/rows.js';
-import { initialViewState, reduce, READ_ONLY_MESSAGE, type Action, type Context, type ViewState } from '../../src/ui/view-state.js';
+import { initialViewState, modeOf, reduce, READ_ONLY_MESSAGE, type Action, type ScreenFacts, type ViewState } from '../../src/ui/view-state.js';
 import { demoFindings, FIXED_NOW } from '../support/ui-fixtures.js';
 
 const all = demoFindings();
-function ctxFor(s: ViewState, fields: Partial<Context> = {}): Context {
+function ctxFor(s: ViewState, fields: Partial<ScreenFacts> = {}): ScreenFacts {
   const rows = visibleRows(all, s, { now: FIXED_NOW });
   return { rows, all, pageSize: 5, readOnly: false, ...fields };
 }
-function run(actions: Action[], start: ViewState = initialViewState, fields: Partial<Context> = {}) {
+function run(actions: Action[], start: ViewState = initialViewState, fields: Partial<ScreenFacts> = {}) {
   let s = start;
   const effects = [];
   for (const a of actions) {
@@ -54,14 +54,14 @@ describe('view state', () => {
   });
 
   it('filters as you type, Esc clears', () => {
-    const { s, rows } = run([cmd('filter.start'), { type: 'filter.type', text: 'zomb' }]);
-    expect(s.mode).toBe('filter');
+    const { s, rows } = run([cmd('filter.start'), { type: 'command', command: 'filter.type', text: 'zomb' }]);
+    expect(modeOf(s)).toBe('filter');
     expect(rows.map((f) => f.verdict)).toEqual(['zombie']);
     const cleared = run([cmd('filter.clear')], s);
     expect(cleared.s.filter).toBe('');
     expect(cleared.rows.length).toBeGreaterThan(5);
-    const kept = run([{ type: 'filter.backspace' }, { type: 'filter.accept' }], s).s;
-    expect([kept.mode, kept.filter]).toEqual(['table', 'zom']);
+    const kept = run([cmd('filter.backspace'), cmd('filter.accept')], s).s;
+    expect([modeOf(kept), kept.filter]).toEqual(['table', 'zom']);
   });
 
   it('sorts by the next and previous column and reverses', () => {
@@ -91,15 +91,15 @@ describe('view state', () => {
 
   it('evict asks first, naming exactly what; No is the default', () => {
     const { s } = run([cmd('evict.selected')]);
-    expect(s.mode).toBe('confirm');
+    expect(modeOf(s)).toBe('confirm');
     expect(s.confirm!.selection.map((f) => f.verdict)).toEqual(['ghost']);
     for (const no of [cmd('confirm.no')]) {
       const cancelled = run([no], s);
-      expect(cancelled.s.mode).toBe('table');
+      expect(modeOf(cancelled.s)).toBe('table');
       expect(cancelled.effects).toEqual([]);
     }
     const yes = run([cmd('confirm.yes')], s);
-    expect(yes.s.mode).toBe('evicting');
+    expect(modeOf(yes.s)).toBe('evicting');
     expect(yes.effects).toEqual([{ type: 'evict', selection: s.confirm!.selection, force: false }]);
   });
 
@@ -108,7 +108,7 @@ describe('view state', () => {
     const ghost = all.find((f) => f.verdict === 'ghost')!;
     const start: ViewState = { ...initialViewState, marks: new Set([findingKey(live), findingKey(ghost)]) };
     const asked = run([cmd('evict.selected'), cmd('confirm.yes')], start);
-    expect(asked.s.mode).toBe('confirm-force');
+    expect(modeOf(asked.s)).toBe('confirm-force');
     expect(asked.effects).toEqual([]);
     const onlyDead = run([cmd('confirm.yes')], asked.s);
     expect(onlyDead.effects).toEqual([{ type: 'evict', selection: [ghost], force: false }]);
@@ -126,7 +126,7 @@ describe('view state', () => {
   it('in read-only, eviction keys explain themselves and do nothing', () => {
     for (const c of [cmd('evict.selected'), cmd('evict.problems')]) {
       const r = run([c], initialViewState, { readOnly: true });
-      expect(r.s.mode).toBe('table');
+      expect(modeOf(r.s)).toBe('table');
       expect(r.s.message?.text).toBe(READ_ONLY_MESSAGE);
       expect(r.effects).toEqual([]);
     }
@@ -136,8 +136,8 @@ describe('view state', () => {
     const claims = run([cmd('view.tab')]);
     expect(claims.rows.every((f) => f.kind === 'claim')).toBe(true);
     const detail = run([cmd('view.details')]).s;
-    expect(detail.mode).toBe('detail');
-    expect(run([cmd('view.back')], detail).s.mode).toBe('table');
+    expect(modeOf(detail)).toBe('detail');
+    expect(modeOf(run([cmd('view.back')], detail).s)).toBe('table');
     expect(run([cmd('app.quit')]).effects).toEqual([{ type: 'quit' }]);
     expect(run([cmd('app.refresh')]).effects).toEqual([{ type: 'refresh' }]);
   });
