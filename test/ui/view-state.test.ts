@@ -168,3 +168,53 @@ describe('cursor anchoring', () => {
     expect(after.cursor).toBe(2);
   });
 });
+
+describe('the mode stack: a view opens over the one under it, and closing it goes back to that one', () => {
+  const live = all.find((f) => f.verdict === 'live')!;
+  // The demo's first row is a ghost (evictable as it is); `onLive` puts the cursor on a live row.
+  const onLive: ViewState = { ...initialViewState, cursor: ctxFor(initialViewState).rows.findIndex((f) => f === live), pinned: true };
+  const cases: [string, ViewState, Action[], string[], string | undefined][] = [
+    ['/ opens the filter over the table', initialViewState, [cmd('filter.start')], ['table', 'filter'], undefined],
+    ['Enter keeps the filter and closes the prompt', initialViewState, [cmd('filter.start'), { type: 'command', command: 'filter.type', text: 'gh' }, cmd('filter.accept')], ['table'], undefined],
+    ['Esc clears the filter and closes the prompt', initialViewState, [cmd('filter.start'), { type: 'command', command: 'filter.type', text: 'gh' }, cmd('filter.clear')], ['table'], undefined],
+    ['Enter opens details over the table', initialViewState, [cmd('view.details')], ['table', 'detail'], undefined],
+    ['? over details, then back: the details again, not the table', initialViewState, [cmd('view.details'), cmd('view.help'), cmd('view.back')], ['table', 'detail'], undefined],
+    ['? twice opens help once: one back closes it', initialViewState, [cmd('view.help'), cmd('view.help'), cmd('view.back')], ['table'], undefined],
+    ['back at the table closes nothing (q there quits instead)', initialViewState, [cmd('view.back'), cmd('view.back')], ['table'], undefined],
+    ['d in details asks over the details', initialViewState, [cmd('view.details'), cmd('evict.selected')], ['table', 'detail', 'confirm'], undefined],
+    ['No in that dialog goes back to the details', initialViewState, [cmd('view.details'), cmd('evict.selected'), cmd('confirm.no')], ['table', 'detail'], 'cancelled: nothing evicted'],
+    ['y in that dialog evicts: the dialog becomes its progress', initialViewState, [cmd('view.details'), cmd('evict.selected'), cmd('confirm.yes')], ['table', 'detail', 'evicting'], undefined],
+    ['once evicted, the dialog and the details of the evicted row close', initialViewState, [cmd('view.details'), cmd('evict.selected'), cmd('confirm.yes'), { type: 'evicted', text: 'evicted 1', tone: 'info' }], ['table'], 'evicted 1'],
+    ['evicted from the table: back to the table', initialViewState, [cmd('evict.selected'), cmd('confirm.yes'), { type: 'evicted', text: 'evicted 1', tone: 'info' }], ['table'], 'evicted 1'],
+    ['a live row: y asks the second question in place of the first', onLive, [cmd('evict.selected'), cmd('confirm.yes')], ['table', 'confirm-force'], undefined],
+    ['No to the second question closes the whole dialog', onLive, [cmd('evict.selected'), cmd('confirm.yes'), cmd('confirm.no')], ['table'], 'cancelled: nothing evicted'],
+    ['y to the second question with nothing evictable: nothing evicted, back to the details', onLive, [cmd('view.details'), cmd('evict.selected'), cmd('confirm.yes'), cmd('confirm.yes')], ['table', 'detail'], 'nothing evicted'],
+  ];
+  it.each(cases)('%s', (_name, start, actions, stack, message) => {
+    const { s } = run(actions, start);
+    expect(s.stack).toEqual(stack);
+    expect(modeOf(s)).toBe(stack[stack.length - 1]);
+    expect(s.message?.text).toBe(message);
+    if (!stack.some((m) => m === 'confirm' || m === 'confirm-force' || m === 'evicting')) expect(s.confirm).toBeUndefined();
+  });
+
+  it('the details keep their scroll while help is open over them; help scrolls on its own', () => {
+    const lines = { overlayLines: 40 };
+    const scrolled = run([cmd('view.details'), cmd('nav.pageDown'), cmd('nav.down')], initialViewState, lines).s;
+    expect(scrolled.detailScroll).toBe(6);
+    const help = run([cmd('view.help'), cmd('nav.down')], scrolled, lines).s;
+    expect([help.helpScroll, help.detailScroll]).toEqual([1, 6]);
+    const back = run([cmd('view.back'), cmd('nav.up')], help, lines).s;
+    expect([modeOf(back), back.detailScroll]).toEqual(['detail', 5]);
+    expect(run([cmd('nav.bottom')], back, lines).s.detailScroll).toBe(35);
+    expect(run([cmd('nav.top')], back, lines).s.detailScroll).toBe(0);
+  });
+
+  it('typed text is sanitized into the filter; Backspace removes one character, not one UTF-16 unit', () => {
+    const { s } = run([cmd('filter.start'), { type: 'command', command: 'filter.type', text: 'a\u001b[2J😀' }]);
+    expect(s.filter).not.toContain('\u001b');
+    expect(s.filter.startsWith('a')).toBe(true);
+    const typed = run([cmd('filter.start'), { type: 'command', command: 'filter.type', text: 'x😀' }, cmd('filter.backspace')]).s;
+    expect(typed.filter).toBe('x');
+  });
+});
