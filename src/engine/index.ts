@@ -5,3 +5,6 @@ export type { EngineOptions, EngineStats, LiveEngine } from './options.js';
 export { defaultAuditLogPath } from './audit-log.js';
 export { READ_ONLY_DETAIL } from './evict.js';
 export type * from './types.js';
+// What the UI shows of a source's state: it reaches sources/ only through the engine.
+export { STATUS_TRAITS } from '../sources/types.js';
+export type { ConnectionStatus, SourceState } from '../sources/types.js';

@@ -1,7 +1,14 @@
-// The keymap is data: one table from command to keys and words. The input hook, the footer and
-// the help overlay all read it, so they can never disagree with each other.
+// The keymap is data: one table from command to keys, words and the modes it applies in. The
+// input hook, the footer and the help overlay all read it, so they can never disagree: a key the
+// table does not list for the mode on top of the stack does nothing.
 
+/**
+ * A view that takes the keys while it is on top of the mode stack (view-state.ts): the table at
+ * the bottom, then what is opened over it (filter, detail, help, the confirm dialog).
+ */
 export type Mode = 'table' | 'filter' | 'detail' | 'help' | 'confirm' | 'confirm-force' | 'evicting';
+
+export const MODES: readonly Mode[] = ['table', 'filter', 'detail', 'help', 'confirm', 'confirm-force', 'evicting'];
 
 export type Command =
   | 'nav.up'
@@ -11,6 +18,9 @@ export type Command =
   | 'nav.top'
   | 'nav.bottom'
   | 'filter.start'
+  | 'filter.type'
+  | 'filter.backspace'
+  | 'filter.accept'
   | 'filter.clear'
   | 'sort.prev'
   | 'sort.next'
@@ -43,16 +53,20 @@ export interface KeyPress {
   readonly return?: boolean;
   readonly escape?: boolean;
   readonly tab?: boolean;
+  readonly backspace?: boolean;
+  readonly delete?: boolean;
   readonly ctrl?: boolean;
 }
 
-type KeyName = 'up' | 'down' | 'pageUp' | 'pageDown' | 'home' | 'end' | 'enter' | 'esc' | 'tab';
+type KeyName = 'up' | 'down' | 'pageUp' | 'pageDown' | 'home' | 'end' | 'enter' | 'esc' | 'tab' | 'backspace';
 
 export interface KeySpec {
-  /** A named key, or a printable character, or a Ctrl combination. */
+  /** A named key, or a printable character, or a Ctrl combination, or any text typed. */
   readonly key?: KeyName;
   readonly char?: string;
   readonly ctrl?: string;
+  /** Any text that is not a named key or a Ctrl combination (typed or pasted): the command gets it. */
+  readonly text?: true;
 }
 
 export interface Binding {
@@ -67,18 +81,24 @@ export interface Binding {
 }
 
 const BROWSE: Mode[] = ['table'];
-const ANYWHERE: Mode[] = ['table', 'detail', 'help'];
+const SCROLLS: Mode[] = ['table', 'detail', 'help'];
+/** Everywhere but during an eviction (one bulk eviction at a time; its progress is on screen). */
+const ANY_BUT_EVICTING: Mode[] = MODES.filter((m) => m !== 'evicting');
+const DIALOG: Mode[] = ['confirm', 'confirm-force'];
 
 export const KEYMAP: readonly Binding[] = [
-  { command: 'nav.up', keys: [{ key: 'up' }, { char: 'k' }], description: 'move up', modes: ['table', 'detail', 'help'] },
-  { command: 'nav.down', keys: [{ key: 'down' }, { char: 'j' }], footer: 'move', description: 'move down', modes: ['table', 'detail', 'help'] },
-  { command: 'nav.pageUp', keys: [{ key: 'pageUp' }, { ctrl: 'b' }], description: 'page up', modes: ['table', 'detail', 'help'] },
-  { command: 'nav.pageDown', keys: [{ key: 'pageDown' }, { ctrl: 'f' }], description: 'page down', modes: ['table', 'detail', 'help'] },
-  { command: 'nav.top', keys: [{ char: 'g' }, { key: 'home' }], description: 'first row', modes: ['table', 'detail', 'help'] },
-  { command: 'nav.bottom', keys: [{ char: 'G' }, { key: 'end' }], description: 'last row', modes: ['table', 'detail', 'help'] },
+  { command: 'nav.up', keys: [{ key: 'up' }, { char: 'k' }], description: 'move up', modes: SCROLLS },
+  { command: 'nav.down', keys: [{ key: 'down' }, { char: 'j' }], footer: 'move', description: 'move down', modes: SCROLLS },
+  { command: 'nav.pageUp', keys: [{ key: 'pageUp' }, { ctrl: 'b' }], description: 'page up', modes: SCROLLS },
+  { command: 'nav.pageDown', keys: [{ key: 'pageDown' }, { ctrl: 'f' }], description: 'page down', modes: SCROLLS },
+  { command: 'nav.top', keys: [{ char: 'g' }, { key: 'home' }], description: 'first row', modes: SCROLLS },
+  { command: 'nav.bottom', keys: [{ char: 'G' }, { key: 'end' }], description: 'last row', modes: SCROLLS },
   { command: 'view.details', keys: [{ key: 'enter' }], footer: 'details', description: 'details and evidence of the current row', modes: BROWSE },
   { command: 'filter.start', keys: [{ char: '/' }], footer: 'filter', description: 'filter rows (Esc clears)', modes: BROWSE },
-  { command: 'filter.clear', keys: [{ key: 'esc' }], description: 'clear the filter', modes: ['filter'] },
+  { command: 'filter.accept', keys: [{ key: 'enter' }], footer: 'keep', description: 'keep the filter, back to the table', modes: ['filter'] },
+  { command: 'filter.clear', keys: [{ key: 'esc' }], footer: 'clear', description: 'clear the filter', modes: ['filter'] },
+  { command: 'filter.backspace', keys: [{ key: 'backspace' }], description: 'delete the last character of the filter', modes: ['filter'] },
+  { command: 'filter.type', keys: [{ text: true }], description: 'what you type (or paste) is the filter', modes: ['filter'] },
   { command: 'view.problems', keys: [{ char: 'p' }], footer: 'problems', description: 'problems only / all rows', modes: BROWSE },
   { command: 'sort.prev', keys: [{ char: '<' }], description: 'sort by the previous column', modes: BROWSE },
   { command: 'sort.next', keys: [{ char: '>' }], footer: 'sort', description: 'sort by the next column', modes: BROWSE },
@@ -89,50 +109,61 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'evict.selected', keys: [{ char: 'd' }, { ctrl: 'd' }], footer: 'evict', description: 'evict the marked rows, or the current row', modes: ['table', 'detail'], evicts: true },
   { command: 'evict.problems', keys: [{ char: 'X' }], description: 'evict every problem', modes: BROWSE, evicts: true },
   { command: 'view.tab', keys: [{ key: 'tab' }], footer: 'claims', description: 'switch between sessions and claims', modes: BROWSE },
-  { command: 'app.refresh', keys: [{ char: 'R' }], description: 'probe and re-sync now', modes: ANYWHERE },
-  { command: 'view.help', keys: [{ char: '?' }], footer: 'help', description: 'this help', modes: ANYWHERE },
-  { command: 'view.back', keys: [{ key: 'esc' }, { char: 'q' }], footer: 'back', description: 'back to the table', modes: ['detail', 'help'] },
+  { command: 'app.refresh', keys: [{ char: 'R' }], description: 'probe and re-sync now', modes: SCROLLS },
+  { command: 'view.help', keys: [{ char: '?' }], footer: 'help', description: 'this help', modes: SCROLLS },
+  { command: 'view.back', keys: [{ key: 'esc' }, { char: 'q' }], footer: 'back', description: 'close this view (back to the one under it)', modes: ['detail', 'help'] },
   { command: 'app.quit', keys: [{ char: 'q' }, { ctrl: 'c' }], footer: 'quit', description: 'quit', modes: BROWSE },
-  { command: 'confirm.yes', keys: [{ char: 'y' }], footer: 'yes', description: 'confirm', modes: ['confirm', 'confirm-force'] },
+  { command: 'app.quit', keys: [{ ctrl: 'c' }], description: 'quit, from any view but a running eviction', modes: ANY_BUT_EVICTING.filter((m) => m !== 'table') },
+  { command: 'confirm.yes', keys: [{ char: 'y' }], footer: 'yes', description: 'confirm', modes: DIALOG },
   { command: 'confirm.force', keys: [{ char: 'f' }], footer: 'force too', description: 'also evict the entries that need force', modes: ['confirm-force'] },
-  { command: 'confirm.no', keys: [{ char: 'n' }, { key: 'esc' }, { key: 'enter' }], footer: 'no', description: 'cancel (the default)', modes: ['confirm', 'confirm-force'] },
+  { command: 'confirm.no', keys: [{ char: 'n' }, { key: 'esc' }, { key: 'enter' }], footer: 'no', description: 'cancel (the default)', modes: DIALOG },
 ];
+
+const NAMED: Record<KeyName, (p: KeyPress) => boolean> = {
+  up: (p) => p.upArrow === true,
+  down: (p) => p.downArrow === true,
+  pageUp: (p) => p.pageUp === true,
+  pageDown: (p) => p.pageDown === true,
+  home: (p) => p.home === true,
+  end: (p) => p.end === true,
+  enter: (p) => p.return === true,
+  esc: (p) => p.escape === true,
+  tab: (p) => p.tab === true,
+  // Ink reports the Backspace key of most terminals (DEL, 0x7f) as `delete`: both delete backwards.
+  backspace: (p) => p.backspace === true || p.delete === true,
+};
+
+function isNamed(p: KeyPress): boolean {
+  return Object.values(NAMED).some((named) => named(p));
+}
 
 function matches(spec: KeySpec, press: KeyPress): boolean {
   if (spec.ctrl !== undefined) return press.ctrl === true && press.input === spec.ctrl;
   if (spec.char !== undefined) return press.ctrl !== true && press.input === spec.char;
-  switch (spec.key) {
-    case 'up':
-      return press.upArrow === true;
-    case 'down':
-      return press.downArrow === true;
-    case 'pageUp':
-      return press.pageUp === true;
-    case 'pageDown':
-      return press.pageDown === true;
-    case 'home':
-      return press.home === true;
-    case 'end':
-      return press.end === true;
-    case 'enter':
-      return press.return === true;
-    case 'esc':
-      return press.escape === true;
-    case 'tab':
-      return press.tab === true;
-    default:
-      return false;
-  }
+  if (spec.text === true) return press.ctrl !== true && press.input !== '' && !isNamed(press);
+  return spec.key !== undefined && NAMED[spec.key](press);
+}
+
+/** The binding a key press means in a mode, if any: the first that lists it. */
+export function bindingFor(press: KeyPress, mode: Mode): Binding | undefined {
+  return KEYMAP.find((b) => b.modes.includes(mode) && b.keys.some((k) => matches(k, press)));
 }
 
 /** The command a key press means in a mode, if any. */
 export function commandFor(press: KeyPress, mode: Mode): Command | undefined {
-  // Ctrl-C always quits, whatever is on screen.
-  if (press.ctrl === true && press.input === 'c') return 'app.quit';
-  for (const b of KEYMAP) {
-    if (b.modes.includes(mode) && b.keys.some((k) => matches(k, press))) return b.command;
-  }
-  return undefined;
+  return bindingFor(press, mode)?.command;
+}
+
+/** What the input hook dispatches for a key press: its command, and the text if the binding takes text. */
+export interface KeyCommand {
+  readonly command: Command;
+  readonly text?: string;
+}
+
+export function keyCommand(press: KeyPress, mode: Mode): KeyCommand | undefined {
+  const b = bindingFor(press, mode);
+  if (!b) return undefined;
+  return b.keys.some((k) => k.text === true && matches(k, press)) ? { command: b.command, text: press.input } : { command: b.command };
 }
 
 // ASCII only: arrows are East-Asian "ambiguous" width and can be drawn two cells wide.
@@ -146,10 +177,12 @@ const KEY_LABELS: Record<KeyName, string> = {
   enter: 'Enter',
   esc: 'Esc',
   tab: 'Tab',
+  backspace: 'Backspace',
 };
 
 export function keyLabel(spec: KeySpec): string {
   if (spec.ctrl !== undefined) return `Ctrl-${spec.ctrl.toUpperCase()}`;
+  if (spec.text === true) return 'text';
   if (spec.char === ' ') return 'Space';
   if (spec.char !== undefined) return spec.char;
   return KEY_LABELS[spec.key as KeyName];
@@ -157,6 +190,12 @@ export function keyLabel(spec: KeySpec): string {
 
 export function bindingKeys(b: Binding): string {
   return b.keys.map(keyLabel).join(' ');
+}
+
+/** The keys of a command in a mode, as the help shows them ("q Ctrl-C"): for text that names a key. */
+export function keysOf(command: Command, mode: Mode): string {
+  const b = KEYMAP.find((x) => x.command === command && x.modes.includes(mode));
+  return b ? bindingKeys(b) : '';
 }
 
 /** Footer entries for a mode: "key word" pairs, in keymap order. */

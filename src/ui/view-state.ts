@@ -1,43 +1,27 @@
 // The monitor's view state and its reducer: pure, with side effects returned as data (quit,
 // refresh, evict) for the App to carry out. Behaviour lives here, so tests need no terminal.
-import { findingKey, planEviction } from '../core/evict-plan.js';
+// The modes form a stack (table → detail → help or confirm; table → filter): a view opens over
+// the one under it, and closing it (Esc, q, No) goes back to that one, not always to the table.
+import { findingKey } from '../core/evict-plan.js';
+import { sanitize } from '../core/sanitize.js';
 import type { Finding } from '../core/types.js';
-import { staleOf } from '../engine/types.js';
 import { columnsFor, type Tab } from './columns.js';
+import { confirmFor, type ConfirmState } from './confirm-state.js';
+import { anchor, currentKey, moveTo, type CursorState, type RowsOnScreen } from './cursor.js';
 import type { Command, Mode } from './keymap.js';
 
-export interface ConfirmState {
-  /** Everything selected, in the order shown. */
-  readonly selection: readonly Finding[];
-  /** Evictable as they are. */
-  readonly evictable: readonly Finding[];
-  /** Need force: live, remote, unverified, held. */
-  readonly needsForce: readonly Finding[];
-  /** Selected but left out whatever is answered: stale rows of a registry not read now. */
-  readonly stale?: readonly Finding[] | undefined;
-}
-
-export interface ViewState {
-  readonly mode: Mode;
+export interface ViewState extends CursorState {
+  /** The modes open, bottom first: the table, then each view opened over it. The top takes the keys. */
+  readonly stack: readonly Mode[];
   readonly tab: Tab;
-  /** The row under the cursor, by finding key, so it stays put while rows move. */
-  readonly cursorKey: string | undefined;
-  /**
-   * The person put the cursor on that row (moved, marked): it follows the row as rows reorder.
-   * Until then it stays at its position, so a monitor just opened keeps the worst problem on top.
-   */
-  readonly pinned: boolean;
-  readonly cursor: number;
-  /** First row shown. */
-  readonly top: number;
   readonly filter: string;
   readonly problemsOnly: boolean;
   readonly sortColumn: string | undefined;
   readonly sortReverse: boolean;
-  readonly marks: ReadonlySet<string>;
-  /** The finding the detail view shows. */
+  /** The finding the detail view shows, and how far it is scrolled. */
   readonly detailKey: string | undefined;
   readonly detailScroll: number;
+  readonly helpScroll: number;
   readonly confirm: ConfirmState | undefined;
   /** One line for the person: what happened, or why a key did nothing. */
   readonly message: { readonly text: string; readonly tone: 'info' | 'warn' | 'error' } | undefined;
@@ -48,29 +32,29 @@ export type Effect =
   | { readonly type: 'refresh' }
   | { readonly type: 'evict'; readonly selection: readonly Finding[]; readonly force: boolean };
 
-export interface Context {
-  /** The rows on screen now, in order. */
-  readonly rows: readonly Finding[];
-  /** Every finding of every tab, for "evict all problems". */
-  readonly all: readonly Finding[];
-  readonly pageSize: number;
+/** What the reducer needs to know of the screen: the rows shown, the page, the overlay's length. */
+export interface ScreenFacts extends RowsOnScreen {
   readonly readOnly: boolean;
   /** Lines of the detail view or help overlay, for their scrolling. */
-  readonly detailLines?: number;
+  readonly overlayLines?: number;
 }
 
 export type Action =
-  | { readonly type: 'command'; readonly command: Command }
-  | { readonly type: 'filter.type'; readonly text: string }
-  | { readonly type: 'filter.backspace' }
-  | { readonly type: 'filter.accept' }
+  /** A key of the keymap; `text` is what was typed, for a binding that takes text. */
+  | { readonly type: 'command'; readonly command: Command; readonly text?: string | undefined }
   /** The rows changed (new snapshot, resize): keep the cursor on its finding. */
   | { readonly type: 'rows' }
   | { readonly type: 'evicted'; readonly text: string; readonly tone: 'info' | 'warn' | 'error' }
   | { readonly type: 'message'; readonly text: string; readonly tone: 'info' | 'warn' | 'error' };
 
+/** The next state, and the side effect to carry out, if any. */
+export interface ViewTransition {
+  readonly state: ViewState;
+  readonly effect?: Effect | undefined;
+}
+
 export const initialViewState: ViewState = {
-  mode: 'table',
+  stack: ['table'],
   tab: 'sessions',
   cursorKey: undefined,
   pinned: false,
@@ -83,94 +67,121 @@ export const initialViewState: ViewState = {
   marks: new Set(),
   detailKey: undefined,
   detailScroll: 0,
+  helpScroll: 0,
   confirm: undefined,
   message: undefined,
 };
 
-export interface Step {
-  readonly state: ViewState;
-  readonly effect?: Effect | undefined;
-}
-
 export const READ_ONLY_MESSAGE = 'read-only: eviction is off (started with --read-only)';
 
-export function reduce(state: ViewState, action: Action, ctx: Context): Step {
+/** The mode on top of the stack: the one that takes the keys and draws the footer. */
+export function modeOf(s: ViewState): Mode {
+  return s.stack[s.stack.length - 1] ?? 'table';
+}
+
+/** Open a view over the current one (opening the one already on top opens it afresh). */
+function push(s: ViewState, mode: Mode): ViewState {
+  return modeOf(s) === mode ? s : { ...s, stack: [...s.stack, mode] };
+}
+
+/** Close the view on top; the table at the bottom is never closed. */
+function pop(s: ViewState): ViewState {
+  return s.stack.length > 1 ? { ...s, stack: s.stack.slice(0, -1) } : s;
+}
+
+/** The next stage of the view on top (the confirm dialog's second question, its progress). */
+function replaceTop(s: ViewState, mode: Mode): ViewState {
+  return { ...s, stack: [...s.stack.slice(0, -1), mode] };
+}
+
+const DIALOG: ReadonlySet<Mode> = new Set(['confirm', 'confirm-force', 'evicting']);
+
+export function reduce(state: ViewState, action: Action, facts: ScreenFacts): ViewTransition {
   switch (action.type) {
     case 'rows':
-      return { state: anchor(state, ctx) };
+      return { state: anchor(state, facts) };
     case 'message':
       return { state: { ...state, message: { text: action.text, tone: action.tone } } };
     case 'evicted':
-      return { state: anchor({ ...state, mode: 'table', confirm: undefined, marks: new Set(), message: { text: action.text, tone: action.tone } }, ctx) };
-    case 'filter.type':
-      return { state: anchor({ ...state, filter: state.filter + action.text, cursor: 0, top: 0, pinned: false }, ctx) };
-    case 'filter.backspace':
-      return { state: anchor({ ...state, filter: [...state.filter].slice(0, -1).join(''), cursor: 0, top: 0, pinned: false }, ctx) };
-    case 'filter.accept':
-      return { state: { ...state, mode: 'table' } };
+      return { state: anchor({ ...closeDialog(state), marks: new Set(), message: { text: action.text, tone: action.tone } }, facts) };
     case 'command':
-      return command(state, action.command, ctx);
+      return command(state, action.command, action.text ?? '', facts);
   }
+}
+
+/** Close the dialog, and the detail view under it if it showed a row that was up for eviction. */
+function closeDialog(s: ViewState): ViewState {
+  const selection = s.confirm?.selection ?? [];
+  let next: ViewState = DIALOG.has(modeOf(s)) ? pop(s) : s;
+  if (modeOf(next) === 'detail' && selection.some((f) => findingKey(f) === s.detailKey)) next = pop(next);
+  return { ...next, confirm: undefined };
 }
 
 const MOVES: ReadonlySet<Command> = new Set(['nav.up', 'nav.down', 'nav.pageUp', 'nav.pageDown', 'nav.top', 'nav.bottom', 'mark.toggle']);
 
-function command(s: ViewState, cmd: Command, ctx: Context): Step {
+function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): ViewTransition {
   const base = s.message ? { ...s, message: undefined } : s;
-  const cleared = MOVES.has(cmd) && s.mode === 'table' ? { ...base, pinned: true } : base;
+  const cleared = MOVES.has(cmd) && modeOf(s) === 'table' ? { ...base, pinned: true } : base;
+  const filterTo = (filter: string) => ({ state: anchor({ ...s, filter, cursor: 0, top: 0, pinned: false }, facts) });
   switch (cmd) {
     case 'nav.up':
-      return isScrolling(s) ? scrollDetail(s, -1, ctx) : { state: moveTo(cleared, s.cursor - 1, ctx) };
+      return isScrolling(s) ? scrollBy(s, -1, facts) : { state: moveTo(cleared, s.cursor - 1, facts) };
     case 'nav.down':
-      return isScrolling(s) ? scrollDetail(s, 1, ctx) : { state: moveTo(cleared, s.cursor + 1, ctx) };
+      return isScrolling(s) ? scrollBy(s, 1, facts) : { state: moveTo(cleared, s.cursor + 1, facts) };
     case 'nav.pageUp':
-      return isScrolling(s) ? scrollDetail(s, -ctx.pageSize, ctx) : { state: moveTo(cleared, s.cursor - ctx.pageSize, ctx) };
+      return isScrolling(s) ? scrollBy(s, -facts.pageSize, facts) : { state: moveTo(cleared, s.cursor - facts.pageSize, facts) };
     case 'nav.pageDown':
-      return isScrolling(s) ? scrollDetail(s, ctx.pageSize, ctx) : { state: moveTo(cleared, s.cursor + ctx.pageSize, ctx) };
+      return isScrolling(s) ? scrollBy(s, facts.pageSize, facts) : { state: moveTo(cleared, s.cursor + facts.pageSize, facts) };
     case 'nav.top':
-      return isScrolling(s) ? { state: { ...s, detailScroll: 0 } } : { state: moveTo(cleared, 0, ctx) };
+      return isScrolling(s) ? scrollBy(s, -Number.MAX_SAFE_INTEGER, facts) : { state: moveTo(cleared, 0, facts) };
     case 'nav.bottom':
-      return isScrolling(s) ? scrollDetail(s, Number.MAX_SAFE_INTEGER, ctx) : { state: moveTo(cleared, ctx.rows.length - 1, ctx) };
+      return isScrolling(s) ? scrollBy(s, Number.MAX_SAFE_INTEGER, facts) : { state: moveTo(cleared, facts.rows.length - 1, facts) };
     case 'filter.start':
-      return { state: { ...cleared, mode: 'filter' } };
+      return { state: push(cleared, 'filter') };
+    case 'filter.type':
+      return filterTo(s.filter + sanitize(text, 64));
+    case 'filter.backspace':
+      return filterTo([...s.filter].slice(0, -1).join(''));
+    case 'filter.accept':
+      return { state: pop(s) };
     case 'filter.clear':
-      return { state: anchor({ ...cleared, mode: 'table', filter: '' }, ctx) };
+      return { state: anchor({ ...pop(cleared), filter: '' }, facts) };
     case 'sort.next':
     case 'sort.prev':
       return { state: sortBy(cleared, cmd === 'sort.next' ? 1 : -1) };
     case 'sort.reverse':
       return { state: { ...cleared, sortReverse: !s.sortReverse } };
     case 'mark.toggle': {
-      const key = currentKey(s, ctx);
+      const key = currentKey(s, facts);
       if (key === undefined) return { state: s };
       const marks = new Set(s.marks);
       if (!marks.delete(key)) marks.add(key);
-      return { state: moveTo({ ...cleared, marks }, s.cursor + 1, ctx) };
+      return { state: moveTo({ ...cleared, marks }, s.cursor + 1, facts) };
     }
     case 'mark.problems': {
       const marks = new Set(s.marks);
       let n = 0;
-      for (const f of ctx.rows) if (f.problem && f.evictable) (marks.add(findingKey(f)), n++);
+      for (const f of facts.rows) if (f.problem && f.evictable) (marks.add(findingKey(f)), n++);
       return { state: { ...s, marks, message: { text: n === 0 ? 'no problems to mark here' : `marked ${n} problem${n === 1 ? '' : 's'}`, tone: 'info' } } };
     }
     case 'mark.none':
       return { state: { ...cleared, marks: new Set() } };
     case 'evict.selected':
-      return askToEvict(s, selected(s, ctx), ctx, 'nothing to evict: no row here');
+      return askToEvict(s, selected(s, facts), facts, 'nothing to evict: no row here');
     case 'evict.problems':
-      return askToEvict(s, ctx.all.filter((f) => f.problem), ctx, 'no problems: nothing to evict');
+      return askToEvict(s, facts.all.filter((f) => f.problem), facts, 'no problems: nothing to evict');
     case 'view.problems':
-      return { state: anchor({ ...cleared, problemsOnly: !s.problemsOnly }, ctx) };
+      return { state: anchor({ ...cleared, problemsOnly: !s.problemsOnly }, facts) };
     case 'view.details': {
-      const key = currentKey(s, ctx);
-      return key === undefined ? { state: s } : { state: { ...cleared, mode: 'detail', detailKey: key, detailScroll: 0 } };
+      const key = currentKey(s, facts);
+      return key === undefined ? { state: s } : { state: { ...push(cleared, 'detail'), detailKey: key, detailScroll: 0 } };
     }
     case 'view.tab':
       return { state: { ...cleared, tab: s.tab === 'sessions' ? 'claims' : 'sessions', cursor: 0, top: 0, cursorKey: undefined, pinned: false, sortColumn: undefined } };
     case 'view.help':
-      return { state: { ...cleared, mode: 'help', detailScroll: 0 } };
+      return { state: { ...push(cleared, 'help'), helpScroll: 0 } };
     case 'view.back':
-      return { state: { ...cleared, mode: 'table' } };
+      return { state: pop(cleared) };
     case 'app.refresh':
       return { state: { ...s, message: { text: 'refreshing: probing every pid and re-syncing', tone: 'info' } }, effect: { type: 'refresh' } };
     case 'app.quit':
@@ -178,56 +189,40 @@ function command(s: ViewState, cmd: Command, ctx: Context): Step {
     case 'confirm.yes': {
       const c = s.confirm;
       if (!c) return { state: s };
-      if (s.mode === 'confirm' && c.needsForce.length > 0) return { state: { ...s, mode: 'confirm-force' } };
-      if (c.evictable.length === 0) return { state: { ...s, mode: 'table', confirm: undefined, message: { text: 'nothing evicted', tone: 'info' } } };
-      return { state: { ...s, mode: 'evicting' }, effect: { type: 'evict', selection: c.evictable, force: false } };
+      if (modeOf(s) === 'confirm' && c.needsForce.length > 0) return { state: replaceTop(s, 'confirm-force') };
+      if (c.evictable.length === 0) return { state: { ...pop(s), confirm: undefined, message: { text: 'nothing evicted', tone: 'info' } } };
+      return { state: replaceTop(s, 'evicting'), effect: { type: 'evict', selection: c.evictable, force: false } };
     }
     case 'confirm.force': {
       const c = s.confirm;
-      if (!c || s.mode !== 'confirm-force') return { state: s };
-      return { state: { ...s, mode: 'evicting' }, effect: { type: 'evict', selection: c.selection, force: true } };
+      if (!c || modeOf(s) !== 'confirm-force') return { state: s };
+      return { state: replaceTop(s, 'evicting'), effect: { type: 'evict', selection: c.selection, force: true } };
     }
     case 'confirm.no':
-      return { state: { ...s, mode: 'table', confirm: undefined, message: { text: 'cancelled: nothing evicted', tone: 'info' } } };
+      return { state: { ...pop(s), confirm: undefined, message: { text: 'cancelled: nothing evicted', tone: 'info' } } };
   }
 }
 
-function askToEvict(s: ViewState, selection: Finding[], ctx: Context, empty: string): Step {
-  if (ctx.readOnly) return { state: { ...s, message: { text: READ_ONLY_MESSAGE, tone: 'warn' } } };
+function askToEvict(s: ViewState, selection: Finding[], facts: ScreenFacts, empty: string): ViewTransition {
+  if (facts.readOnly) return { state: { ...s, message: { text: READ_ONLY_MESSAGE, tone: 'warn' } } };
   if (selection.length === 0) return { state: { ...s, message: { text: empty, tone: 'info' } } };
-  // Stale rows (their registry is not read now) are never sent, forced or not: left out, and said so.
-  const stale = selection.filter((f) => staleOf(f) !== undefined);
-  const rest = stale.length > 0 ? selection.filter((f) => staleOf(f) === undefined) : selection;
-  if (rest.length === 0) return { state: { ...s, message: { text: staleRefusal(stale), tone: 'warn' } } };
-  const plan = planEviction(rest, { force: false });
-  const confirm: ConfirmState = { selection: rest, evictable: plan.send.map((p) => p.finding), needsForce: plan.needsForce, ...(stale.length > 0 ? { stale } : {}) };
-  return { state: { ...s, mode: 'confirm', confirm, message: undefined } };
+  const confirm = confirmFor(selection);
+  if ('refused' in confirm) return { state: { ...s, message: { text: confirm.refused, tone: 'warn' } } };
+  return { state: { ...push(s, 'confirm'), confirm, message: undefined } };
 }
 
-/** Why stale rows are not evicted, one line: "not evicted: 2 stale rows; hypivisor is not connected (connection refused)". */
-export function staleRefusal(stale: readonly Finding[]): string {
-  const why = [...new Map(stale.map((f) => [staleOf(f)!.source, staleOf(f)!.why])).entries()].map(([name, w]) => `${name} is not connected (${w})`).join('; ');
-  const n = stale.length;
-  return `not evicted: ${n === 1 ? 'a stale row' : `${n} stale rows`}; ${why}. Evict once it reconnects.`;
-}
-
-/** The marked rows (in row order) if any are marked, else the current row. */
-function selected(s: ViewState, ctx: Context): Finding[] {
-  if (s.mode === 'detail') {
-    const f = ctx.all.find((x) => findingKey(x) === s.detailKey);
+/** In the detail view, its finding; else the marked rows (in row order) if any are marked, else the current row. */
+function selected(s: ViewState, facts: ScreenFacts): Finding[] {
+  if (modeOf(s) === 'detail') {
+    const f = facts.all.find((x) => findingKey(x) === s.detailKey);
     return f ? [f] : [];
   }
   if (s.marks.size > 0) {
-    const marked = ctx.all.filter((f) => s.marks.has(findingKey(f)));
+    const marked = facts.all.filter((f) => s.marks.has(findingKey(f)));
     if (marked.length > 0) return marked;
   }
-  const current = ctx.rows[s.cursor];
+  const current = facts.rows[s.cursor];
   return current ? [current] : [];
-}
-
-function currentKey(s: ViewState, ctx: Context): string | undefined {
-  const f = ctx.rows[s.cursor];
-  return f ? findingKey(f) : undefined;
 }
 
 function sortBy(s: ViewState, dir: 1 | -1): ViewState {
@@ -238,41 +233,17 @@ function sortBy(s: ViewState, dir: 1 | -1): ViewState {
 }
 
 function isScrolling(s: ViewState): boolean {
-  return s.mode === 'detail' || s.mode === 'help';
+  const mode = modeOf(s);
+  return mode === 'detail' || mode === 'help';
 }
 
-function scrollDetail(s: ViewState, by: number, ctx: Context): Step {
-  const max = Math.max(0, (ctx.detailLines ?? 0) - ctx.pageSize);
-  return { state: { ...s, detailScroll: Math.min(max, Math.max(0, s.detailScroll + by)) } };
+/** How far the overlay on top (detail or help) is scrolled. */
+export function overlayScroll(s: ViewState): number {
+  return modeOf(s) === 'help' ? s.helpScroll : s.detailScroll;
 }
 
-/** Put the cursor on row `index` (clamped) and scroll just enough to show it. */
-function moveTo(s: ViewState, index: number, ctx: Context): ViewState {
-  const n = ctx.rows.length;
-  const cursor = n === 0 ? 0 : Math.min(n - 1, Math.max(0, index));
-  const f = ctx.rows[cursor];
-  return { ...s, cursor, cursorKey: f ? findingKey(f) : undefined, top: scrollFor(cursor, s.top, ctx.pageSize, n) };
-}
-
-/** After the rows changed: find the cursor's finding again, or keep its position. */
-function anchor(s: ViewState, ctx: Context): ViewState {
-  let index = s.cursor;
-  if (s.pinned && s.cursorKey !== undefined) {
-    const found = ctx.rows.findIndex((f) => findingKey(f) === s.cursorKey);
-    if (found !== -1) index = found;
-  }
-  const moved = moveTo(s, index, ctx);
-  // Marks of findings that are gone would evict nothing; drop them so the count stays honest.
-  if (s.marks.size === 0) return moved;
-  const present = new Set(ctx.all.map(findingKey));
-  const marks = new Set([...s.marks].filter((k) => present.has(k)));
-  return marks.size === s.marks.size ? moved : { ...moved, marks };
-}
-
-function scrollFor(cursor: number, top: number, page: number, n: number): number {
-  const size = Math.max(1, page);
-  let t = top;
-  if (cursor < t) t = cursor;
-  if (cursor >= t + size) t = cursor - size + 1;
-  return Math.max(0, Math.min(t, Math.max(0, n - size)));
+function scrollBy(s: ViewState, by: number, facts: ScreenFacts): ViewTransition {
+  const max = Math.max(0, (facts.overlayLines ?? 0) - facts.pageSize);
+  const to = Math.min(max, Math.max(0, overlayScroll(s) + by));
+  return { state: modeOf(s) === 'help' ? { ...s, helpScroll: to } : { ...s, detailScroll: to } };
 }

@@ -2,15 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { findingKey } from '../../src/core/index.js';
 import type { Finding } from '../../src/core/types.js';
 import { visibleRows } from '../../src/ui/rows.js';
-import { initialViewState, reduce, READ_ONLY_MESSAGE, type Action, type Context, type ViewState } from '../../src/ui/view-state.js';
+import { initialViewState, modeOf, reduce, READ_ONLY_MESSAGE, type Action, type ScreenFacts, type ViewState } from '../../src/ui/view-state.js';
 import { demoFindings, FIXED_NOW } from '../support/ui-fixtures.js';
 
 const all = demoFindings();
-function ctxFor(s: ViewState, fields: Partial<Context> = {}): Context {
+function ctxFor(s: ViewState, fields: Partial<ScreenFacts> = {}): ScreenFacts {
   const rows = visibleRows(all, s, { now: FIXED_NOW });
   return { rows, all, pageSize: 5, readOnly: false, ...fields };
 }
-function run(actions: Action[], start: ViewState = initialViewState, fields: Partial<Context> = {}) {
+function run(actions: Action[], start: ViewState = initialViewState, fields: Partial<ScreenFacts> = {}) {
   let s = start;
   const effects = [];
   for (const a of actions) {
@@ -54,14 +54,14 @@ describe('view state', () => {
   });
 
   it('filters as you type, Esc clears', () => {
-    const { s, rows } = run([cmd('filter.start'), { type: 'filter.type', text: 'zomb' }]);
-    expect(s.mode).toBe('filter');
+    const { s, rows } = run([cmd('filter.start'), { type: 'command', command: 'filter.type', text: 'zomb' }]);
+    expect(modeOf(s)).toBe('filter');
     expect(rows.map((f) => f.verdict)).toEqual(['zombie']);
     const cleared = run([cmd('filter.clear')], s);
     expect(cleared.s.filter).toBe('');
     expect(cleared.rows.length).toBeGreaterThan(5);
-    const kept = run([{ type: 'filter.backspace' }, { type: 'filter.accept' }], s).s;
-    expect([kept.mode, kept.filter]).toEqual(['table', 'zom']);
+    const kept = run([cmd('filter.backspace'), cmd('filter.accept')], s).s;
+    expect([modeOf(kept), kept.filter]).toEqual(['table', 'zom']);
   });
 
   it('sorts by the next and previous column and reverses', () => {
@@ -91,15 +91,15 @@ describe('view state', () => {
 
   it('evict asks first, naming exactly what; No is the default', () => {
     const { s } = run([cmd('evict.selected')]);
-    expect(s.mode).toBe('confirm');
+    expect(modeOf(s)).toBe('confirm');
     expect(s.confirm!.selection.map((f) => f.verdict)).toEqual(['ghost']);
     for (const no of [cmd('confirm.no')]) {
       const cancelled = run([no], s);
-      expect(cancelled.s.mode).toBe('table');
+      expect(modeOf(cancelled.s)).toBe('table');
       expect(cancelled.effects).toEqual([]);
     }
     const yes = run([cmd('confirm.yes')], s);
-    expect(yes.s.mode).toBe('evicting');
+    expect(modeOf(yes.s)).toBe('evicting');
     expect(yes.effects).toEqual([{ type: 'evict', selection: s.confirm!.selection, force: false }]);
   });
 
@@ -108,7 +108,7 @@ describe('view state', () => {
     const ghost = all.find((f) => f.verdict === 'ghost')!;
     const start: ViewState = { ...initialViewState, marks: new Set([findingKey(live), findingKey(ghost)]) };
     const asked = run([cmd('evict.selected'), cmd('confirm.yes')], start);
-    expect(asked.s.mode).toBe('confirm-force');
+    expect(modeOf(asked.s)).toBe('confirm-force');
     expect(asked.effects).toEqual([]);
     const onlyDead = run([cmd('confirm.yes')], asked.s);
     expect(onlyDead.effects).toEqual([{ type: 'evict', selection: [ghost], force: false }]);
@@ -126,7 +126,7 @@ describe('view state', () => {
   it('in read-only, eviction keys explain themselves and do nothing', () => {
     for (const c of [cmd('evict.selected'), cmd('evict.problems')]) {
       const r = run([c], initialViewState, { readOnly: true });
-      expect(r.s.mode).toBe('table');
+      expect(modeOf(r.s)).toBe('table');
       expect(r.s.message?.text).toBe(READ_ONLY_MESSAGE);
       expect(r.effects).toEqual([]);
     }
@@ -136,8 +136,8 @@ describe('view state', () => {
     const claims = run([cmd('view.tab')]);
     expect(claims.rows.every((f) => f.kind === 'claim')).toBe(true);
     const detail = run([cmd('view.details')]).s;
-    expect(detail.mode).toBe('detail');
-    expect(run([cmd('view.back')], detail).s.mode).toBe('table');
+    expect(modeOf(detail)).toBe('detail');
+    expect(modeOf(run([cmd('view.back')], detail).s)).toBe('table');
     expect(run([cmd('app.quit')]).effects).toEqual([{ type: 'quit' }]);
     expect(run([cmd('app.refresh')]).effects).toEqual([{ type: 'refresh' }]);
   });
@@ -166,5 +166,55 @@ describe('cursor anchoring', () => {
     const after = reduce(moved, { type: 'rows' }, { ...ctx, rows: [ghost, ...live] }).state;
     expect(after.cursorKey).toBe(findingKey(live[1]!));
     expect(after.cursor).toBe(2);
+  });
+});
+
+describe('the mode stack: a view opens over the one under it, and closing it goes back to that one', () => {
+  const live = all.find((f) => f.verdict === 'live')!;
+  // The demo's first row is a ghost (evictable as it is); `onLive` puts the cursor on a live row.
+  const onLive: ViewState = { ...initialViewState, cursor: ctxFor(initialViewState).rows.findIndex((f) => f === live), pinned: true };
+  const cases: [string, ViewState, Action[], string[], string | undefined][] = [
+    ['/ opens the filter over the table', initialViewState, [cmd('filter.start')], ['table', 'filter'], undefined],
+    ['Enter keeps the filter and closes the prompt', initialViewState, [cmd('filter.start'), { type: 'command', command: 'filter.type', text: 'gh' }, cmd('filter.accept')], ['table'], undefined],
+    ['Esc clears the filter and closes the prompt', initialViewState, [cmd('filter.start'), { type: 'command', command: 'filter.type', text: 'gh' }, cmd('filter.clear')], ['table'], undefined],
+    ['Enter opens details over the table', initialViewState, [cmd('view.details')], ['table', 'detail'], undefined],
+    ['? over details, then back: the details again, not the table', initialViewState, [cmd('view.details'), cmd('view.help'), cmd('view.back')], ['table', 'detail'], undefined],
+    ['? twice opens help once: one back closes it', initialViewState, [cmd('view.help'), cmd('view.help'), cmd('view.back')], ['table'], undefined],
+    ['back at the table closes nothing (q there quits instead)', initialViewState, [cmd('view.back'), cmd('view.back')], ['table'], undefined],
+    ['d in details asks over the details', initialViewState, [cmd('view.details'), cmd('evict.selected')], ['table', 'detail', 'confirm'], undefined],
+    ['No in that dialog goes back to the details', initialViewState, [cmd('view.details'), cmd('evict.selected'), cmd('confirm.no')], ['table', 'detail'], 'cancelled: nothing evicted'],
+    ['y in that dialog evicts: the dialog becomes its progress', initialViewState, [cmd('view.details'), cmd('evict.selected'), cmd('confirm.yes')], ['table', 'detail', 'evicting'], undefined],
+    ['once evicted, the dialog and the details of the evicted row close', initialViewState, [cmd('view.details'), cmd('evict.selected'), cmd('confirm.yes'), { type: 'evicted', text: 'evicted 1', tone: 'info' }], ['table'], 'evicted 1'],
+    ['evicted from the table: back to the table', initialViewState, [cmd('evict.selected'), cmd('confirm.yes'), { type: 'evicted', text: 'evicted 1', tone: 'info' }], ['table'], 'evicted 1'],
+    ['a live row: y asks the second question in place of the first', onLive, [cmd('evict.selected'), cmd('confirm.yes')], ['table', 'confirm-force'], undefined],
+    ['No to the second question closes the whole dialog', onLive, [cmd('evict.selected'), cmd('confirm.yes'), cmd('confirm.no')], ['table'], 'cancelled: nothing evicted'],
+    ['y to the second question with nothing evictable: nothing evicted, back to the details', onLive, [cmd('view.details'), cmd('evict.selected'), cmd('confirm.yes'), cmd('confirm.yes')], ['table', 'detail'], 'nothing evicted'],
+  ];
+  it.each(cases)('%s', (_name, start, actions, stack, message) => {
+    const { s } = run(actions, start);
+    expect(s.stack).toEqual(stack);
+    expect(modeOf(s)).toBe(stack[stack.length - 1]);
+    expect(s.message?.text).toBe(message);
+    if (!stack.some((m) => m === 'confirm' || m === 'confirm-force' || m === 'evicting')) expect(s.confirm).toBeUndefined();
+  });
+
+  it('the details keep their scroll while help is open over them; help scrolls on its own', () => {
+    const lines = { overlayLines: 40 };
+    const scrolled = run([cmd('view.details'), cmd('nav.pageDown'), cmd('nav.down')], initialViewState, lines).s;
+    expect(scrolled.detailScroll).toBe(6);
+    const help = run([cmd('view.help'), cmd('nav.down')], scrolled, lines).s;
+    expect([help.helpScroll, help.detailScroll]).toEqual([1, 6]);
+    const back = run([cmd('view.back'), cmd('nav.up')], help, lines).s;
+    expect([modeOf(back), back.detailScroll]).toEqual(['detail', 5]);
+    expect(run([cmd('nav.bottom')], back, lines).s.detailScroll).toBe(35);
+    expect(run([cmd('nav.top')], back, lines).s.detailScroll).toBe(0);
+  });
+
+  it('typed text is sanitized into the filter; Backspace removes one character, not one UTF-16 unit', () => {
+    const { s } = run([cmd('filter.start'), { type: 'command', command: 'filter.type', text: 'a\u001b[2J😀' }]);
+    expect(s.filter).not.toContain('\u001b');
+    expect(s.filter.startsWith('a')).toBe(true);
+    const typed = run([cmd('filter.start'), { type: 'command', command: 'filter.type', text: 'x😀' }, cmd('filter.backspace')]).s;
+    expect(typed.filter).toBe('x');
   });
 });

@@ -3,11 +3,11 @@
 import { Text } from 'ink';
 import { sanitize } from '../../core/sanitize.js';
 import type { Finding } from '../../core/types.js';
-import type { SourceState } from '../../sources/types.js';
+import type { SourceState } from '../../engine/index.js';
 import { evictionNoteLines, evictionNotes } from '../../engine/eviction-notes.js';
 import { fit } from '../text.js';
 import { TONE_COLOR, VERDICT_TONE } from '../theme.js';
-import { staleRefusal, type ConfirmState } from '../view-state.js';
+import { staleRefusal, type ConfirmState } from '../confirm-state.js';
 
 /** Verdicts under which the process may be alive: evicting such a session hides a running agent. */
 const MAYBE_ALIVE: ReadonlySet<Finding['verdict']> = new Set(['live', 'remote', 'unverified']);

@@ -5,9 +5,9 @@ import { Box, Text } from 'ink';
 import stringWidth from 'string-width';
 import type { EngineSnapshot } from '../../engine/types.js';
 import { sanitize } from '../../core/sanitize.js';
-import { STATUS_TRAITS, type SourceState } from '../../sources/types.js';
+import { STATUS_TRAITS, type SourceState } from '../../engine/index.js';
 import { VERDICT_ORDER } from '../columns.js';
-import { TONE_COLOR, VERDICT_TONE } from '../theme.js';
+import { TONE_COLOR, VERDICT_TONE, type Tone } from '../theme.js';
 import { clockTime, truncate } from '../text.js';
 
 interface Segment {
@@ -16,15 +16,15 @@ interface Segment {
   bold?: boolean;
 }
 
-const STATUS_WORDS: Record<SourceState['status'], [string, string]> = {
-  connecting: ['connecting', 'yellow'],
-  connected: ['connected', 'green'],
-  watching: ['watching', 'green'],
-  'files-only': ['files only', 'yellow'],
-  absent: ['absent', 'gray'],
-  'auth-refused': ['token refused', 'red'],
-  unreachable: ['unreachable', 'red'],
-  stopped: ['stopped', 'gray'],
+const STATUS_WORDS: Record<SourceState['status'], [string, Tone]> = {
+  connecting: ['connecting', 'warning'],
+  connected: ['connected', 'ok'],
+  watching: ['watching', 'ok'],
+  'files-only': ['files only', 'warning'],
+  absent: ['absent', 'muted'],
+  'auth-refused': ['token refused', 'problem'],
+  unreachable: ['unreachable', 'problem'],
+  stopped: ['stopped', 'muted'],
 };
 
 /** Panes shorter than this keep the header to one line, whatever the number of sources. */
@@ -59,13 +59,13 @@ export function headerSegments(snap: EngineSnapshot, withStates = true, now = sn
   for (const s of withStates ? snap.sources : []) {
     const down = downText(s, now);
     // Not read: where, and why in words ("registry ws://…: token refused (401) since …").
-    if (down) segs.push({ text: `  ${sanitize(s.name, 20)} ${sanitize(s.url, 80)}: ` }, { text: down, color: 'red' });
+    if (down) segs.push({ text: `  ${sanitize(s.name, 20)} ${sanitize(s.url, 80)}: ` }, { text: down, color: TONE_COLOR.problem });
     else {
-      const [word, color] = STATUS_WORDS[s.status];
-      segs.push({ text: `  ${sanitize(s.name, 20)} ` }, { text: word, color });
+      const [word, tone] = STATUS_WORDS[s.status];
+      segs.push({ text: `  ${sanitize(s.name, 20)} ` }, { text: word, color: TONE_COLOR[tone] });
     }
   }
-  segs.push({ text: `  ${sanitize(snap.host, 40)}`, color: 'gray' });
+  segs.push({ text: `  ${sanitize(snap.host, 40)}`, color: TONE_COLOR.muted });
   segs.push({ text: ' ' });
   for (const v of VERDICT_ORDER) {
     const n = snap.counts[v];
@@ -76,15 +76,15 @@ export function headerSegments(snap: EngineSnapshot, withStates = true, now = sn
 
 /** One source's state line: name, state, where, and what is wrong or worth knowing there. */
 export function sourceLineSegments(s: SourceState, nameWidth: number, now = s.since): Segment[] {
-  const [word, color] = STATUS_WORDS[s.status];
-  const segs: Segment[] = [{ text: `  ${sanitize(s.name, 20).padEnd(nameWidth)}  ` }, { text: word.padEnd(11), color }, { text: sanitize(s.url, 80), color: 'gray' }];
+  const [word, tone] = STATUS_WORDS[s.status];
+  const segs: Segment[] = [{ text: `  ${sanitize(s.name, 20).padEnd(nameWidth)}  ` }, { text: word.padEnd(11), color: TONE_COLOR[tone] }, { text: sanitize(s.url, 80), color: TONE_COLOR.muted }];
   const notes: Segment[] = [];
   const down = downText(s, now);
-  if (down) notes.push({ text: down, color: 'red' });
-  else if (s.lastError) notes.push({ text: s.lastError, color: STATUS_TRAITS[s.status].error ? 'red' : 'yellow' });
+  if (down) notes.push({ text: down, color: TONE_COLOR.problem });
+  else if (s.lastError) notes.push({ text: s.lastError, color: STATUS_TRAITS[s.status].error ? TONE_COLOR.problem : TONE_COLOR.warning });
   const warnings = s.warnings ?? [];
-  if (warnings.length > 0) notes.push({ text: `${warnings[0]}${warnings.length > 1 ? ` (+${warnings.length - 1} more warnings)` : ''}`, color: 'yellow' });
-  if (s.eviction && !s.eviction.available && STATUS_TRAITS[s.status].reading) notes.push({ text: 'eviction unavailable', color: 'gray' });
+  if (warnings.length > 0) notes.push({ text: `${warnings[0]}${warnings.length > 1 ? ` (+${warnings.length - 1} more warnings)` : ''}`, color: TONE_COLOR.warning });
+  if (s.eviction && !s.eviction.available && STATUS_TRAITS[s.status].reading) notes.push({ text: 'eviction unavailable', color: TONE_COLOR.muted });
   for (const n of notes) segs.push({ text: '  ' }, n);
   return segs;
 }

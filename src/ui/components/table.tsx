@@ -61,6 +61,6 @@ export function Table(props: TableProps) {
     const key = findingKey(f);
     lines.push(<Row key={key} f={f} placed={placed} ctx={ctx} width={width} isCursor={i === cursor} marked={marks.has(key)} />);
   }
-  if (rows.length === 0) lines.push(<Text key="empty" color="gray">{fit(`  ${props.empty}`, width)}</Text>);
+  if (rows.length === 0) lines.push(<Text key="empty" color={TONE_COLOR.muted}>{fit(`  ${props.empty}`, width)}</Text>);
   return <>{lines}</>;
 }

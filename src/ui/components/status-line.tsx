@@ -1,0 +1,72 @@
+// The line above the footer: the filter prompt, an eviction's progress, the last message, a
+// registry that is not read, or the counts. Colours from the theme only.
+import { Text } from 'ink';
+import { sanitize } from '../../core/sanitize.js';
+import { STATUS_TRAITS } from '../../engine/index.js';
+import { staleOf, type EngineSnapshot, type EvictProgress, type EvictSummary } from '../../engine/types.js';
+import { keysOf } from '../keymap.js';
+import { fit, formatAge } from '../text.js';
+import { ACCENT, TONE_COLOR, type Tone } from '../theme.js';
+import { modeOf, type ViewState } from '../view-state.js';
+
+type MessageTone = NonNullable<ViewState['message']>['tone'];
+const MESSAGE_TONE: Record<MessageTone, Tone> = { error: 'problem', warn: 'warning', info: 'ok' };
+
+export function StatusLine(props: { state: ViewState; progress: EvictProgress | undefined; rowCount: number; snap: EngineSnapshot; width: number; now: number }) {
+  const { state, progress, rowCount, snap, width, now } = props;
+  if (modeOf(state) === 'filter') {
+    const how = `${keysOf('filter.accept', 'filter')} keeps it, ${keysOf('filter.clear', 'filter')} clears it`;
+    return <Text color={ACCENT}>{fit(`/${state.filter}_   ${how}`, width)}</Text>;
+  }
+  if (progress) {
+    const f = progress.finding;
+    return <Text color={TONE_COLOR.warning}>{fit(`evicting ${progress.index}/${progress.total}: ${f.verdict} ${sanitize(f.id, 40)}: ${progress.phase}${progress.detail ? ` (${progress.detail})` : ''}`, width)}</Text>;
+  }
+  if (state.message) return <Text color={TONE_COLOR[MESSAGE_TONE[state.message.tone]]}>{fit(state.message.text, width)}</Text>;
+  const broken = snap.sources.find((s) => STATUS_TRAITS[s.status].error && (s.lastError || s.cause));
+  if (broken) {
+    // What is shown of it is the last known: say how many rows, and that they wait for the registry.
+    const stale = snap.findings.filter((f) => staleOf(f)?.source === broken.name);
+    const kept = stale.length > 0 ? `; its ${stale.length} row${stale.length === 1 ? ' is' : 's are'} the last known (~, ${formatAge(now - staleOf(stale[0]!)!.since)} old), not evictable until it reconnects` : '';
+    return <Text color={TONE_COLOR.problem}>{fit(`${sanitize(broken.name, 20)}: ${broken.lastError ?? broken.cause}${kept}`, width)}</Text>;
+  }
+  const bits = [`${rowCount} ${state.tab === 'sessions' ? 'sessions' : 'claims'}`, `${snap.problems} problems`];
+  if (state.marks.size) bits.push(`${state.marks.size} marked`);
+  if (state.filter) bits.push(`filter "${state.filter}"`);
+  if (state.problemsOnly) bits.push('problems only');
+  if (state.sortColumn) bits.push(`sorted by ${state.sortColumn}${state.sortReverse ? ' (reversed)' : ''}`);
+  if (snap.os.processTable === 'unavailable' && snap.os.processTableError) bits.push(snap.os.processTableError);
+  if (snap.os.notices?.length) bits.push(snap.os.notices[0]!);
+  // With several sources their warnings are on their state lines; with one, here.
+  const warned = snap.sources.length === 1 ? snap.sources[0]!.warnings : undefined;
+  if (warned?.length) bits.push(`${sanitize(snap.sources[0]!.name, 20)} warning: ${warned[0]}${warned.length > 1 ? ` (+${warned.length - 1} more)` : ''}`);
+  return <Text color={TONE_COLOR.muted}>{fit(bits.join('  |  '), width)}</Text>;
+}
+
+/** The table's text when it has no row: why (waiting, filtered out, not connected, none). */
+export function emptyText(snap: EngineSnapshot, s: ViewState): string {
+  if (!snap.settled) return 'waiting for the registry and the first probe...';
+  if (s.filter) return `nothing matches "${s.filter}" (Esc clears the filter)`;
+  // A registry that is not read has nothing to say about its sessions: never "no sessions".
+  const down = snap.sources.filter((x) => STATUS_TRAITS[x.status].error);
+  const why = down.map((x) => `${sanitize(x.name, 20)}: ${x.cause ?? x.lastError ?? STATUS_WORDS_SHORT[x.status] ?? x.status}`).join('; ');
+  if (down.length > 0 && down.length === snap.sources.length) return `not connected (${why})`;
+  const none = s.problemsOnly ? 'no problems (p shows every row)' : s.tab === 'claims' ? 'no claims' : 'no sessions';
+  return down.length > 0 ? `${none} in what was read; not connected: ${why}` : none;
+}
+
+const STATUS_WORDS_SHORT: Partial<Record<string, string>> = { connecting: 'still connecting', stopped: 'stopped' };
+
+/** One line on how an eviction went, and its tone. */
+export function summaryText(s: EvictSummary): { text: string; tone: MessageTone } {
+  const c = s.counts;
+  const parts = [`evicted ${c.evicted}`];
+  if (c['already-gone']) parts.push(`${c['already-gone']} already gone`);
+  if (c.skipped) parts.push(`${c.skipped} skipped`);
+  if (c.refused) parts.push(`${c.refused} refused`);
+  if (c.failed) parts.push(`${c.failed} failed`);
+  const firstProblem = s.results.find((r) => r.outcome === 'skipped' || r.outcome === 'refused' || r.outcome === 'failed');
+  const why = firstProblem ? ` (${sanitize(firstProblem.finding.id, 24)}: ${firstProblem.detail ?? firstProblem.outcome})` : '';
+  const tone = c.failed || c.refused ? 'error' : c.skipped ? 'warn' : 'info';
+  return { text: parts.join(', ') + why, tone };
+}
