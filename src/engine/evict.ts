@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { planEviction, recheck, type PlannedEviction } from '../core/evict-plan.js';
 import type { Finding } from '../core/types.js';
-import { STATUS_TRAITS, type EvictOutcome, type Source } from '../sources/types.js';
+import { STATUS_TRAITS, type RegistryAnswer, type Source } from '../sources/types.js';
 import { auditError, type AuditLog } from './audit-log.js';
 import { freshFinding, type Fresh, type FreshContext } from './fresh-finding.js';
 import { staleOf, type EvictProgress, type EvictRequest, type EvictResult, type EvictStep, type EvictSummary } from './types.js';
@@ -129,7 +129,7 @@ async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: 
   }
 
   sending();
-  let answer: EvictOutcome;
+  let answer: RegistryAnswer;
   try {
     answer = await source.evict(planned.action);
   } catch (err) {
@@ -147,7 +147,7 @@ async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: 
   return unaudited ? { outcome: step.outcome, detail: step.detail ? `${step.detail} (${unaudited})` : unaudited } : step;
 }
 
-function stepOf(answer: EvictOutcome): Step {
+function stepOf(answer: RegistryAnswer): Step {
   switch (answer.outcome) {
     case 'evicted': {
       const also = answer.alsoRemoved?.length ?? 0;

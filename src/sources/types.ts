@@ -98,7 +98,8 @@ export interface SourceSnapshot {
   readonly state: SourceState;
 }
 
-export type EvictOutcome =
+/** What a registry answered to an eviction: done, already gone, refused (in its words), or not asked at all. */
+export type RegistryAnswer =
   /** `detail`: where it went (a trash file); `alsoRemoved`: other records the registry removed in the same request. */
   | { readonly outcome: 'evicted'; readonly detail?: string | undefined; readonly alsoRemoved?: readonly AlsoRemoved[] | undefined }
   | { readonly outcome: 'already-gone' }
@@ -121,7 +122,7 @@ export interface Source {
   snapshot(): SourceSnapshot;
   /** Called after every change of snapshot(); returns the unsubscribe function. */
   subscribe(listener: () => void): () => void;
-  evict(action: EvictionAction): Promise<EvictOutcome>;
+  evict(action: EvictionAction): Promise<RegistryAnswer>;
   /** Re-read the whole registry now. */
   resync(): Promise<void>;
 }

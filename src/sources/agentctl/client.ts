@@ -5,16 +5,18 @@
 // `lock.release` for manual locks; never `session.stop`, which can kill a live process.
 
 import { randomUUID } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import { createConnection, type Socket } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fsErrorText, readBoundedSync } from '../../os/safe-file.js';
+import { dirname } from 'node:path';
 import type { EvictionAction } from '../../core/evict-plan.js';
 import { sanitize } from '../../core/sanitize.js';
-import type { ClaimEntry, SessionEntry } from '../../core/types.js';
-import { FirstSeen, SnapshotHolder } from '../base.js';
-import type { AlsoRemoved, EvictOutcome, Source } from '../types.js';
-import { isManualLock, parseReply, sessionListOf, stateFileRecords, toClaimEntry, toSessionEntry } from './wire.js';
+import { Backoff } from '../backoff.js';
+import { FirstSeen } from '../first-seen.js';
+import { RpcTable } from '../rpc.js';
+import { SnapshotHolder } from '../snapshot-holder.js';
+import type { RegistryAnswer, Source } from '../types.js';
+import { describe, evicted, type Lists } from './prune-outcome.js';
+import { readStateFiles } from './state-files.js';
+import { entriesOf, isManualLock, parseReply, sessionListOf } from './wire.js';
 
 export interface AgentctlOptions {
   readonly name?: string;
@@ -27,6 +29,8 @@ export interface AgentctlOptions {
   readonly requestTimeoutMs?: number;
   readonly backoffInitialMs?: number;
   readonly backoffMaxMs?: number;
+  /** For the reconnect jitter; Math.random by default. */
+  readonly random?: () => number;
   /** A reply line longer than this closes the connection (a broken or hostile daemon). */
   readonly maxLineBytes?: number;
   readonly now?: () => number;
@@ -36,27 +40,16 @@ export const PRUNE_NOTE = 'agentctl prunes every dead record at once: session.pr
 const FILES_READ_ONLY =
   'the agentctl daemon is not running: its state.json and locks.json are read-only to ghostwatch (agentctl rewrites them when it starts)';
 
-interface Pending {
-  resolve: (result: unknown) => void;
-  reject: (error: Error) => void;
-  timer: NodeJS.Timeout;
-}
-
-interface Lists {
-  readonly sessions: readonly SessionEntry[];
-  readonly claims: readonly ClaimEntry[];
-}
-
 export class AgentctlSource extends SnapshotHolder implements Source {
-  private readonly opts: Required<Omit<AgentctlOptions, 'name'>>;
+  private readonly opts: Required<Omit<AgentctlOptions, 'name' | 'random' | 'backoffInitialMs' | 'backoffMaxMs'>>;
   private readonly dir: string;
   private readonly firstSeen = new FirstSeen();
   private socket: Socket | undefined;
   private connected = false;
   private buffer = '';
-  private readonly pending = new Map<string, Pending>();
+  private readonly rpc: RpcTable<unknown>;
+  private readonly backoff: Backoff;
   private stopped = true;
-  private attempt = 0;
   private pollTimer: NodeJS.Timeout | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
@@ -76,11 +69,16 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       host: options.host,
       pollIntervalMs: options.pollIntervalMs ?? 2_000,
       requestTimeoutMs: options.requestTimeoutMs ?? 8_000,
-      backoffInitialMs: options.backoffInitialMs ?? 250,
-      backoffMaxMs: options.backoffMaxMs ?? 5_000,
       maxLineBytes: options.maxLineBytes ?? 32 * 1024 * 1024,
       now: this.now,
     };
+    this.backoff = new Backoff({ initialMs: options.backoffInitialMs, maxMs: options.backoffMaxMs, random: options.random });
+    this.rpc = new RpcTable<unknown>({
+      timeoutMs: this.opts.requestTimeoutMs,
+      timeoutMessage: (method, ms) => `agentctl did not answer ${method} within ${ms / 1000} s`,
+      onTimeout: () => this.counters.requestTimeouts++,
+      newId: randomUUID,
+    });
     this.dir = dirname(options.socketPath);
   }
 
@@ -106,12 +104,12 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   }
 
   /** The outcome's error quotes the daemon (its message, code, a record's status): sanitized here. */
-  async evict(action: EvictionAction): Promise<EvictOutcome> {
+  async evict(action: EvictionAction): Promise<RegistryAnswer> {
     const outcome = await this.evictNow(action);
     return outcome.outcome === 'refused' || outcome.outcome === 'failed' ? { ...outcome, error: sanitize(outcome.error, 300) } : outcome;
   }
 
-  private async evictNow(action: EvictionAction): Promise<EvictOutcome> {
+  private async evictNow(action: EvictionAction): Promise<RegistryAnswer> {
     if (!this.connected) return { outcome: 'failed', error: FILES_READ_ONLY };
     const before = this.lists;
     try {
@@ -153,7 +151,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     socket.on('connect', () => {
       if (socket !== this.socket) return;
       this.connected = true;
-      this.attempt = 0;
+      this.backoff.reset();
       this.buffer = '';
       const tick = (): void => {
         // A slow daemon (session.list asks every agent adapter) must not pile up polls.
@@ -193,13 +191,11 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       else this.setStatus('unreachable', `${why}; ${found}`);
       this.setEviction({ available: false, why: FILES_READ_ONLY, note: PRUNE_NOTE });
     });
-    const base = Math.min(this.opts.backoffMaxMs, this.opts.backoffInitialMs * 2 ** this.attempt);
-    this.attempt++;
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       this.reconnects++;
       this.connect();
-    }, base);
+    }, this.backoff.next());
   }
 
   private drop(why: string): void {
@@ -209,11 +205,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     const socket = this.socket;
     this.socket = undefined;
     socket?.destroy();
-    for (const [, p] of this.pending) {
-      clearTimeout(p.timer);
-      p.reject(new Error(`agentctl daemon: ${why}`));
-    }
-    this.pending.clear();
+    this.rpc.failAll(`agentctl daemon: ${why}`);
   }
 
   private onData(socket: Socket, chunk: string): void {
@@ -236,31 +228,18 @@ export class AgentctlSource extends SnapshotHolder implements Source {
         else this.counters.badFrames++;
         continue;
       }
-      const p = this.pending.get(reply.id);
-      if (!p) {
-        this.counters.badFrames++;
-        continue;
-      }
-      this.pending.delete(reply.id);
-      clearTimeout(p.timer);
-      if (reply.kind === 'error') p.reject(Object.assign(new Error(`agentctl: ${reply.message} (${reply.code})`), { daemon: true }));
-      else p.resolve(reply.result);
+      const matched =
+        reply.kind === 'error'
+          ? this.rpc.answer(reply.id, { error: Object.assign(new Error(`agentctl: ${reply.message} (${reply.code})`), { daemon: true }) })
+          : this.rpc.answer(reply.id, { answer: reply.result });
+      if (!matched) this.counters.badFrames++;
     }
   }
 
   private request(method: string, params: Record<string, unknown>): Promise<unknown> {
     const socket = this.socket;
     if (!socket || !this.connected) return Promise.reject(new Error('the agentctl daemon is not connected'));
-    const id = randomUUID();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        this.counters.requestTimeouts++;
-        reject(new Error(`agentctl did not answer ${method} within ${this.opts.requestTimeoutMs / 1000} s`));
-      }, this.opts.requestTimeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      socket.write(`${JSON.stringify({ id, method, params })}\n`);
-    });
+    return this.rpc.call(method, (id) => socket.write(`${JSON.stringify({ id, method, params })}\n`));
   }
 
   // ------------------------------------------------------------ reading
@@ -296,106 +275,28 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     }
     this.lastText = textNow;
     const now = this.now();
-    const sessions: SessionEntry[] = [];
-    const seen = new Set<string>();
-    for (const r of records) {
-      const entry = toSessionEntry(r, this.name, this.opts.host, (id, pid) => this.firstSeen.at(id, pid, now));
-      if (!entry || seen.has(entry.id)) {
-        this.counters.badEntries++;
-        continue;
-      }
-      seen.add(entry.id);
-      sessions.push(entry);
-    }
+    const { sessions, claims, seen } = entriesOf(records, locks, this.name, this.opts.host, (id, pid) => this.firstSeen.at(id, pid, now));
+    this.counters.badEntries += records.length + locks.length - sessions.length - claims.length;
     this.firstSeen.keepOnly(seen);
-    const claims: ClaimEntry[] = [];
-    const dirs = new Set<string>();
-    for (const l of locks) {
-      const claim = toClaimEntry(l, this.name, this.opts.host, seen);
-      if (!claim || dirs.has(claim.resource)) {
-        this.counters.badEntries++;
-        continue;
-      }
-      dirs.add(claim.resource);
-      claims.push(claim);
-    }
     this.lists = { sessions, claims };
     const dropped = records.length + locks.length - sessions.length - claims.length;
     this.applyRead({ sessions, claims, warnings: dropped > 0 ? [...warnings, `${dropped} record${dropped === 1 ? '' : 's'} without a usable id or directory (or repeated) skipped`] : warnings });
   }
 
-  /**
-   * state.json and locks.json, when the daemon is down. Read-only: agentctl writes them
-   * atomically (tmp + rename), so a read sees a whole file or none.
-   */
+  /** state.json and locks.json, when the daemon is down (read only when they changed). */
   private async readFiles(): Promise<'read' | 'absent' | string> {
-    const statePath = join(this.dir, 'state.json');
-    const locksPath = join(this.dir, 'locks.json');
-    const [stateStat, locksStat] = await Promise.all([stat(statePath).catch(() => undefined), stat(locksPath).catch(() => undefined)]);
-    if (!stateStat && !locksStat) {
-      const dirThere = await stat(this.dir).then(() => true, () => false);
-      return dirThere ? `no state.json or locks.json in ${this.dir}` : 'absent';
-    }
-    const stamp = `${stateStat?.mtimeMs}:${stateStat?.size}:${locksStat?.mtimeMs}:${locksStat?.size}`;
-    if (stamp === this.fileStamp) {
+    const read = await readStateFiles(this.dir, this.fileStamp);
+    if (read.kind === 'absent') return 'absent';
+    if (read.kind === 'missing') return read.why;
+    if (read.kind === 'same') {
       this.applyRead({ warnings: this.fileWarnings });
       return 'read';
     }
-    const warnings: string[] = [];
-    const state = await readJson(statePath, warnings);
-    const locks = await readJson(locksPath, warnings);
-    const records = state === undefined ? [] : stateFileRecords(state);
-    if (state !== undefined && !records) warnings.push(`${statePath}: no "sessions" object`);
-    if (locks !== undefined && !Array.isArray(locks)) warnings.push(`${locksPath}: not a list of locks`);
     if (this.connected) return 'read'; // the daemon came back meanwhile: its answer wins
-    this.fileStamp = stamp;
-    this.fileWarnings = warnings;
+    this.fileStamp = read.stamp;
+    this.fileWarnings = read.warnings;
     this.lastText = '';
-    this.take(records ?? [], Array.isArray(locks) ? locks : [], warnings);
+    this.take(read.records, read.locks, read.warnings);
     return 'read';
   }
-}
-
-/** state.json only grows (agentctl deletes nothing), but not past this. */
-const MAX_FILE_BYTES = 64 * 1024 * 1024;
-
-async function readJson(path: string, warnings: string[]): Promise<unknown> {
-  let text: string;
-  try {
-    // Bounded, never through a symlink or into a FIFO: agentctl writes these by tmp + rename.
-    text = readBoundedSync(path, MAX_FILE_BYTES, { noFollow: true }).toString('utf8');
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code !== 'ENOENT') warnings.push(sanitize(`${path}: cannot read it (${fsErrorText(error)})`, 300));
-    return undefined;
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    warnings.push(`${path}: not valid JSON (${(error as Error).message})`);
-    return undefined;
-  }
-}
-
-function describe(entry: SessionEntry): string {
-  return `status ${entry.status ?? 'unknown'}, pid ${entry.pid === undefined ? 'none' : String(entry.pid)}`;
-}
-
-/** The outcome of a prune or release: what it was asked to remove, and everything else that went with it. */
-function evicted(before: Lists, after: Lists, target: { kind: 'session' | 'claim'; id: string }, pruneAnswer: unknown): EvictOutcome {
-  const sessionsAfter = new Set(after.sessions.map((s) => s.id));
-  const claimsAfter = new Set(after.claims.map((c) => c.resource));
-  const also: AlsoRemoved[] = [];
-  for (const s of before.sessions) {
-    if (!sessionsAfter.has(s.id) && !(target.kind === 'session' && s.id === target.id)) also.push({ kind: 'session', id: s.id, raw: s.raw ?? s });
-  }
-  for (const c of before.claims) {
-    if (!claimsAfter.has(c.resource) && !(target.kind === 'claim' && c.resource === target.id)) also.push({ kind: 'claim', id: c.resource, raw: c.raw ?? c });
-  }
-  const pruned = typeof pruneAnswer === 'object' && pruneAnswer !== null ? (pruneAnswer as { pruned?: unknown }).pruned : undefined;
-  return {
-    outcome: 'evicted',
-    detail: typeof pruned === 'number' ? `agentctl pruned ${pruned} record${pruned === 1 ? '' : 's'}` : undefined,
-    alsoRemoved: also,
-  };
 }

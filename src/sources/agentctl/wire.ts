@@ -117,3 +117,33 @@ export function toClaimEntry(lock: unknown, source: string, host: string, sessio
 export function isManualLock(raw: unknown): boolean {
   return isObject(raw) && raw.type === 'manual';
 }
+
+/**
+ * A read's records and locks as entries: one per id and per directory (a repeat is dropped
+ * like a record without a usable id); `seen` holds the session ids kept.
+ */
+export function entriesOf(
+  records: readonly unknown[],
+  locks: readonly unknown[],
+  source: string,
+  host: string,
+  firstObservedAt: (id: string, pid: unknown) => number,
+): { sessions: SessionEntry[]; claims: ClaimEntry[]; seen: ReadonlySet<string> } {
+  const sessions: SessionEntry[] = [];
+  const seen = new Set<string>();
+  for (const r of records) {
+    const entry = toSessionEntry(r, source, host, firstObservedAt);
+    if (!entry || seen.has(entry.id)) continue;
+    seen.add(entry.id);
+    sessions.push(entry);
+  }
+  const claims: ClaimEntry[] = [];
+  const dirs = new Set<string>();
+  for (const l of locks) {
+    const claim = toClaimEntry(l, source, host, seen);
+    if (!claim || dirs.has(claim.resource)) continue;
+    dirs.add(claim.resource);
+    claims.push(claim);
+  }
+  return { sessions, claims, seen };
+}

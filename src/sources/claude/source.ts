@@ -9,9 +9,10 @@ import type { EvictionAction } from '../../core/evict-plan.js';
 import { sanitize } from '../../core/sanitize.js';
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
 import { fsErrorText, UnsafePath } from '../../os/safe-file.js';
-import { FirstSeen, SnapshotHolder } from '../base.js';
+import { FirstSeen } from '../first-seen.js';
+import { SnapshotHolder } from '../snapshot-holder.js';
 import { checkTrashDir, FileChanged, moveToTrash } from '../trash.js';
-import type { EvictOutcome, Source } from '../types.js';
+import type { RegistryAnswer, Source } from '../types.js';
 import { parseClaimSession, parseClaudeSession, parseLiveMonitor, type FileEntries, type ParseContext } from './formats.js';
 import { WatchedDir, type FileReading } from './watched-dir.js';
 
@@ -105,7 +106,7 @@ export class FileSource extends SnapshotHolder implements Source {
     if (this.builds === before) this.build();
   }
 
-  async evict(action: EvictionAction): Promise<EvictOutcome> {
+  async evict(action: EvictionAction): Promise<RegistryAnswer> {
     const trashDir = this.opts.trashDir;
     if (trashDir === undefined) return { outcome: 'failed', error: this.opts.readOnlyWhy ?? 'this source is read-only' };
     const kind = action.type === 'deregister' ? 'session' : 'claim';

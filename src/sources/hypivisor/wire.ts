@@ -28,6 +28,13 @@ export function urlWithToken(url: string | URL, token: string | undefined): URL 
   return u;
 }
 
+/** A text frame's bytes as a string, whichever of ws's three shapes they came in. */
+export function rawToString(data: Buffer | ArrayBuffer | Buffer[]): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
+  return data.toString('utf8');
+}
+
 function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,0 +1,153 @@
+// What ghostwatch believes the hypivisor registry holds: its nodes and claims, kept current by
+// the event stream, replaced whole by a connection's init, repaired by re-syncs. It says when
+// an event makes it doubt itself; asking the registry again is the client's business.
+
+import type { EvictionAction } from '../../core/evict-plan.js';
+import type { ClaimEntry, SessionEntry } from '../../core/types.js';
+import { FirstSeen } from '../first-seen.js';
+import type { EntryLists } from '../snapshot-holder.js';
+import type { InputCounters } from '../types.js';
+import { ClockOffset } from './clock-offset.js';
+import { nodeKey, sameIdentity, toClaimEntry, toSessionEntry, type Frame } from './wire.js';
+
+export type RegistryEvent = Extract<Frame, { kind: 'node_joined' | 'node_offline' | 'node_removed' | 'claim_acquired' | 'claim_released' }>;
+
+/**
+ * What an event did: `changed` the view, nothing (`same`), or made it `doubt` itself (an event
+ * about a node it never saw: the view has drifted), `bad` when the event was also unusable.
+ */
+export type EventEffect = 'changed' | 'same' | 'doubt' | 'bad';
+
+export class RegistryView {
+  private nodes = new Map<string, SessionEntry>();
+  private claims = new Map<string, ClaimEntry>();
+  /** When each (id, pid) was first seen: survives re-syncs and reconnects, for the reuse verdict. */
+  private readonly observed = new FirstSeen();
+  private joinSeq = 0;
+  readonly clock = new ClockOffset();
+
+  constructor(
+    private readonly source: string,
+    private readonly now: () => number,
+    private readonly counters: InputCounters,
+  ) {}
+
+  lists(): EntryLists {
+    return { sessions: [...this.nodes.values()], claims: [...this.claims.values()] };
+  }
+
+  /** A new connection's snapshot replaces the old view whole: nothing from before a restart survives. */
+  replace(nodes: readonly unknown[], claims: readonly unknown[] | undefined): void {
+    this.nodes = this.readNodes(nodes, new Map());
+    this.claims = claims ? this.readClaims(claims) : new Map();
+  }
+
+  apply(frame: RegistryEvent): EventEffect {
+    switch (frame.kind) {
+      case 'node_joined': {
+        const entry = this.readNode(frame.node, ++this.joinSeq);
+        if (!entry) {
+          this.counters.badEntries++;
+          return 'bad';
+        }
+        if (entry.registeredAt !== undefined) this.clock.sample(entry.registeredAt - this.now());
+        this.nodes.set(entry.id, entry);
+        return 'changed';
+      }
+      case 'node_offline': {
+        const entry = this.nodes.get(frame.id);
+        if (!entry) return 'doubt'; // offline for a node we never saw: our view has drifted
+        // The event carries no time: the registry set offline_since to its own now.
+        const offlineSince = Math.floor((this.now() + this.clock.offsetMs()) / 1000);
+        const raw = { ...entry.raw, status: 'offline', offline_since: offlineSince };
+        const updated = toSessionEntry(raw, this.source, { firstObservedAt: entry.firstObservedAt, joinSeq: entry.joinSeq });
+        if (updated) this.nodes.set(frame.id, updated);
+        return 'changed';
+      }
+      case 'node_removed':
+        if (!this.nodes.delete(frame.id)) return 'same';
+        this.observed.forget(frame.id);
+        return 'changed';
+      case 'claim_acquired': {
+        const claim = toClaimEntry(frame.claim, this.source);
+        if (!claim) {
+          this.counters.badEntries++;
+          return 'bad';
+        }
+        this.claims.set(claim.resource, claim);
+        return 'changed';
+      }
+      case 'claim_released':
+        return this.claims.delete(frame.resource) ? 'changed' : 'same';
+    }
+  }
+
+  /** A list_nodes answer: the nodes it names replace the view's; returns how many were added, removed or changed. */
+  repairNodes(nodes: readonly unknown[]): number {
+    const next = this.readNodes(nodes, this.nodes);
+    const moved = keepUnchanged(this.nodes, next);
+    if (moved > 0) this.nodes = next;
+    return moved;
+  }
+
+  /** A list_claims answer, likewise; 0 leaves the claims as they were. */
+  repairClaims(claims: readonly unknown[]): number {
+    const next = this.readClaims(claims);
+    let moved = 0;
+    for (const [k, c] of next) if (!this.claims.has(k) || this.claims.get(k)?.holder !== c.holder) moved++;
+    for (const k of this.claims.keys()) if (!next.has(k)) moved++;
+    if (moved > 0) this.claims = next;
+    return moved;
+  }
+
+  /** The registry removed what an eviction named: drop it here too; false when it was not held. */
+  remove(action: EvictionAction): boolean {
+    return action.type === 'deregister' ? this.nodes.delete(action.id) : this.claims.delete(action.resource);
+  }
+
+  /** A node as an entry, stamped with when (id, pid) was first seen: a new pid under an old id starts a new clock. */
+  private readNode(node: unknown, joinSeq: number | undefined, now = this.now()): SessionEntry | undefined {
+    const key = nodeKey(node);
+    if (!key) return undefined;
+    return toSessionEntry(node, this.source, { firstObservedAt: this.observed.at(key.id, key.pid, now), joinSeq });
+  }
+
+  private readNodes(nodes: readonly unknown[], previous: ReadonlyMap<string, SessionEntry>): Map<string, SessionEntry> {
+    const map = new Map<string, SessionEntry>();
+    const now = this.now();
+    for (const node of nodes) {
+      // Entries of one snapshot joined "at once" (seq 0) unless we saw them join before.
+      const id = nodeKey(node)?.id;
+      const parsed = this.readNode(node, id === undefined ? undefined : (previous.get(id)?.joinSeq ?? 0), now);
+      if (parsed) map.set(parsed.id, parsed);
+      else this.counters.badEntries++;
+    }
+    this.observed.keepOnly(map);
+    return map;
+  }
+
+  private readClaims(claims: readonly unknown[]): Map<string, ClaimEntry> {
+    const map = new Map<string, ClaimEntry>();
+    for (const c of claims) {
+      const claim = toClaimEntry(c, this.source);
+      if (claim) map.set(claim.resource, claim);
+      else this.counters.badEntries++;
+    }
+    return map;
+  }
+}
+
+/**
+ * How many entries a re-sync added, removed or changed. Entries whose identity did not change
+ * keep their old object in `after`, so whoever compares objects sees no change there.
+ */
+function keepUnchanged(before: ReadonlyMap<string, SessionEntry>, after: Map<string, SessionEntry>): number {
+  let n = 0;
+  for (const [id, entry] of after) {
+    const old = before.get(id);
+    if (old && sameIdentity(old, entry)) after.set(id, old);
+    else n++;
+  }
+  for (const id of before.keys()) if (!after.has(id)) n++;
+  return n;
+}
