@@ -52,7 +52,7 @@ describe.each([
     await killAndReap(agent.child);
     const env = { ...process.env, HYPIVISOR_WS: s.url, XDG_CONFIG_HOME: '/nonexistent', NO_COLOR: '1' };
     const run = await runCli(['check', '--json'], env);
-    expect(run.code).toBe(1);
+    expect(run.code, `check said:\n${run.stdout}\n${run.stderr}`).toBe(1);
     const report = JSON.parse(run.stdout) as { findings: { id: string; verdict: string; reason: string }[] };
     expect(report.findings.find((x) => x.id === agent.id)).toMatchObject({ verdict: 'ghost', reason: expect.stringMatching(/^registry: offline since .*ESRCH/) });
   });

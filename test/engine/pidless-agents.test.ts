@@ -25,7 +25,7 @@ describe.runIf(isLinux).each([
       const x = finding(engine.getSnapshot(), agent.id);
       return x?.evidence.port?.owner !== undefined && x.evidence.process !== undefined && x.verdict === 'live' ? x : undefined;
     }, 8000, 'live, served by the agent');
-    expect(f.reason).toMatch(new RegExp(`^no pid; port ${agent.port} is served by pid ${agent.pid} \\(node\\), which is alive$`));
+    expect(f.reason).toMatch(new RegExp(`^no pid; port ${agent.port} is served by pid ${agent.pid} \\([^)]+\\), which is alive$`));
     expect(f.evidence.port).toMatchObject({ port: agent.port, result: 'open', owner: agent.pid, listeners: ['127.0.0.1'] });
     expect(f.evidence.process).toMatchObject({ pid: agent.pid });
     expect(engine.processInfo(agent.pid)?.cmd).toContain('pi-agent.mjs');
