@@ -95,6 +95,11 @@ export const VERDICTS_WORST_FIRST: readonly Verdict[] = [...VERDICTS].sort((a, b
 /** The problem verdicts, in the table's order. */
 export const PROBLEM_VERDICTS: readonly Verdict[] = VERDICTS.filter((v) => TABLE[v].problem);
 
+/** The problems counted, in the table's order, by their short names: ["2 ghost", "1 stale"] (tmux's status line). */
+export function problemCounts(counts: Readonly<Partial<Record<string, number>>>): string[] {
+  return PROBLEM_VERDICTS.filter((v) => (counts[v] ?? 0) > 0).map((v) => `${counts[v]} ${TABLE[v].short}`);
+}
+
 /** What each marker but the blank one says, for the help. `named`: the help names its verdicts. */
 export const MARKER_MEANINGS: Readonly<Record<Exclude<VerdictMarker, ' '>, { readonly meaning: string; readonly named: boolean }>> = {
   '!': { meaning: 'a problem: evictable', named: false },
