@@ -2,11 +2,12 @@
 // as in the live monitor (same executor). In a terminal it asks once; without one it needs --yes.
 // Every line may quote a registry (ids, reasons, its answers): each piece is sanitized here.
 import { createInterface } from 'node:readline/promises';
+import { VERDICT_TRAITS, VERDICTS } from '../core/verdicts.js';
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
 import { commandOptions, MONITOR_OPTIONS, monitorSettings } from './settings.js';
 
 /** Verdicts reap can be limited to: the problems, all evictable without force. */
-export const REAPABLE: readonly string[] = ['ghost', 'zombie', 'reused', 'superseded', 'pending', 'stale-claim'];
+export const REAPABLE: readonly string[] = VERDICTS.filter((v) => VERDICT_TRAITS[v].problem && VERDICT_TRAITS[v].evictable);
 
 export const REAP_OPTIONS: readonly OptionSpec[] = [
   ...MONITOR_OPTIONS.filter((o) => o.name !== 'read-only'),

@@ -37,10 +37,6 @@ export function statusUsage(): string {
   ].join('\n');
 }
 
-/** Short names for a status bar: the problems only. */
-const SHORT: Record<string, string> = { 'stale-claim': 'stale' };
-const PROBLEMS = ['ghost', 'zombie', 'reused', 'superseded', 'pending', 'stale-claim'];
-
 export async function statusCommand(argv: readonly string[]): Promise<number> {
   const options = commandOptions(argv, STATUS_OPTIONS, statusUsage);
   if (!options) return 0;
@@ -102,7 +98,9 @@ async function statusViaEngine(settings: MonitorSettings, format: Format, timeou
 async function printStatus(format: Format, counts: Readonly<Record<string, number>>, problems: number): Promise<number> {
   if (format === 'json') process.stdout.write(`${JSON.stringify({ connected: true, problems, summary: counts })}\n`);
   else if (format === 'tmux') {
-    const parts = PROBLEMS.filter((v) => (counts[v] ?? 0) > 0).map((v) => `${counts[v]} ${SHORT[v] ?? v}`);
+    // The problems by their short names (core's VERDICT_TRAITS); core is loaded already, by now.
+    const { problemCounts } = await import('../core/verdicts.js');
+    const parts = problemCounts(counts);
     process.stdout.write(`gw ${parts.length > 0 ? parts.join(' ') : 'ok'}\n`);
   } else {
     const { summaryLine } = await import('./report.js');

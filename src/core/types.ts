@@ -1,26 +1,26 @@
 // The domain vocabulary of ghostwatch. Pure data: no I/O, no clock, no Node APIs.
 // All times are Unix epoch milliseconds on the LOCAL clock unless a field says otherwise.
 
-/** Verdicts for session entries (design.md, "Verdicts"). */
-export const SESSION_VERDICTS = [
-  'live',
-  'ghost',
-  'zombie',
-  'reused',
-  'superseded',
-  'pending',
-  'offline',
-  'remote',
-  'unverified',
-] as const;
-export type SessionVerdict = (typeof SESSION_VERDICTS)[number];
+import type { ClaimVerdict, SessionVerdict, Verdict } from './verdicts.js';
 
-/** Verdicts for claims / locks. */
-export const CLAIM_VERDICTS = ['held', 'stale-claim'] as const;
-export type ClaimVerdict = (typeof CLAIM_VERDICTS)[number];
-
-export type Verdict = SessionVerdict | ClaimVerdict;
-export const VERDICTS: readonly Verdict[] = [...SESSION_VERDICTS, ...CLAIM_VERDICTS];
+// The verdicts and their traits live in verdicts.ts (one table); re-exported here, where the
+// rest of the vocabulary is.
+export {
+  CLAIM_VERDICTS,
+  MARKER_MEANINGS,
+  PROBLEM_VERDICTS,
+  SESSION_VERDICTS,
+  VERDICT_TRAITS,
+  VERDICTS,
+  VERDICTS_WORST_FIRST,
+  verdictsMarked,
+  type ClaimVerdict,
+  type SessionVerdict,
+  type Verdict,
+  type VerdictMarker,
+  type VerdictTone,
+  type VerdictTraits,
+} from './verdicts.js';
 
 /**
  * A session as a registry reports it, normalized by its source adapter.
@@ -284,18 +284,3 @@ export interface ClaimFinding {
 }
 
 export type Finding = SessionFinding | ClaimFinding;
-
-/** design.md's table: which verdicts are problems, which are evictable without force. */
-export const VERDICT_TRAITS: Readonly<Record<Verdict, { readonly problem: boolean; readonly evictable: boolean }>> = {
-  live: { problem: false, evictable: false },
-  ghost: { problem: true, evictable: true },
-  zombie: { problem: true, evictable: true },
-  reused: { problem: true, evictable: true },
-  superseded: { problem: true, evictable: true },
-  pending: { problem: true, evictable: true },
-  offline: { problem: false, evictable: true },
-  remote: { problem: false, evictable: false },
-  unverified: { problem: false, evictable: false },
-  held: { problem: false, evictable: false },
-  'stale-claim': { problem: true, evictable: true },
-};

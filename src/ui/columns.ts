@@ -1,7 +1,7 @@
 // Column definitions, k9s-style: one generic table, driven per tab by columns that each carry a
 // priority. Narrow panes drop the least important columns instead of wrapping.
 import { sanitize } from '../core/sanitize.js';
-import type { ClaimFinding, Finding, SessionFinding } from '../core/types.js';
+import { VERDICTS_WORST_FIRST, type ClaimFinding, type Finding, type SessionFinding } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { formatAge, shortenPath, truncate } from './text.js';
 import { staleOf } from '../engine/types.js';
@@ -60,9 +60,7 @@ const verdictColumn: Column = {
 };
 
 /** Worst first: the order problems are listed in. */
-export const VERDICT_ORDER: readonly Finding['verdict'][] = [
-  'ghost', 'zombie', 'stale-claim', 'reused', 'superseded', 'pending', 'unverified', 'offline', 'remote', 'live', 'held',
-];
+export const VERDICT_ORDER: readonly Finding['verdict'][] = VERDICTS_WORST_FIRST;
 
 function pidColumn(priority: number): Column {
   return {

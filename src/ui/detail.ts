@@ -3,6 +3,7 @@
 import { formatDuration } from '../core/duration.js';
 import { sanitize } from '../core/sanitize.js';
 import type { Evidence, Finding, ProcessInfo } from '../core/types.js';
+import { MARKER_MEANINGS, VERDICT_TRAITS, VERDICTS_WORST_FIRST, verdictsMarked, type VerdictMarker } from '../core/verdicts.js';
 import { staleOf } from '../engine/types.js';
 import { bindingKeys, KEYMAP } from './keymap.js';
 import { momentText } from './text.js';
@@ -114,10 +115,14 @@ export function helpLines(): DetailLine[] {
     { label: 'keys', value: '', heading: true },
     ...KEYMAP.map((b) => ({ label: bindingKeys(b), value: b.description })),
     { label: 'markers', value: '', heading: true },
-    { label: '!', value: 'a problem: evictable' },
-    { label: '?', value: 'cannot be checked here (remote, unverified)' },
-    { label: '-', value: 'the registry marks it offline' },
+    // The verdicts' markers and meanings, from core's VERDICT_TRAITS.
+    ...Object.entries(MARKER_MEANINGS).map(([marker, m]) => ({
+      label: marker,
+      value: m.named ? `${m.meaning} (${verdictsMarked(marker as VerdictMarker).join(', ')})` : m.meaning,
+    })),
     { label: '~', value: 'stale: its registry is not connected; the last known row, not evictable until it reconnects' },
     { label: '>  *', value: 'the cursor; a marked row' },
+    { label: 'verdicts', value: '', heading: true },
+    ...VERDICTS_WORST_FIRST.map((v) => ({ label: `${VERDICT_TRAITS[v].marker}${v}`, value: VERDICT_TRAITS[v].meaning })),
   ];
 }

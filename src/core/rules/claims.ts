@@ -1,0 +1,129 @@
+// Rule: claims. A claim / lock is held while its holder lives; it is stale when its own pid is
+// dead, its heartbeat is older than the claim manager's limit, its holder is missing from the
+// registry, or its holder's verdict is a problem (offline included, when the process behind it is).
+
+import { formatDuration } from '../duration.js';
+import { pidProblem } from '../pid.js';
+import { sanitize } from '../sanitize.js';
+import {
+  VERDICT_TRAITS,
+  type ClaimEntry,
+  type ClaimFinding,
+  type ClaimVerdict,
+  type Evidence,
+  type OsFacts,
+  type Policy,
+  type SessionFinding,
+} from '../types.js';
+import { newEvidence, toLocal, type EvidenceDraft } from './judgement.js';
+
+export interface Holders {
+  /** By source, then id: ids are unique per source only. */
+  readonly bySource: Map<string, Map<string, SessionFinding>>;
+  /** By id alone, every source: for a holder its claim's own source does not have. */
+  readonly byId: Map<string, SessionFinding[]>;
+}
+
+/** The session findings that claims name as holders. Only the named ids are indexed. */
+export function indexHolders(claims: readonly ClaimEntry[], sessions: readonly SessionFinding[]): Holders {
+  const bySource = new Map<string, Map<string, SessionFinding>>();
+  const byId = new Map<string, SessionFinding[]>();
+  const wanted = new Set<string>();
+  for (const c of claims) if (c.holder !== undefined) wanted.add(c.holder);
+  if (wanted.size === 0) return { bySource, byId };
+  for (const f of sessions) {
+    if (!wanted.has(f.id)) continue;
+    let ids = bySource.get(f.source);
+    if (!ids) bySource.set(f.source, (ids = new Map()));
+    ids.set(f.id, f);
+    const same = byId.get(f.id);
+    if (same) same.push(f);
+    else byId.set(f.id, [f]);
+  }
+  return { bySource, byId };
+}
+
+/**
+ * The claim's holder: in the claim's own source; else a session with that very id (byte for byte,
+ * no case folding or prefix games) in another source. The same id in several sources is the same
+ * session seen twice: one of them that is not a problem is proof enough that it lives.
+ */
+export function findHolder(claim: ClaimEntry, holders: Holders): SessionFinding | undefined {
+  if (claim.holder === undefined) return undefined;
+  const own = holders.bySource.get(claim.source)?.get(claim.holder);
+  if (own) return own;
+  const elsewhere = holders.byId.get(claim.holder);
+  if (!elsewhere) return undefined;
+  return elsewhere.find((f) => !f.problem) ?? elsewhere[0];
+}
+
+/** Judge `claim`, whose holder's finding is `holder` (undefined: none found); `host` is its host's evidence. */
+export function judgeClaim(
+  claim: ClaimEntry,
+  holder: SessionFinding | undefined,
+  host: Evidence['host'],
+  os: OsFacts,
+  now: number,
+  policy: Policy,
+): ClaimFinding {
+  const evidence = newEvidence(host);
+  evidence.holder = {
+    id: claim.holder ?? null,
+    present: holder !== undefined,
+    verdict: holder?.verdict,
+    underlying: holder?.evidence.underlying,
+    source: holder !== undefined && holder.source !== claim.source ? holder.source : undefined,
+  };
+  const local = host.local;
+  const holderName = claim.holder !== undefined ? sanitize(claim.holder, 40) : '';
+  const stale = (reason: string): ClaimFinding => claimFinding(claim, 'stale-claim', reason, evidence);
+  const held = (reason: string, note?: string): ClaimFinding => claimFinding(claim, 'held', reason, evidence, note);
+
+  const unusable = claim.pid === undefined ? undefined : pidProblem(claim.pid);
+  if (claim.pid !== undefined) evidence.pid = { value: unusable ? null : (claim.pid as number), raw: claim.pid, unusable };
+  const facts = local && unusable === undefined ? os.pids.get(claim.pid as number) : undefined;
+  if (facts) {
+    evidence.kill = facts.kill;
+    evidence.checkedAt = facts.checkedAt;
+    evidence.state = facts.state;
+    if (facts.kill === 'ESRCH') return stale(`its pid ${facts.pid} is gone (ESRCH)`);
+    if (facts.state === 'Z' && facts.kill !== 'error') return stale(`its pid ${facts.pid} is a zombie`);
+  }
+  if (claim.heartbeatAt !== undefined && claim.staleAfterMs !== undefined) {
+    const ageMs = Math.max(0, now - toLocal(policy, claim.source, claim.heartbeatAt));
+    evidence.heartbeat = { at: claim.heartbeatAt, ageMs, staleAfterMs: claim.staleAfterMs };
+    if (ageMs > claim.staleAfterMs) {
+      return stale(`last heartbeat ${formatDuration(ageMs)} ago (stale after ${formatDuration(claim.staleAfterMs)})`);
+    }
+  }
+  if (claim.holder !== undefined && !holder) return stale(`holder ${holderName} is not in the registry`);
+  const where = holder && holder.source !== claim.source ? ` (in ${sanitize(holder.source, 20)})` : '';
+  if (holder?.problem) return stale(`holder ${holderName}${where} is ${holder.verdict}: ${holder.reason}`);
+  const underlying = holder?.evidence.underlying;
+  if (holder?.verdict === 'offline' && underlying && VERDICT_TRAITS[underlying].problem) {
+    return stale(`holder ${holderName} is offline and its process is ${underlying}`);
+  }
+  if (holder) {
+    const caveat = holder.verdict === 'live' ? '' : ` (${holder.verdict}: not proof it is alive)`;
+    return held(`held by ${holderName}${where}, which is ${holder.verdict}${caveat}`);
+  }
+  if (facts && (facts.kill === 'ok' || facts.kill === 'EPERM')) return held(`held by pid ${facts.pid}, which is alive`);
+  return held('names no holder and no pid that can be checked here', 'unverified');
+}
+
+function claimFinding(claim: ClaimEntry, verdict: ClaimVerdict, reason: string, evidence: EvidenceDraft, note?: string): ClaimFinding {
+  const traits = VERDICT_TRAITS[verdict];
+  return {
+    kind: 'claim',
+    source: claim.source,
+    id: claim.resource,
+    holder: claim.holder ?? null,
+    verdict,
+    problem: traits.problem,
+    evictable: traits.evictable,
+    reason,
+    note,
+    evidence,
+    entry: claim,
+  };
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { findHolder, indexHolders, judgeClaim } from '../../../src/core/rules/claims.js';
+import { sessionFinding } from '../../../src/core/rules/judgement.js';
+import type { ClaimEntry, Evidence, OsFacts, SessionFinding, SessionVerdict } from '../../../src/core/types.js';
+import { alive, claim, gone, localEvidence, NOW, os, pidFacts, POLICY, session } from './support.js';
+
+const HERE: Evidence['host'] = { machine: 'devbox', local: true, matchedAs: 'exact' };
+const AWAY: Evidence['host'] = { machine: 'laptop', local: false, matchedAs: undefined };
+function holder(verdict: SessionVerdict, fields: { source?: string; underlying?: SessionVerdict } = {}): SessionFinding {
+  const evidence = localEvidence();
+  if (fields.underlying) evidence.underlying = fields.underlying;
+  return sessionFinding(session('h', { source: fields.source ?? 'hypivisor' }), { verdict, reason: `it is ${verdict}` }, evidence);
+}
+
+// Rule claims: a claim, its holder's finding (or none), its host, the OS facts.
+const cases: [name: string, c: ClaimEntry, h: SessionFinding | undefined, host: Evidence['host'], facts: OsFacts, verdict: string, reason: RegExp, note?: string][] = [
+  ['holder live', claim('r', { holder: 'h' }), holder('live'), HERE, os(), 'held', /^held by h, which is live$/],
+  ['holder remote: held, with a caveat', claim('r', { holder: 'h' }), holder('remote'), HERE, os(), 'held', /which is remote \(remote: not proof it is alive\)/],
+  ['holder offline and alive', claim('r', { holder: 'h' }), holder('offline', { underlying: 'live' }), HERE, os(), 'held', /which is offline/],
+  ['holder offline and its process gone', claim('r', { holder: 'h' }), holder('offline', { underlying: 'ghost' }), HERE, os(), 'stale-claim', /^holder h is offline and its process is ghost$/],
+  ['holder in another source', claim('r', { holder: 'h' }), holder('live', { source: 'claude' }), HERE, os(), 'held', /held by h \(in claude\)/],
+  ...(['ghost', 'zombie', 'reused', 'superseded', 'pending'] as const).map((v): (typeof cases)[number] => [
+    `holder ${v}`, claim('r', { holder: 'h' }), holder(v), HERE, os(), 'stale-claim', new RegExp(`^holder h is ${v}: it is ${v}$`),
+  ]),
+  ['holder missing', claim('r', { holder: 'h' }), undefined, HERE, os(), 'stale-claim', /^holder h is not in the registry$/],
+  ['own pid gone, holder live', claim('r', { holder: 'h', pid: 9 }), holder('live'), HERE, os([gone(9)]), 'stale-claim', /^its pid 9 is gone \(ESRCH\)$/],
+  ['own pid a zombie', claim('r', { pid: 9 }), undefined, HERE, os([alive(9, { state: 'Z' })]), 'stale-claim', /its pid 9 is a zombie/],
+  ['own pid unreadable: not a zombie by its state', claim('r', { pid: 9 }), undefined, HERE, os([pidFacts(9, 'error', { state: 'Z' })]), 'held', /names no holder/, 'unverified'],
+  ['own pid gone on another host: not checked', claim('r', { pid: 9 }), undefined, AWAY, os([gone(9)]), 'held', /names no holder/, 'unverified'],
+  ['own pid alive, no holder', claim('r', { pid: 9 }), undefined, HERE, os([alive(9)]), 'held', /^held by pid 9, which is alive$/],
+  ['own pid alive as another user', claim('r', { pid: 9 }), undefined, HERE, os([pidFacts(9, 'EPERM')]), 'held', /held by pid 9/],
+  ['own pid unusable', claim('r', { pid: 1 }), undefined, HERE, os([alive(1)]), 'held', /names no holder/, 'unverified'],
+  ['old heartbeat', claim('r', { pid: 9, heartbeatAt: NOW - 61_000, staleAfterMs: 60_000 }), undefined, HERE, os([alive(9)]), 'stale-claim', /^last heartbeat 1m01s ago \(stale after 1m00s\)$/],
+  ['heartbeat at the limit', claim('r', { pid: 9, heartbeatAt: NOW - 60_000, staleAfterMs: 60_000 }), undefined, HERE, os([alive(9)]), 'held', /held by pid 9/],
+  ['heartbeat without a limit is not judged', claim('r', { pid: 9, heartbeatAt: NOW - 10_000_000 }), undefined, HERE, os([alive(9)]), 'held', /held by pid 9/],
+  ['nothing to check', claim('r'), undefined, HERE, os(), 'held', /^names no holder and no pid that can be checked here$/, 'unverified'],
+];
+
+describe('rule: claims', () => {
+  it.each(cases)('%s', (_name, c, h, host, facts, verdict, reason, note) => {
+    const f = judgeClaim(c, h, host, facts, NOW, POLICY);
+    expect(f.verdict).toBe(verdict);
+    expect(f.problem).toBe(verdict === 'stale-claim');
+    expect(f.evictable).toBe(verdict === 'stale-claim');
+    expect(f.reason).toMatch(reason);
+    expect(f.note).toBe(note);
+  });
+
+  it('records the holder, the pid and the heartbeat', () => {
+    const f = judgeClaim(claim('r', { holder: 'h', pid: 9, heartbeatAt: NOW - 5_000, staleAfterMs: 60_000 }), holder('offline', { source: 'claude', underlying: 'live' }), HERE, os([alive(9)]), NOW, POLICY);
+    expect(f.evidence).toMatchObject({
+      holder: { id: 'h', present: true, verdict: 'offline', underlying: 'live', source: 'claude' },
+      pid: { value: 9, raw: 9, unusable: undefined },
+      kill: 'ok',
+      heartbeat: { at: NOW - 5_000, ageMs: 5_000, staleAfterMs: 60_000 },
+    });
+    expect(f).toMatchObject({ kind: 'claim', id: 'r', holder: 'h', source: 'hypivisor' });
+  });
+});
+
+describe('findHolder', () => {
+  const live = (source: string) => sessionFinding(session('h', { source, pid: 5 }), { verdict: 'live', reason: '' }, localEvidence());
+  const dead = (source: string) => sessionFinding(session('h', { source, pid: 5 }), { verdict: 'ghost', reason: '' }, localEvidence());
+  const cases: [name: string, c: ClaimEntry, sessions: SessionFinding[], source: string | undefined][] = [
+    ['its own source first', claim('r', { holder: 'h' }), [live('claude'), dead('hypivisor')], 'hypivisor'],
+    ['else another source, one that is not a problem', claim('r', { holder: 'h' }), [dead('claude'), live('agentctl')], 'agentctl'],
+    ['else the first other source', claim('r', { holder: 'h' }), [dead('claude'), dead('agentctl')], 'claude'],
+    ['the very same id only', claim('r', { holder: 'H' }), [live('hypivisor')], undefined],
+    ['no holder named', claim('r'), [live('hypivisor')], undefined],
+  ];
+  it.each(cases)('%s', (_name, c, sessions, source) => {
+    expect(findHolder(c, indexHolders([c], sessions))?.source).toBe(source);
+  });
+});
