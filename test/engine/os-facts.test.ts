@@ -258,7 +258,7 @@ describe('OsFactsTracker targets (fake clock)', () => {
     expect(tracker.facts.pids.get(300)?.kill).toBe('ok');
   });
 
-  it('stop() clears every timer it armed and aborts nothing twice', async () => {
+  it('stop() clears every timer it armed; nothing is probed after it', async () => {
     const { clock, probes, tracker } = setup();
     probes.processes.set(100, { kill: 'ok' });
     tracker.start();
