@@ -4,14 +4,17 @@
 
 import { userInfo } from 'node:os';
 import { reconcile } from '../core/reconcile.js';
-import { defaultPolicy, type ClaimEntry, type Finding, type Policy, type ProcessInfo, type RegistryView, type SessionEntry } from '../core/types.js';
+import type { Finding, Policy, ProcessInfo, RegistryView } from '../core/types.js';
+import { localProbeProvider, type ProbeProvider } from '../os/provider.js';
 import { STATUS_TRAITS, type Source, type SourceSnapshot } from '../sources/types.js';
 import { sanitize } from '../core/sanitize.js';
 import { AuditLog, defaultAuditLogPath } from './audit-log.js';
+import { realClock, type Clock, type TimerHandle } from './clock.js';
 import { Coalescer } from './coalesce.js';
 import { executeEviction } from './evict.js';
 import { OsFactsTracker } from './os-facts.js';
 import { ProbeTargets } from './probe-targets.js';
+import { mergeView, policyFor } from './registry-view.js';
 import { buildSnapshot, markStale, nextVerdictCrossing, sameFindings } from './snapshot.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
 import type { EngineSnapshot, EvictRequest, EvictSummary } from './types.js';
@@ -30,6 +33,8 @@ class LiveEngineImpl implements LiveEngine {
   private readonly hostName: string;
   private readonly hostAliases: readonly string[];
   private readonly now: () => number;
+  private readonly clock: Clock;
+  private readonly probes: ProbeProvider;
   private readonly scale: number;
   private readonly targets: ProbeTargets;
   private readonly tracker: OsFactsTracker;
@@ -53,9 +58,9 @@ class LiveEngineImpl implements LiveEngine {
   private sourcesDirty = true;
   /** An input changed: publish whatever the recompute says. Otherwise only a visible change is published. */
   private inputDirty = true;
-  private ttlTimer: NodeJS.Timeout | undefined;
+  private ttlTimer: TimerHandle | undefined;
   private ttlAt: number | undefined;
-  private tickTimer: NodeJS.Timeout | undefined;
+  private tickTimer: TimerHandle | undefined;
   private evictions: Promise<unknown> = Promise.resolve();
   private recomputes = 0;
   private publishes = 0;
@@ -65,17 +70,19 @@ class LiveEngineImpl implements LiveEngine {
     this.sources = [...opts.sources];
     this.hostName = opts.hostName;
     this.hostAliases = opts.hostAliases ?? [];
-    this.now = opts.now ?? Date.now;
+    const clock = (this.clock = opts.clock ?? realClock);
+    this.now = opts.now ?? (() => clock.now());
+    this.probes = opts.probes ?? localProbeProvider(opts.hostName);
     this.scale = opts.intervalScale ?? 1;
     this.pendingTtlMs = opts.pendingTtlMs;
     this.readOnly = opts.readOnly === true;
     this.audit = new AuditLog(opts.auditLogPath ?? defaultAuditLogPath());
     this.actor = opts.actor ?? `${currentUser()}@${opts.hostName}`;
     this.targets = new ProbeTargets(this.hostName, this.hostAliases);
-    this.tracker = new OsFactsTracker({ intervalScale: this.scale, now: this.now, onChange: this.onFactsChanged });
-    this.coalescer = new Coalescer(() => this.recompute(), PUBLISH_GAP_MS);
+    this.tracker = new OsFactsTracker({ intervalScale: this.scale, probes: this.probes, clock: this.clock, now: this.now, onChange: this.onFactsChanged });
+    this.coalescer = new Coalescer(() => this.recompute(), PUBLISH_GAP_MS, this.clock);
     this.sourceSettled = this.sources.map(() => false);
-    this.policy = this.makePolicy([]);
+    this.policy = policyFor([], this.hostName, this.hostAliases, this.pendingTtlMs);
     this.snapshot = buildSnapshot({
       findings: [],
       sources: this.sources.map((s) => s.snapshot().state),
@@ -100,7 +107,7 @@ class LiveEngineImpl implements LiveEngine {
       (warnings) => this.notice(warnings),
       (error: Error) => this.notice([`audit log: ${error.message}`]),
     );
-    this.tickTimer = setInterval(this.onTimeCheck, Math.max(1_000, TICK_MS * this.scale));
+    this.tickTimer = this.clock.setInterval(this.onTimeCheck, Math.max(1_000, TICK_MS * this.scale));
     this.sourcesDirty = true;
     this.inputDirty = true;
     this.coalescer.request();
@@ -117,8 +124,8 @@ class LiveEngineImpl implements LiveEngine {
     if (this.stopped) return;
     this.stopped = true;
     this.coalescer.cancel();
-    if (this.ttlTimer) clearTimeout(this.ttlTimer);
-    if (this.tickTimer) clearInterval(this.tickTimer);
+    if (this.ttlTimer !== undefined) this.clock.clearTimeout(this.ttlTimer);
+    if (this.tickTimer !== undefined) this.clock.clearInterval(this.tickTimer);
     this.ttlTimer = this.tickTimer = undefined;
     for (const u of this.unsubscribes) u();
     this.unsubscribes = [];
@@ -153,7 +160,13 @@ class LiveEngineImpl implements LiveEngine {
           readOnly: this.readOnly,
           audit: this.audit,
           now: this.now,
-          freshContext: () => ({ policy: this.policy, now: this.now, isLocal: (m) => this.targets.isLocal(m), known: this.tracker.facts }),
+          freshContext: () => ({
+            policy: this.policy,
+            now: this.now,
+            isLocal: (m) => this.targets.isLocal(m),
+            known: this.tracker.facts,
+            probes: this.probes,
+          }),
           applyFresh: (fresh) => this.tracker.applyFresh(fresh.pids, fresh.ports),
           stopped: () => this.stopped,
         },
@@ -170,14 +183,14 @@ class LiveEngineImpl implements LiveEngine {
     if (this.snapshot.settled || this.stopped) return Promise.resolve(this.snapshot);
     return new Promise((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
+        this.clock.clearTimeout(timer);
         this.settleWaiters.delete(check);
         resolve(this.snapshot);
       };
       const check = (): void => {
         if (this.snapshot.settled || this.stopped) done();
       };
-      const timer = setTimeout(done, Math.max(0, timeoutMs));
+      const timer = this.clock.setTimeout(done, Math.max(0, timeoutMs));
       this.settleWaiters.add(check);
     });
   };
@@ -244,23 +257,11 @@ class LiveEngineImpl implements LiveEngine {
       snaps.length !== this.lastSnaps.length ||
       snaps.some((s, i) => s.sessions !== this.lastSnaps[i]?.sessions || s.claims !== this.lastSnaps[i]?.claims);
     for (const [i, s] of snaps.entries()) if (STATUS_TRAITS[s.state.status].settled) this.sourceSettled[i] = true;
-    this.policy = this.makePolicy(snaps);
+    this.policy = policyFor(snaps, this.hostName, this.hostAliases, this.pendingTtlMs);
     this.lastSnaps = snaps;
     if (!listsChanged) return;
     this.view = mergeView(snaps);
     this.tracker.setTargets(this.targets.compute(this.view));
-  }
-
-  private makePolicy(snaps: readonly SourceSnapshot[]): Policy {
-    const registryClockOffsetMs: Record<string, number> = {};
-    for (const s of snaps) registryClockOffsetMs[s.state.name] = s.state.clockOffsetMs;
-    // Only set what was given: defaultPolicy spreads its overrides, and an undefined TTL would win.
-    return defaultPolicy(this.hostName, {
-      hostAliases: this.hostAliases,
-      registryClockOffsetMs,
-      clockText: localClockText,
-      ...(this.pendingTtlMs !== undefined ? { pendingTtlMs: this.pendingTtlMs } : {}),
-    });
   }
 
   /** Latched: every source has had its first snapshot (or failed), and every target its first probe. */
@@ -273,27 +274,16 @@ class LiveEngineImpl implements LiveEngine {
   private scheduleTtl(findings: readonly Finding[], now: number): void {
     const at = nextVerdictCrossing(findings, now);
     if (at === this.ttlAt) return;
-    if (this.ttlTimer) clearTimeout(this.ttlTimer);
+    if (this.ttlTimer !== undefined) this.clock.clearTimeout(this.ttlTimer);
     this.ttlTimer = undefined;
     this.ttlAt = at;
     if (at === undefined) return;
-    this.ttlTimer = setTimeout(() => {
+    this.ttlTimer = this.clock.setTimeout(() => {
       this.ttlTimer = undefined;
       this.ttlAt = undefined;
       this.onTimeCheck();
     }, Math.max(0, at - now));
   }
-}
-
-/** Sessions of every source, then claims of every source; one source's lists are used as they are. */
-function mergeView(snaps: readonly SourceSnapshot[]): RegistryView {
-  if (snaps.length === 1) return { sessions: snaps[0]!.sessions, claims: snaps[0]!.claims };
-  // Entries are never copied or spread: V8 reads objects made by {...entry} far slower in reconcile.
-  const sessions: SessionEntry[] = [];
-  const claims: ClaimEntry[] = [];
-  for (const s of snaps) for (const e of s.sessions) sessions.push(e);
-  for (const s of snaps) for (const c of s.claims) claims.push(c);
-  return { sessions, claims };
 }
 
 function currentUser(): string {
@@ -303,11 +293,4 @@ function currentUser(): string {
     // No passwd entry (some containers): the uid still says who.
     return process.env.USER ?? `uid ${process.getuid?.() ?? '?'}`;
   }
-}
-
-/** "12:03:04" on this machine's local clock, for reasons that name a moment. */
-export function localClockText(ms: number): string {
-  const d = new Date(ms);
-  const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
-  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
 }

@@ -8,7 +8,7 @@ import type { Finding } from '../core/types.js';
 import { STATUS_TRAITS, type RegistryAnswer, type Source } from '../sources/types.js';
 import { auditError, type AuditLog } from './audit-log.js';
 import { freshFinding, type Fresh, type FreshContext } from './fresh-finding.js';
-import { staleOf, type EvictProgress, type EvictRequest, type EvictResult, type EvictStep, type EvictSummary } from './types.js';
+import { staleOf, type EvictProgress, type EvictRequest, type EvictResult, type EvictionOutcome, type EvictSummary } from './types.js';
 
 export interface EvictorContext {
   readonly sources: readonly Source[];
@@ -52,12 +52,13 @@ export async function executeEviction(ctx: EvictorContext, request: EvictRequest
   return summary(results, plan.needsForce);
 }
 
-interface Step {
-  readonly outcome: EvictStep;
+/** What became of one entry, with its one-line detail. */
+interface EntryOutcome {
+  readonly outcome: EvictionOutcome;
   readonly detail?: string | undefined;
 }
 
-async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: () => void): Promise<Step> {
+async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: () => void): Promise<EntryOutcome> {
   if (ctx.stopped()) return { outcome: 'failed', detail: 'ghostwatch stopped before it was sent' };
   const source = ctx.sources.find((s) => s.name === planned.action.source);
   if (!source) return { outcome: 'failed', detail: `no source named ${planned.action.source}` };
@@ -135,8 +136,8 @@ async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: 
   } catch (err) {
     answer = { outcome: 'failed', error: auditError(err) };
   }
-  const step = stepOf(answer);
-  let unaudited = await tryAppend(ctx, { ts: isoNow(ctx), kind: 'outcome', id, outcome: step.outcome, detail: step.detail });
+  const done = entryOutcomeOf(answer);
+  let unaudited = await tryAppend(ctx, { ts: isoNow(ctx), kind: 'outcome', id, outcome: done.outcome, detail: done.detail });
   // What the registry removed along with it (agentctl prunes every dead record at once) is
   // recorded in full too: nothing evicted is lost, even what was not selected.
   if (answer.outcome === 'evicted') {
@@ -144,10 +145,10 @@ async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: 
       unaudited ??= await tryAppend(ctx, { ts: isoNow(ctx), kind: 'also-removed', id, source: source.name, removed: also.kind, removedId: also.id, entry: also.raw });
     }
   }
-  return unaudited ? { outcome: step.outcome, detail: step.detail ? `${step.detail} (${unaudited})` : unaudited } : step;
+  return unaudited ? { outcome: done.outcome, detail: done.detail ? `${done.detail} (${unaudited})` : unaudited } : done;
 }
 
-function stepOf(answer: RegistryAnswer): Step {
+function entryOutcomeOf(answer: RegistryAnswer): EntryOutcome {
   switch (answer.outcome) {
     case 'evicted': {
       const also = answer.alsoRemoved?.length ?? 0;
@@ -204,7 +205,7 @@ function progressReporter(onProgress: EvictRequest['onProgress']): (p: EvictProg
 }
 
 function summary(results: readonly EvictResult[], needsForce: readonly Finding[]): EvictSummary {
-  const counts: Record<EvictStep, number> = { evicted: 0, 'already-gone': 0, skipped: 0, refused: 0, failed: 0 };
+  const counts: Record<EvictionOutcome, number> = { evicted: 0, 'already-gone': 0, skipped: 0, refused: 0, failed: 0 };
   for (const r of results) counts[r.outcome]++;
   return { results, counts, needsForce };
 }

@@ -7,7 +7,7 @@ import { findingKey } from '../core/evict-plan.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { reconcile } from '../core/reconcile.js';
 import type { ClaimEntry, Finding, OsFacts, PidFacts, PortFacts, Policy, SessionEntry } from '../core/types.js';
-import { probePids, probePortFacts } from '../os/index.js';
+import type { ProbeProvider } from '../os/provider.js';
 import type { Source } from '../sources/types.js';
 import { withProcessOf } from './fact-merge.js';
 
@@ -17,6 +17,8 @@ export interface FreshContext {
   readonly isLocal: (machine: string | undefined) => boolean;
   /** What the engine knows already: its process info is carried over to the fresh facts. */
   readonly known: OsFacts;
+  /** The same probes the live loop reads. */
+  readonly probes: ProbeProvider;
 }
 
 export interface Fresh {
@@ -25,7 +27,6 @@ export interface Fresh {
   readonly pids: ReadonlyMap<number, PidFacts>;
   readonly ports: ReadonlyMap<number, PortFacts>;
 }
-
 
 /**
  * Re-read the registry itself before every send: an agent that re-registered (alive, maybe
@@ -57,9 +58,9 @@ export async function freshFinding(source: Source, planned: Finding, ctx: FreshC
   if (claim && isUsablePid(claim.pid) && ctx.isLocal(claim.machine ?? related.sessions[0]?.machine)) pids.add(claim.pid);
 
   // Ports first: the processes serving them are probed with the registered pids.
-  const portFacts = ports.size > 0 ? await probePortFacts([...ports], { now: ctx.now }) : new Map<number, PortFacts>();
+  const portFacts = ports.size > 0 ? await ctx.probes.probePortFacts([...ports], { now: ctx.now }) : new Map<number, PortFacts>();
   for (const facts of portFacts.values()) for (const pid of facts.owners ?? []) pids.add(pid);
-  const probed = pids.size > 0 ? await probePids([...pids], { full: true, now: ctx.now }) : new Map<number, PidFacts>();
+  const probed = pids.size > 0 ? await ctx.probes.probePids([...pids], { full: true, now: ctx.now }) : new Map<number, PidFacts>();
   const pidFacts = new Map<number, PidFacts>();
   for (const [pid, facts] of probed) pidFacts.set(pid, withProcessOf(ctx.known.pids.get(pid), facts));
 

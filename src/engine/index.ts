@@ -1,7 +1,9 @@
 // The engine: the live loop between sources, the OS and the UI. createEngine() is the entry;
 // `stats()` on the returned engine is a debug counter of recomputes, publishes and probe runs.
+// Its probes (a ProbeProvider from os/) and its clock are injected; both default to the real ones.
 export { createEngine } from './engine.js';
 export type { EngineOptions, EngineStats, LiveEngine } from './options.js';
+export { realClock, type Clock, type TimerHandle } from './clock.js';
 export { defaultAuditLogPath } from './audit-log.js';
 export { READ_ONLY_DETAIL } from './evict.js';
 export type * from './types.js';

@@ -1,6 +1,8 @@
 // What createEngine takes, and what it returns beyond the Engine contract: debug counters.
 
+import type { ProbeProvider } from '../os/provider.js';
 import type { Source } from '../sources/types.js';
+import type { Clock } from './clock.js';
 import type { ProbeCounts } from './os-facts.js';
 import type { Engine } from './types.js';
 
@@ -16,7 +18,12 @@ export interface EngineOptions {
   /** Who evicts, for the audit log. Default `${username}@${hostName}`. */
   readonly actor?: string | undefined;
   readonly readOnly?: boolean | undefined;
+  /** The wall clock of facts, reconcile and snapshots. Default `clock.now`. */
   readonly now?: (() => number) | undefined;
+  /** Where liveness, ports and the process table are read: the live probes and the eviction re-check. Default this machine. */
+  readonly probes?: ProbeProvider | undefined;
+  /** Every timer the engine arms and every gap it measures. Default the process's own. */
+  readonly clock?: Clock | undefined;
 }
 
 /** Debug counters: how much work the engine has done since it was created. */

@@ -1,18 +1,24 @@
-// The OS half of the store: which pids and ports to watch, the probe cadence, and the facts
-// as last probed. A probe never overlaps itself (a slow run makes the next tick a no-op), and
-// only a change reconcile can see calls `onChange`: a stable pid costs a kill(0) and nothing else.
+// The OS half of the store: which pids and ports to watch, the probe cadence, and the facts as
+// last probed. Probes come from an injected provider and every timer from an injected clock. A
+// probe never overlaps itself (a slow run makes the next tick a no-op), and only a change
+// reconcile can see calls `onChange`: a stable pid costs a kill(0) and nothing else.
 
 import type { OsFacts, PidFacts, PortFacts, ProcessInfo } from '../core/types.js';
-import { createOwnerHints, probePids, probePortFacts, scanProcessTable } from '../os/index.js';
-import { stillRunning } from '../os/liveness.js';
-import type { OsState } from './types.js';
-import { isAlive, mergeFull, mergeKill, mergePort, mergeProcess } from './fact-merge.js';
+import type { ProbeProvider } from '../os/provider.js';
+import type { Clock, TimerHandle } from './clock.js';
+import { mergeFull, mergeKill, mergePort } from './fact-merge.js';
+import { FactTable } from './fact-table.js';
 import { ProbeRunner } from './probe-runner.js';
 import type { Targets } from './probe-targets.js';
+import { ProcessRows } from './process-rows.js';
+import type { OsState } from './types.js';
 
 export interface OsFactsOptions {
   /** Multiplies every cadence (--interval). */
   readonly intervalScale: number;
+  readonly probes: ProbeProvider;
+  readonly clock: Clock;
+  /** The wall clock facts are stamped with (`checkedAt`). */
   readonly now: () => number;
   /** Something reconcile can see changed (or the first probes just completed). */
   readonly onChange: () => void;
@@ -21,42 +27,40 @@ export interface OsFactsOptions {
 /** Cadences in ms at intervalScale 1. */
 export const CADENCE = { kill: 250, full: 2_000, ports: 2_000, table: 5_000 } as const;
 /** No cadence below this, whatever the scale: a tiny --interval must not become a busy loop. */
-const MIN_INTERVAL_MS = 10;
-/** Every this many table scans (a minute at the default cadence), every live tracked pid's row is read again. */
-const TABLE_REFRESH_EVERY = 12;
+export const MIN_INTERVAL_MS = 10;
+/** New pids get their table rows soon, but the table is not scanned more often than this (at intervalScale 1). */
+const TABLE_SOON_MS = CADENCE.table / 5;
+
+/** The period of a cadence at a scale, in whole ms. */
+export function cadenceMs(kind: keyof typeof CADENCE, intervalScale: number): number {
+  return Math.max(MIN_INTERVAL_MS, Math.round(CADENCE[kind] * intervalScale));
+}
 
 type Probe = 'kill' | 'full' | 'ports' | 'table' | 'urgentPids' | 'urgentPorts';
 export type ProbeCounts = Record<'kill' | 'full' | 'ports' | 'table', number>;
 
 export class OsFactsTracker {
-  private readonly pids = new Map<number, PidFacts>();
-  private readonly ports = new Map<number, PortFacts>();
+  private readonly pids = new FactTable<PidFacts>(mergeFull);
+  private readonly ports = new FactTable<PortFacts>(mergePort);
   /** Handed to reconcile as is: the maps are only replaced into, never copied. */
-  readonly facts: OsFacts = { pids: this.pids, ports: this.ports };
-  private pidSet = new Set<number>();
-  private pidList: number[] = [];
-  private portSet = new Set<number>();
-  private portList: number[] = [];
-  /** Tracked but not yet fully probed (pids) or probed at all (ports): `settled` waits for these. */
-  private readonly awaitingFull = new Set<number>();
-  private readonly awaitingPort = new Set<number>();
-  private readonly urgentPids = new Set<number>();
-  private readonly urgentPorts = new Set<number>();
+  readonly facts: OsFacts = { pids: this.pids.facts, ports: this.ports.facts };
   private readonly runner = new ProbeRunner<Probe>();
-  /** Where the last socket-owner search found each socket: the next one reads those processes first. */
-  private readonly ownerHints = createOwnerHints();
+  private readonly rows = new ProcessRows();
+  private readonly probes: ProbeProvider;
+  private readonly clock: Clock;
   /** What the view asks to watch; the pids that serve watched ports are watched on top of it. */
   private viewTargets: Targets = { pids: new Set(), ports: new Set() };
-  private ownerPids = new Set<number>();
-  private timers: NodeJS.Timeout[] = [];
-  private table: ReadonlyMap<number, ProcessInfo> | undefined;
+  private ownerPids: ReadonlySet<number> = new Set();
+  private timers: TimerHandle[] = [];
   private lastTableAt = -Infinity;
-  private tableScans = 0;
-  private tableSoon: NodeJS.Timeout | undefined;
+  private tableSoon: TimerHandle | undefined;
   private os: OsState = { processTable: 'pending', processTableError: undefined, lastProbeAt: undefined };
   readonly counts: ProbeCounts = { kill: 0, full: 0, ports: 0, table: 0 };
 
-  constructor(private readonly opts: OsFactsOptions) {}
+  constructor(private readonly opts: OsFactsOptions) {
+    this.probes = opts.probes;
+    this.clock = opts.clock;
+  }
 
   get state(): OsState {
     return this.os;
@@ -64,34 +68,33 @@ export class OsFactsTracker {
 
   /** Every tracked pid has had a full probe and every tracked port a probe. */
   get firstProbesDone(): boolean {
-    return this.awaitingFull.size === 0 && this.awaitingPort.size === 0;
+    return this.pids.awaiting.size === 0 && this.ports.awaiting.size === 0;
   }
 
   /** What the last process table scan knows about a pid. */
   processInfo(pid: number): ProcessInfo | undefined {
-    return this.table?.get(pid) ?? this.pids.get(pid)?.process;
+    return this.rows.get(pid) ?? this.pids.facts.get(pid)?.process;
   }
 
   start(): void {
     if (this.timers.length > 0) return;
     this.runner.reset();
-    const every = (ms: number, fn: () => void): void => {
-      this.timers.push(setInterval(fn, Math.max(MIN_INTERVAL_MS, Math.round(ms * this.opts.intervalScale))));
+    const every = (kind: keyof typeof CADENCE, fn: () => void): void => {
+      this.timers.push(this.clock.setInterval(fn, cadenceMs(kind, this.opts.intervalScale)));
     };
-    every(CADENCE.kill, () => void this.probeKill());
-    every(CADENCE.full, () => void this.probeFull());
-    every(CADENCE.ports, () => void this.probePorts());
-    every(CADENCE.table, () => void this.scanTable());
+    every('kill', () => void this.probeKill());
+    every('full', () => void this.probeFull());
+    every('ports', () => void this.probePorts());
+    every('table', () => void this.scanTable());
     // One scan up front, so an unavailable process table is reported from the start.
     void this.scanTable(true);
-    if (this.urgentPids.size > 0) this.probeUrgentPids();
-    if (this.urgentPorts.size > 0) this.probeUrgentPorts();
+    this.probeUrgent();
   }
 
   async stop(): Promise<void> {
-    for (const t of this.timers) clearInterval(t);
+    for (const t of this.timers) this.clock.clearInterval(t);
     this.timers = [];
-    if (this.tableSoon) clearTimeout(this.tableSoon);
+    if (this.tableSoon !== undefined) this.clock.clearTimeout(this.tableSoon);
     this.tableSoon = undefined;
     await this.runner.stop();
   }
@@ -99,67 +102,39 @@ export class OsFactsTracker {
   /** New targets: new pids and ports are probed right away, dropped ones forgotten. */
   setTargets(view: Targets): void {
     this.viewTargets = view;
-    this.applyTargets(this.withOwners(view));
+    this.watch();
   }
 
-  /** The view's targets plus the processes serving its ports (a pid-less entry is judged by them). */
-  private withOwners(view: Targets): Targets {
-    if (this.ownerPids.size === 0) return view;
-    const pids = new Set(view.pids);
-    for (const pid of this.ownerPids) pids.add(pid);
-    return { pids, ports: view.ports };
+  /** Watch the view's targets plus the processes serving its ports (a pid-less entry is judged by them). */
+  private watch(): void {
+    const view = this.viewTargets;
+    let pids = view.pids;
+    if (this.ownerPids.size > 0) {
+      const all = new Set(view.pids);
+      for (const pid of this.ownerPids) all.add(pid);
+      pids = all;
+    }
+    const addedPids = this.pids.watch(pids);
+    const addedPorts = this.ports.watch(view.ports);
+    if (!(addedPids || addedPorts) || !this.live) return;
+    this.probeUrgent();
+    this.scanSoon();
   }
 
   /** After a port probe: start (or stop) watching the pids that now serve watched ports. */
   private trackOwners(): void {
     const owners = new Set<number>();
-    for (const facts of this.ports.values()) for (const pid of facts.owners ?? []) owners.add(pid);
+    for (const facts of this.ports.facts.values()) for (const pid of facts.owners ?? []) owners.add(pid);
     if (owners.size === this.ownerPids.size && [...owners].every((pid) => this.ownerPids.has(pid))) return;
     this.ownerPids = owners;
-    this.applyTargets(this.withOwners(this.viewTargets));
-  }
-
-  private applyTargets(next: Targets): void {
-    let added = false;
-    for (const pid of next.pids) {
-      if (this.pidSet.has(pid)) continue;
-      this.awaitingFull.add(pid);
-      this.urgentPids.add(pid);
-      added = true;
-    }
-    for (const pid of this.pidSet) {
-      if (next.pids.has(pid)) continue;
-      this.pids.delete(pid);
-      this.awaitingFull.delete(pid);
-      this.urgentPids.delete(pid);
-    }
-    for (const port of next.ports) {
-      if (this.portSet.has(port)) continue;
-      this.awaitingPort.add(port);
-      this.urgentPorts.add(port);
-      added = true;
-    }
-    for (const port of this.portSet) {
-      if (next.ports.has(port)) continue;
-      this.ports.delete(port);
-      this.awaitingPort.delete(port);
-      this.urgentPorts.delete(port);
-    }
-    this.pidSet = next.pids;
-    this.portSet = next.ports;
-    this.pidList = [...next.pids];
-    this.portList = [...next.ports];
-    if (!added || !this.live) return;
-    if (this.urgentPids.size > 0) this.probeUrgentPids();
-    if (this.urgentPorts.size > 0) this.probeUrgentPorts();
-    this.scanSoon();
+    this.watch();
   }
 
   /** "Who is this pid" for new entries soon, without scanning more than once a second (of cadence). */
   private scanSoon(): void {
-    if (this.tableSoon) return;
-    const wait = this.lastTableAt + (CADENCE.table / 5) * this.opts.intervalScale - performance.now();
-    this.tableSoon = setTimeout(() => {
+    if (this.tableSoon !== undefined) return;
+    const wait = this.lastTableAt + TABLE_SOON_MS * this.opts.intervalScale - this.clock.monotonic();
+    this.tableSoon = this.clock.setTimeout(() => {
       this.tableSoon = undefined;
       if (this.live) void this.scanTable();
     }, Math.max(0, Math.ceil(wait)));
@@ -181,9 +156,9 @@ export class OsFactsTracker {
   /** Fresh facts read elsewhere (the eviction re-probe) are news for everyone. */
   applyFresh(pids: ReadonlyMap<number, PidFacts>, ports: ReadonlyMap<number, PortFacts>): void {
     if (!this.live) return;
-    const portsChanged = this.foldPorts(ports);
+    const portsChanged = this.ports.fold(ports);
     if (portsChanged) this.trackOwners();
-    const pidsChanged = this.foldFull(pids);
+    const pidsChanged = this.pids.fold(pids);
     if (pidsChanged || portsChanged) this.opts.onChange();
   }
 
@@ -202,89 +177,80 @@ export class OsFactsTracker {
    */
   private killTargets(): number[] {
     const out: number[] = [];
-    for (const pid of this.pidList) {
-      const kill = this.pids.get(pid)?.kill;
+    for (const pid of this.pids.keys) {
+      const kill = this.pids.facts.get(pid)?.kill;
       if (kill === 'ESRCH') continue;
-      if (kill === 'ok' && stillRunning(pid)) continue;
+      if (kill === 'ok' && this.probes.stillRunning(pid)) continue;
       out.push(pid);
     }
     return out;
   }
 
   private probeKill(): Promise<void> {
-    if (this.pidList.length === 0) return Promise.resolve();
+    if (this.pids.keys.length === 0) return Promise.resolve();
     return this.runner.run('kill', async (signal) => {
       const pids = this.killTargets();
-      const result = pids.length === 0 ? new Map<number, PidFacts>() : await probePids(pids, { signal, now: this.opts.now });
+      const result = pids.length === 0 ? new Map<number, PidFacts>() : await this.probes.probePids(pids, { signal, now: this.opts.now });
       if (signal.aborted) return;
       this.counts.kill++;
       let changed = false;
       for (const [pid, next] of result) {
-        if (!this.pidSet.has(pid)) continue;
-        const merged = mergeKill(this.pids.get(pid), next);
+        if (!this.pids.has(pid)) continue;
+        const merged = mergeKill(this.pids.facts.get(pid), next);
         if (merged.kind === 'store') {
-          this.pids.set(pid, merged.facts);
+          this.pids.facts.set(pid, merged.facts);
           changed = true;
-        } else if (merged.kind === 'full' && !this.awaitingFull.has(pid)) this.urgentPids.add(pid);
+        } else if (merged.kind === 'full' && !this.pids.awaiting.has(pid)) this.pids.urgent.add(pid);
       }
       this.os = { ...this.os, lastProbeAt: this.opts.now() };
       if (changed) this.opts.onChange();
-      if (this.urgentPids.size > 0) this.probeUrgentPids();
+      if (this.pids.urgent.size > 0) this.probeUrgentPids();
     });
   }
 
   private probeFull(): Promise<void> {
-    if (this.pidList.length === 0) return Promise.resolve();
+    if (this.pids.keys.length === 0) return Promise.resolve();
     return this.runner.run('full', async (signal) => {
-      const result = await probePids(this.pidList, { full: true, signal, now: this.opts.now });
+      const result = await this.probes.probePids(this.pids.keys, { full: true, signal, now: this.opts.now });
       if (signal.aborted) return;
       this.counts.full++;
       this.afterFull(result);
     });
   }
 
+  private probeUrgent(): void {
+    if (this.pids.urgent.size > 0) this.probeUrgentPids();
+    if (this.ports.urgent.size > 0) this.probeUrgentPorts();
+  }
+
   /** New pids, and pids that came back to life: probed fully at once, not at the next 2 s tick. */
   private probeUrgentPids(): void {
-    const probe = (batch: number[], signal: AbortSignal) => probePids(batch, { full: true, signal, now: this.opts.now });
-    this.runner.drain('urgentPids', this.urgentPids, probe, (result) => {
+    const probe = (batch: number[], signal: AbortSignal) => this.probes.probePids(batch, { full: true, signal, now: this.opts.now });
+    this.runner.drain('urgentPids', this.pids.urgent, probe, (result) => {
       this.counts.full++;
       this.afterFull(result);
     });
   }
 
   private probeUrgentPorts(): void {
-    const probe = (batch: number[], signal: AbortSignal) => probePortFacts(batch, { signal, now: this.opts.now, hints: this.ownerHints });
-    this.runner.drain('urgentPorts', this.urgentPorts, probe, (result) => {
+    const probe = (batch: number[], signal: AbortSignal) => this.probes.probePortFacts(batch, { signal, now: this.opts.now });
+    this.runner.drain('urgentPorts', this.ports.urgent, probe, (result) => {
       this.counts.ports++;
       this.afterPorts(result);
     });
   }
 
   private afterFull(result: ReadonlyMap<number, PidFacts>): void {
-    const wasAwaiting = this.awaitingFull.size > 0;
-    const changed = this.foldFull(result);
+    const wasAwaiting = this.pids.awaiting.size > 0;
+    const changed = this.pids.fold(result);
     this.os = { ...this.os, lastProbeAt: this.opts.now() };
     if (changed || (wasAwaiting && this.firstProbesDone)) this.opts.onChange();
   }
 
-  private foldFull(result: ReadonlyMap<number, PidFacts>): boolean {
-    let changed = false;
-    for (const [pid, next] of result) {
-      if (!this.pidSet.has(pid)) continue;
-      this.awaitingFull.delete(pid);
-      const merged = mergeFull(this.pids.get(pid), next);
-      if (merged) {
-        this.pids.set(pid, merged);
-        changed = true;
-      }
-    }
-    return changed;
-  }
-
   private probePorts(): Promise<void> {
-    if (this.portList.length === 0) return Promise.resolve();
+    if (this.ports.keys.length === 0) return Promise.resolve();
     return this.runner.run('ports', async (signal) => {
-      const result = await probePortFacts(this.portList, { signal, now: this.opts.now, hints: this.ownerHints });
+      const result = await this.probes.probePortFacts(this.ports.keys, { signal, now: this.opts.now });
       if (signal.aborted) return;
       this.counts.ports++;
       this.afterPorts(result);
@@ -292,74 +258,23 @@ export class OsFactsTracker {
   }
 
   private afterPorts(result: ReadonlyMap<number, PortFacts>): void {
-    const wasAwaiting = this.awaitingPort.size > 0;
-    const changed = this.foldPorts(result);
+    const wasAwaiting = this.ports.awaiting.size > 0;
+    const changed = this.ports.fold(result);
     if (changed) this.trackOwners();
     if (changed || (wasAwaiting && this.firstProbesDone)) this.opts.onChange();
   }
 
-  private foldPorts(result: ReadonlyMap<number, PortFacts>): boolean {
-    let changed = false;
-    for (const [port, next] of result) {
-      if (!this.portSet.has(port)) continue;
-      this.awaitingPort.delete(port);
-      const merged = mergePort(this.ports.get(port), next);
-      if (merged) {
-        this.ports.set(port, merged);
-        changed = true;
-      }
-    }
-    return changed;
-  }
-
   /** The slow path: attach "who is this pid" to registered pids only. Skipped while nothing is tracked. */
   private scanTable(evenIfIdle = false): Promise<void> {
-    if (this.pidList.length === 0 && !evenIfIdle) return Promise.resolve();
+    if (this.pids.keys.length === 0 && !evenIfIdle) return Promise.resolve();
     return this.runner.run('table', async (signal) => {
-      this.lastTableAt = performance.now();
-      // Only live tracked pids: their rows are all the table is read for (processInfo, the
-      // evidence of a registered pid). A process that already has its row keeps it (only an exec
-      // changes name and command), so between full refreshes only new processes are read.
-      const everything = evenIfIdle || this.tableScans++ % TABLE_REFRESH_EVERY === 0;
-      const pids = this.pidList.filter((pid) => {
-        const f = this.pids.get(pid);
-        return f !== undefined && isAlive(f.kill) && (everything || f.process === undefined);
-      });
-      const scan = await scanProcessTable({ signal, pids });
+      this.lastTableAt = this.clock.monotonic();
+      const plan = this.rows.plan(this.pids, evenIfIdle);
+      const scan = await this.probes.scanProcessTable({ signal, pids: plan.pids });
       if (signal.aborted) return;
       this.counts.table++;
-      let changed = false;
-      if (!scan.ok) {
-        // Reported once; liveness never depends on the table, so everything else keeps going.
-        if (this.os.processTable !== 'unavailable') {
-          this.os = { ...this.os, processTable: 'unavailable', processTableError: scan.error };
-          changed = true;
-        }
-        this.table = undefined;
-      } else {
-        if (this.os.processTable !== 'ok') {
-          this.os = { ...this.os, processTable: 'ok', processTableError: undefined };
-          changed = true;
-        }
-        if (everything || this.table === undefined) this.table = scan.processes;
-        else {
-          const table = new Map(this.table);
-          for (const [pid, row] of scan.processes) table.set(pid, row);
-          for (const pid of this.pidList) {
-            const f = this.pids.get(pid);
-            if (f !== undefined && !isAlive(f.kill)) table.delete(pid);
-          }
-          this.table = table;
-        }
-        for (const pid of pids) {
-          const prev = this.pids.get(pid);
-          const merged = prev && mergeProcess(prev, scan.processes.get(pid));
-          if (merged) {
-            this.pids.set(pid, merged);
-            changed = true;
-          }
-        }
-      }
+      const { os, changed } = this.rows.apply(scan, plan, this.pids, this.os);
+      this.os = os;
       if (changed) this.opts.onChange();
     });
   }

@@ -52,11 +52,15 @@ export interface EngineSnapshot {
   readonly settled: boolean;
 }
 
-export type EvictStep = 'evicted' | 'already-gone' | 'skipped' | 'refused' | 'failed';
+/**
+ * What became of one selected entry in an eviction run: removed, found already gone, skipped (it
+ * was not what the plan saw, or stale), refused by its registry, or failed (nothing was sent).
+ */
+export type EvictionOutcome = 'evicted' | 'already-gone' | 'skipped' | 'refused' | 'failed';
 
 export interface EvictResult {
   readonly finding: Finding;
-  readonly outcome: EvictStep;
+  readonly outcome: EvictionOutcome;
   /** Why it was skipped, the registry's refusal, or the failure, in one line. */
   readonly detail?: string | undefined;
   readonly forced: boolean;
@@ -68,13 +72,13 @@ export interface EvictProgress {
   readonly total: number;
   readonly finding: Finding;
   /** 'checking' before the re-probe, 'sending' once the audit intent is written; then the result. */
-  readonly phase: 'checking' | 'sending' | EvictStep;
+  readonly phase: 'checking' | 'sending' | EvictionOutcome;
   readonly detail?: string | undefined;
 }
 
 export interface EvictSummary {
   readonly results: readonly EvictResult[];
-  readonly counts: Readonly<Record<EvictStep, number>>;
+  readonly counts: Readonly<Record<EvictionOutcome, number>>;
   /** Selected but not evicted because they need force and force was not given. */
   readonly needsForce: readonly Finding[];
 }

@@ -1,4 +1,12 @@
-// The OS layer: liveness (kill + /proc or ps), process table scans, localhost port probes and port owners.
+// The OS layer: liveness (kill + /proc or ps), process table scans, localhost port probes and port owners,
+// and the one ProbeProvider interface the engine reads them through (localProbeProvider: this machine).
+export {
+  localProbeProvider,
+  type ProbeProvider,
+  type PidProbeOptions,
+  type PortProbeRunOptions,
+  type TableScanOptions,
+} from './provider.js';
 export {
   probePids,
   parseProcStat,

@@ -1,0 +1,61 @@
+// One interface for everything the engine asks the OS: liveness (kill + state and start time),
+// ports (loopback connect + socket-table owners), the process table. The engine takes a provider
+// instead of importing probes, so its loop runs on fakes in tests and, next, on a provider per
+// remote host; `localProbeProvider` is this machine, exactly as the probes behave on their own.
+import { hostname } from 'node:os';
+import type { PidFacts, PortFacts } from '../core/types.js';
+import { probePids, stillRunning } from './liveness.js';
+import { probePortFacts } from './port-facts.js';
+import { createOwnerHints } from './port-owner.js';
+import { scanProcessTable, type ProcessTableResult } from './process-table.js';
+
+export interface PidProbeOptions {
+  /** Also read state and start time, not only whether the pid exists. */
+  readonly full?: boolean;
+  readonly signal?: AbortSignal;
+  /** The clock `checkedAt` is read from. */
+  readonly now?: () => number;
+}
+
+export interface PortProbeRunOptions {
+  readonly signal?: AbortSignal;
+  readonly now?: () => number;
+}
+
+export interface TableScanOptions {
+  readonly signal?: AbortSignal;
+  /** Only the rows of these pids are wanted. */
+  readonly pids?: readonly number[];
+}
+
+export interface ProbeProvider {
+  /** The host these probes speak for. */
+  readonly host: string;
+  /** Facts for every usable pid (unusable ones are left out, never signalled). Throws only on abort. */
+  probePids(pids: readonly number[], opts: PidProbeOptions): Promise<ReadonlyMap<number, PidFacts>>;
+  /**
+   * True when the pid still exists and is ours to signal, answered at once and allocating
+   * nothing: the fast tick skips such pids. A provider that cannot tell cheaply says false (the
+   * pid is then probed with the others).
+   */
+  stillRunning(pid: number): boolean;
+  /** Connect probe and socket-table owners for every port. Throws only on abort. */
+  probePortFacts(ports: readonly number[], opts: PortProbeRunOptions): Promise<ReadonlyMap<number, PortFacts>>;
+  /** The process table (or why it is unavailable). Throws only on abort. */
+  scanProcessTable(opts: TableScanOptions): Promise<ProcessTableResult>;
+}
+
+/**
+ * This machine. Each provider keeps its own socket-owner hints: the next owner search reads
+ * first the processes where the last one found the sockets.
+ */
+export function localProbeProvider(host: string = hostname()): ProbeProvider {
+  const hints = createOwnerHints();
+  return {
+    host,
+    probePids: (pids, opts) => probePids(pids, opts),
+    stillRunning,
+    probePortFacts: (ports, opts) => probePortFacts(ports, { ...opts, hints }),
+    scanProcessTable: (opts) => scanProcessTable(opts),
+  };
+}
