@@ -33,17 +33,19 @@ describe('summary reporter', () => {
   it('under CI=true a skip for a missing tool or with no reason fails the run and is listed; a platform skip is not', async () => {
     const run = await vitest([], 'true');
     expect(run.code).toBe(1);
-    expect(lastLine(run.stdout)).toBe('tests: 1 passed, 0 failed, 3 skipped');
-    expect(run.stdout).toContain('unexpected skips under CI (a skip must run, or say "not on this platform: ..."): 2\n');
+    expect(lastLine(run.stdout)).toBe('tests: 1 passed, 0 failed, 5 skipped');
+    expect(run.stdout).toContain('unexpected skips under CI (a skip must run, or say "not on this platform: ..."): 3\n');
     expect(run.stdout).toContain('  test/fixtures/skips/missing-tool.fixture.ts > drives a tmux pane: tmux is not installed\n');
     expect(run.stdout).toContain('  test/fixtures/skips/missing-tool.fixture.ts > the built CLI > prints its help: skipped with no reason (it.skip, skipIf, runIf)\n');
+    expect(run.stdout).toContain('  test/fixtures/skips/missing-tool.fixture.ts > needs a build > runs dist: skipped with no reason (it.skip, skipIf, runIf)\n');
     expect(run.stdout).not.toContain('reads a macOS-only facility');
+    expect(run.stdout).not.toContain('AIX');
   }, 90_000);
 
-  it('under CI a run whose only skips are platform skips passes; so does CI=1 spelled otherwise', async () => {
+  it('under CI (CI=1) a run whose only skips declare their platform passes (ctx.skip note, describeOn)', async () => {
     const run = await vitest(['platform.fixture.ts'], '1');
     expect(run.code).toBe(0);
-    expect(lastLine(run.stdout)).toBe('tests: 1 passed, 0 failed, 1 skipped');
+    expect(lastLine(run.stdout)).toBe('tests: 1 passed, 0 failed, 2 skipped');
     expect(run.stdout).not.toContain('unexpected skips');
   }, 90_000);
 
@@ -51,7 +53,7 @@ describe('summary reporter', () => {
     for (const ci of [undefined, 'false']) {
       const run = await vitest([], ci);
       expect(run.code, `CI=${String(ci)}`).toBe(0);
-      expect(lastLine(run.stdout)).toBe('tests: 1 passed, 0 failed, 3 skipped');
+      expect(lastLine(run.stdout)).toBe('tests: 1 passed, 0 failed, 5 skipped');
       expect(run.stdout).not.toContain('unexpected skips');
     }
   }, 90_000);
