@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { childEnv } from '../../src/demo/child-env.js';
+import { describeOn } from '../support/platform.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const BIN = join(ROOT, 'bin/ghostwatch.js');
@@ -43,7 +44,7 @@ describe('childEnv', () => {
   });
 });
 
-describe.runIf(built && process.platform === 'linux')('the demo cast', () => {
+describeOn(['linux'], 'every process is read through /proc/<pid>/environ', built)('the demo cast', () => {
   it('holds no token in any process it started: not in the environment, not in argv', async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, HYPI_TOKEN: TOKEN, HYPIVISOR_WS: `ws://127.0.0.1:9/ws?token=${WS_TOKEN}` };
     delete env.CI;

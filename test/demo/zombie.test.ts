@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { stageZombie } from '../../src/demo/zombie.js';
+import { describeOn } from '../support/platform.js';
 
-const isLinux = process.platform === 'linux';
-
-describe.runIf(isLinux)('stageZombie', () => {
+describeOn(['linux'], 'the zombie is found and checked through /proc')('stageZombie', () => {
   it('makes a real zombie whose parent never reaps it, and killing the parent ends it', async () => {
     const zombie = await stageZombie();
     try {

@@ -10,11 +10,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { MeasuredChild } from '../support/measured-child.js';
 import type { ProcessFigures } from '../support/process-figures.mjs';
 import { BIN, BUILT } from '../support/tmux.js';
+import { describeOn } from '../support/platform.js';
 
 const ROUNDS = Number(process.env.GHOSTWATCH_SOAK_ROUNDS ?? 100);
 const AGENTS = 50;
@@ -117,7 +118,7 @@ async function listNodes(url: string): Promise<{ id: string; pid?: number; statu
 
 const key = (n: { id: string; pid?: unknown; status?: string | undefined }) => `${n.id} pid ${String(n.pid)} ${n.status}`;
 
-describe.runIf(BUILT && process.platform === 'linux')('endurance: the registry killed and restarted', () => {
+describeOn(['linux'], 'the figures (memory, descriptors) come from /proc', BUILT)('endurance: the registry killed and restarted', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-soak-restart-'));
   const agents: Agent[] = [];
   let serve: ChildProcess | undefined;

@@ -9,11 +9,12 @@
 // Clients: GHOSTWATCH_SOAK_CLIENTS (`npm run soak`: 3,000).
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { MeasuredChild } from '../support/measured-child.js';
 import type { ProcessFigures } from '../support/process-figures.mjs';
 import { BUILT } from '../support/tmux.js';
+import { describeOn } from '../support/platform.js';
 
 const CLIENTS = Number(process.env.GHOSTWATCH_SOAK_CLIENTS ?? 1000);
 const BATCH = 50;
@@ -70,7 +71,7 @@ async function rawAgent(port: number, id: string): Promise<Socket> {
   return socket;
 }
 
-describe.runIf(BUILT && process.platform === 'linux')('endurance: registry clients that vanish', () => {
+describeOn(['linux'], 'the figures (memory, descriptors) come from /proc', BUILT)('endurance: registry clients that vanish', () => {
   let server: MeasuredChild | undefined;
   const sockets: Socket[] = [];
   afterAll(async () => {

@@ -3,8 +3,9 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { cleanup, connectPastInit, registerText, serve, type RawClient } from './helpers.js';
+import { describeOn } from '../support/platform.js';
 
 afterEach(cleanup);
 
@@ -25,7 +26,7 @@ async function registered(a: RawClient, params: Record<string, unknown>): Promis
   return nodes.find((n) => n.id === params.id)!;
 }
 
-describe.runIf(process.platform === 'linux')('pid_started_at stamped by serve', () => {
+describeOn(['linux'], 'serve and this test read start times from /proc')('pid_started_at stamped by serve', () => {
   it('stamps a live local pid with its process start time (Unix ms)', async () => {
     const { url } = await serve({ hostName: 'thishost.example.org' });
     const a = await connectPastInit(url);

@@ -1,0 +1,194 @@
+// The trash's moves with real files: what a move leaves behind (the note first, then the file,
+// nothing at the source), a file that changes in the middle of its move, a move and a restore
+// across filesystems (copied, since a hard link cannot cross), and restore never over a file.
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, watch, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FileChanged, fileStamp, listTrash, moveToTrash, restoreFromTrash, type TrashMeta } from '../../src/sources/trash.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function temp(base = tmpdir()): string {
+  const d = mkdtempSync(join(base, 'gw-trash-cov-'));
+  dirs.push(d);
+  return d;
+}
+function sessionFile(root: string, name = 'a.json', text = '{"pid": 1}'): { path: string; stamp: string } {
+  const path = join(root, name);
+  writeFileSync(path, text);
+  return { path, stamp: fileStamp(statSync(path)) };
+}
+const meta = { source: 'claude', kind: 'session', id: 'abc' } as const;
+const at = (iso: string) => () => Date.parse(iso);
+
+/** A folder on another filesystem than tmpdir(), or why there is none here. */
+function otherFilesystem(): string | { reason: string } {
+  const shm = '/dev/shm';
+  if (!existsSync(shm)) return { reason: 'not on this platform: no /dev/shm, so no second filesystem to move across' };
+  if (statSync(shm).dev === statSync(tmpdir()).dev) return { reason: 'not on this platform: /dev/shm is on the same filesystem as the temp folder' };
+  return temp(shm);
+}
+
+describe('moveToTrash', () => {
+  it('leaves the file in the trash under a dated name, its note beside it, nothing at the source', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    const { path, stamp } = sessionFile(root, 'sess.json', '{"pid": 42}');
+    const { trashPath } = await moveToTrash(path, stamp, meta, trash, at('2026-03-04T05:06:07.089Z'));
+
+    expect(existsSync(path)).toBe(false);
+    expect(readFileSync(trashPath, 'utf8')).toBe('{"pid": 42}');
+    expect(trashPath).toMatch(/\/trash\/2026-03-04T05-06-07-089Z-[0-9a-f]{6}-sess\.json$/);
+    const note = JSON.parse(readFileSync(`${trashPath}.meta.json`, 'utf8')) as TrashMeta;
+    expect(note).toEqual({
+      version: 1,
+      source: 'claude',
+      kind: 'session',
+      id: 'abc',
+      originalPath: path,
+      trashName: trashPath.slice(trash.length + 1),
+      trashedAt: '2026-03-04T05:06:07.089Z',
+    });
+    expect(readdirSync(trash).sort()).toEqual([note.trashName, `${note.trashName}.meta.json`].sort());
+  });
+
+  it('writes the note before the file arrives in the trash (a crash in between leaves a note, not a lost file)', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    mkdirSync(trash, { mode: 0o700 });
+    const { path, stamp } = sessionFile(root);
+    const seen: string[] = [];
+    const watcher = watch(trash, (_event, name) => {
+      if (name && !seen.includes(name)) seen.push(name);
+    });
+    try {
+      const { trashPath } = await moveToTrash(path, stamp, meta, trash);
+      const name = trashPath.slice(trash.length + 1);
+      await until(() => seen.includes(name));
+      expect(seen.indexOf(`${name}.meta.json`)).toBeGreaterThanOrEqual(0);
+      expect(seen.indexOf(`${name}.meta.json`)).toBeLessThan(seen.indexOf(name));
+    } finally {
+      watcher.close();
+    }
+  });
+
+  it('refuses a file that changed since it was read; a file that is gone rejects with ENOENT; the trash stays empty', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    const { path, stamp } = sessionFile(root);
+    appendFileSync(path, ' ');
+    await expect(moveToTrash(path, stamp, meta, trash)).rejects.toThrow(new FileChanged('the file changed since ghostwatch read it'));
+    expect(readFileSync(path, 'utf8')).toBe('{"pid": 1} ');
+    rmSync(path);
+    await expect(moveToTrash(path, stamp, meta, trash)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(existsSync(trash) ? readdirSync(trash) : []).toEqual([]);
+  });
+
+  it('a file written to while it is being moved stays where it is, with what was written; the trash keeps neither copy nor note', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    mkdirSync(trash, { mode: 0o700 });
+    const { path, stamp } = sessionFile(root);
+    // The note is the move's first write into the trash: the session writes to its file right then.
+    let wrote = false;
+    const watcher = watch(trash, (_event, name) => {
+      if (!wrote && name?.endsWith('.meta.json')) {
+        wrote = true;
+        appendFileSync(path, '\n{"pid": 2}');
+      }
+    });
+    try {
+      await expect(moveToTrash(path, stamp, meta, trash)).rejects.toThrow(new FileChanged('the file changed while it was being moved'));
+    } finally {
+      watcher.close();
+    }
+    expect(wrote).toBe(true);
+    expect(readFileSync(path, 'utf8')).toBe('{"pid": 1}\n{"pid": 2}');
+    expect(readdirSync(trash)).toEqual([]);
+  });
+
+  it('moves across filesystems by copying: the content arrives, the source is removed, the note says where it came from', async (ctx) => {
+    const other = otherFilesystem();
+    if (typeof other !== 'string') return ctx.skip(other.reason);
+    const root = temp();
+    const trash = join(root, 'trash');
+    const { path, stamp } = sessionFile(other, 'far.json', '{"pid": 7}');
+    const { trashPath } = await moveToTrash(path, stamp, meta, trash);
+    expect(existsSync(path)).toBe(false);
+    expect(readFileSync(trashPath, 'utf8')).toBe('{"pid": 7}');
+    const [item] = await listTrash(trash);
+    expect(item).toMatchObject({ originalPath: path, trashPath, present: true });
+
+    await restoreFromTrash(item!);
+    expect(readFileSync(path, 'utf8')).toBe('{"pid": 7}');
+    expect(readdirSync(trash)).toEqual([]);
+  });
+});
+
+describe('listTrash and restoreFromTrash', () => {
+  it('lists newest first, marks a note whose file never arrived as not present, and ignores other files', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    const a = sessionFile(root, 'a.json');
+    const b = sessionFile(root, 'b.json');
+    const c = sessionFile(root, 'c.json');
+    await moveToTrash(a.path, a.stamp, { ...meta, id: 'a' }, trash, at('2026-01-01T00:00:00.000Z'));
+    await moveToTrash(c.path, c.stamp, { ...meta, id: 'c' }, trash, at('2026-01-03T00:00:00.000Z'));
+    const middle = await moveToTrash(b.path, b.stamp, { ...meta, id: 'b', kind: 'claim' }, trash, at('2026-01-02T00:00:00.000Z'));
+    rmSync(middle.trashPath); // as if the move had crashed after the note
+    writeFileSync(join(trash, 'stray.txt'), 'not a note');
+
+    const items = await listTrash(trash);
+    expect(items.map((i) => [i.id, i.kind, i.present])).toEqual([
+      ['c', 'session', true],
+      ['b', 'claim', false],
+      ['a', 'session', true],
+    ]);
+    expect(items[1]).toMatchObject({ originalPath: b.path, trashPath: middle.trashPath, metaPath: `${middle.trashPath}.meta.json` });
+  });
+
+  it('a trash folder that does not exist yet lists as empty', async () => {
+    expect(await listTrash(join(temp(), 'never-made'))).toEqual([]);
+  });
+
+  it('restore puts the file back, into its folder made anew, and clears the trash of it and its note', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    const folder = join(root, 'projects', 'p1');
+    mkdirSync(folder, { recursive: true });
+    const { path, stamp } = sessionFile(folder, 's.json', '{"pid": 9}');
+    await moveToTrash(path, stamp, meta, trash);
+    rmSync(join(root, 'projects'), { recursive: true });
+
+    const [item] = await listTrash(trash);
+    await restoreFromTrash(item!);
+    expect(readFileSync(path, 'utf8')).toBe('{"pid": 9}');
+    expect(readdirSync(trash)).toEqual([]);
+    expect(await listTrash(trash)).toEqual([]);
+  });
+
+  it('restore never overwrites a file that is at the original path now: EEXIST, both files and the note stay', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    const { path, stamp } = sessionFile(root, 's.json', 'old');
+    const { trashPath } = await moveToTrash(path, stamp, meta, trash);
+    writeFileSync(path, 'new');
+
+    const [item] = await listTrash(trash);
+    await expect(restoreFromTrash(item!)).rejects.toMatchObject({ code: 'EEXIST' });
+    expect(readFileSync(path, 'utf8')).toBe('new');
+    expect(readFileSync(trashPath, 'utf8')).toBe('old');
+    expect(existsSync(`${trashPath}.meta.json`)).toBe(true);
+  });
+});
+
+async function until(ok: () => boolean, ms = 2_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
