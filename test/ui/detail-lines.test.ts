@@ -1,0 +1,111 @@
+// The detail view's lines, every kind of evidence a finding can carry, from real reconcile
+// findings: what a person reads to decide an eviction must say what the evidence says.
+import { describe, expect, it } from 'vitest';
+import { defaultPolicy, reconcile, type Finding } from '../../src/core/index.js';
+import { detailLines } from '../../src/ui/detail.js';
+
+const HOST = 'devbox';
+const NOW = 1_800_000_000_000;
+const MIN = 60_000;
+const proc = (pid: number) => ({ pid, ppid: 1, name: 'pi', cmd: 'node /opt/pi/cli.js --session \u001b]0;x\u0007', startedAt: NOW - 60 * MIN });
+const alive = (pid: number, extra: object = {}) => ({ pid, kill: 'ok' as const, state: 'S', startedAt: NOW - 60 * MIN, checkedAt: NOW - 200, process: proc(pid), ...extra });
+
+function findings(): Finding[] {
+  const sessions = [
+    { source: 'hypivisor', id: 'served', machine: HOST, port: 8080, registeredAt: NOW - 10 * MIN, raw: { id: 'served', registered_at: (NOW - 10 * MIN) / 1000, started: '2026-11-23T10:00:00Z', meta: { nested: [1, { deep: true }] }, raw: 'skipped' } },
+    { source: 'hypivisor', id: 'hidden-owner', machine: HOST, port: 8081 },
+    { source: 'hypivisor', id: 'old', machine: HOST, pid: 4242, registeredAt: NOW - 20 * MIN },
+    { source: 'hypivisor', id: 'new', machine: HOST, pid: 4242, registeredAt: NOW - 5 * MIN },
+    { source: 'hypivisor', id: 'pending-9', machine: HOST, pid: 4243, registeredAt: NOW - 30 * MIN },
+    { source: 'hypivisor', id: 'gone', machine: HOST, pid: 4244, offline: true, status: 'offline', offlineSince: NOW - 30_000 },
+    { source: 'hypivisor', id: 'zed', machine: HOST, pid: 4245 },
+    { source: 'hypivisor', id: 'recycled', machine: HOST, pid: 4246, registeredAt: NOW - 10 * MIN },
+    { source: 'claude', id: 'iso', machine: HOST, pid: 'x', raw: { claimed_at: new Date(NOW - 5 * MIN).toISOString(), bad_at: '2026-13-45T99:99:99Z', other_at: 'soon' } },
+    { source: 'hypivisor', id: 'theirs', machine: HOST, pid: 4247 },
+    { source: 'hypivisor', id: 'odd', machine: HOST, pid: 4248 },
+  ];
+  const claims = [{ source: 'claude-sessions', resource: 'SD-7', holder: 'nobody-here', heartbeatAt: NOW - 20 * MIN, staleAfterMs: 15 * MIN, note: 'terminal \u202eT1' }];
+  const pids = new Map([
+    [4242, alive(4242)],
+    [4243, alive(4243)],
+    [4244, { pid: 4244, kill: 'ESRCH' as const, checkedAt: NOW - 100 }],
+    [4245, alive(4245, { state: 'Z' })],
+    [4246, alive(4246, { startedAt: NOW - 2 * MIN })],
+    [5000, alive(5000)],
+    [4247, { pid: 4247, kill: 'EPERM' as const, checkedAt: NOW }],
+    [4248, { pid: 4248, kill: 'error' as const, error: 'EINVAL', checkedAt: NOW }],
+  ]);
+  const ports = new Map([
+    [8080, { port: 8080, result: 'open' as const, detail: '127.0.0.1', checkedAt: NOW - 300, owners: [5000], listeners: ['0.0.0.0', '::'] }],
+    [8081, { port: 8081, result: 'open' as const, detail: '127.0.0.1', checkedAt: NOW - 300, ownerUnknown: 'unknown — 3 processes not readable', listeners: ['127.0.0.1'] }],
+  ]);
+  return reconcile({ sessions, claims }, { pids, ports }, NOW, defaultPolicy(HOST, { clockText: () => '12:00:00' }));
+}
+
+const lines = (id: string) => {
+  const f = findings().find((x) => x.id === id)!;
+  return Object.fromEntries(detailLines(f, NOW).map((l) => [l.label, l.value]));
+};
+
+describe('the detail view says what the evidence says', () => {
+  it('a pid-less entry served by a known process: the port, its listeners, the owner, its process', () => {
+    const l = lines('served');
+    expect(l['port probe']).toBe('8080: open (127.0.0.1)');
+    expect(l['listening on']).toBe('0.0.0.0, ::');
+    expect(l['served by']).toBe('pid 5000 (the entry is judged by it)');
+    expect(l.pid).toBe('5000 (parent 1)');
+    expect(l.name).toBe('pi');
+    expect(l.command).not.toContain('\u001b');
+    expect(l.started).toBe(new Date(NOW - 60 * MIN).toISOString().replace('.000Z', 'Z'));
+    expect(l.checked).toBe('200ms ago'); // the owner's facts, read after the port's
+  });
+
+  it('raw moments as local time and age, nested values flat, the raw key itself left out', () => {
+    const l = lines('served');
+    expect(l.registered_at).toMatch(/\(10m00s ago\)$/);
+    expect(l.started).toBeDefined();
+    expect(l.meta).toBe('{"nested":[1,{"deep":true}]}');
+    expect(Object.keys(l)).not.toContain('raw');
+  });
+
+  it('an owner that could not be read says why', () => {
+    expect(lines('hidden-owner')['served by']).toBe('unknown: unknown — 3 processes not readable');
+  });
+
+  it('a superseded entry names its sibling and what decided', () => {
+    expect(lines('old')['same pid']).toBe('new; newest by registered at');
+  });
+
+  it('a pending placeholder shows its age, where from, and the TTL', () => {
+    expect(lines('pending-9')['pending age']).toBe('30m00s from registered at (TTL 2m00s)');
+  });
+
+  it('offline and dead: what the registry says and what the OS says', () => {
+    const l = lines('gone');
+    expect(l['kill(pid, 0)']).toBe('ESRCH: no such process');
+    expect(l['registry says']).toMatch(/^offline, offline since /);
+    expect(l['locally it is']).toBe('ghost');
+  });
+
+  it('a zombie and a recycled pid', () => {
+    expect(lines('zed').state).toBe('Z (zombie: exited, not reaped)');
+    expect(lines('recycled')['process started']).toMatch(/8m00s after registered at .* \(tolerance 2s\)$/);
+  });
+
+  it('ISO moments, unusable pids, EPERM and a failed probe', () => {
+    const l = lines('iso');
+    expect(l.claimed_at).toMatch(/\(5m00s ago\)$/);
+    expect(l.bad_at).toBe('2026-13-45T99:99:99Z');
+    expect(l.other_at).toBe('soon');
+    expect(l.pid).toBe('x: not used (pid is a string, not a number)');
+    expect(lines('theirs')['kill(pid, 0)']).toBe('EPERM: exists, another user owns it');
+    expect(lines('odd')['kill(pid, 0)']).toBe('error: EINVAL');
+  });
+
+  it('a claim: its holder, its note made inert, its heartbeat', () => {
+    const l = lines('SD-7');
+    expect(l.holder).toBe('nobody-here: not in the registry');
+    expect(l.note).not.toContain('\u202e');
+    expect(l.heartbeat).toBe('20m00s ago (stale after 15m00s)');
+  });
+});
