@@ -1,7 +1,7 @@
 // The detail view's lines, every kind of evidence a finding can carry, from real reconcile
 // findings: what a person reads to decide an eviction must say what the evidence says.
 import { describe, expect, it } from 'vitest';
-import { defaultPolicy, reconcile, type Finding } from '../../src/core/index.js';
+import { defaultPolicy, reconcile, type ClaimEntry, type Finding, type PidFacts, type PortFacts, type SessionEntry } from '../../src/core/index.js';
 import { detailLines } from '../../src/ui/detail.js';
 
 const HOST = 'devbox';
@@ -11,7 +11,7 @@ const proc = (pid: number) => ({ pid, ppid: 1, name: 'pi', cmd: 'node /opt/pi/cl
 const alive = (pid: number, extra: object = {}) => ({ pid, kill: 'ok' as const, state: 'S', startedAt: NOW - 60 * MIN, checkedAt: NOW - 200, process: proc(pid), ...extra });
 
 function findings(): Finding[] {
-  const sessions = [
+  const sessions: SessionEntry[] = [
     { source: 'hypivisor', id: 'served', machine: HOST, port: 8080, registeredAt: NOW - 10 * MIN, raw: { id: 'served', registered_at: (NOW - 10 * MIN) / 1000, started: '2026-11-23T10:00:00Z', meta: { nested: [1, { deep: true }] }, raw: 'skipped' } },
     { source: 'hypivisor', id: 'hidden-owner', machine: HOST, port: 8081 },
     { source: 'hypivisor', id: 'old', machine: HOST, pid: 4242, registeredAt: NOW - 20 * MIN },
@@ -24,8 +24,8 @@ function findings(): Finding[] {
     { source: 'hypivisor', id: 'theirs', machine: HOST, pid: 4247 },
     { source: 'hypivisor', id: 'odd', machine: HOST, pid: 4248 },
   ];
-  const claims = [{ source: 'claude-sessions', resource: 'SD-7', holder: 'nobody-here', heartbeatAt: NOW - 20 * MIN, staleAfterMs: 15 * MIN, note: 'terminal \u202eT1' }];
-  const pids = new Map([
+  const claims: ClaimEntry[] = [{ source: 'claude-sessions', resource: 'SD-7', holder: 'nobody-here', heartbeatAt: NOW - 20 * MIN, staleAfterMs: 15 * MIN, note: 'terminal \u202eT1' }];
+  const pids = new Map<number, PidFacts>([
     [4242, alive(4242)],
     [4243, alive(4243)],
     [4244, { pid: 4244, kill: 'ESRCH' as const, checkedAt: NOW - 100 }],
@@ -35,7 +35,7 @@ function findings(): Finding[] {
     [4247, { pid: 4247, kill: 'EPERM' as const, checkedAt: NOW }],
     [4248, { pid: 4248, kill: 'error' as const, error: 'EINVAL', checkedAt: NOW }],
   ]);
-  const ports = new Map([
+  const ports = new Map<number, PortFacts>([
     [8080, { port: 8080, result: 'open' as const, detail: '127.0.0.1', checkedAt: NOW - 300, owners: [5000], listeners: ['0.0.0.0', '::'] }],
     [8081, { port: 8081, result: 'open' as const, detail: '127.0.0.1', checkedAt: NOW - 300, ownerUnknown: 'unknown — 3 processes not readable', listeners: ['127.0.0.1'] }],
   ]);
