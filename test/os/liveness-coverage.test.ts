@@ -143,8 +143,12 @@ describe('full mode where the details cannot be read', () => {
     const spare = Array.from({ length: 16 }, () => openSync('/dev/null', 'r'));
     let probe: ReturnType<typeof probePids>;
     try {
-      const open = readdirSync('/proc/self/fd').length - 1; // readdir's own descriptor is closed again
-      execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${open}:${limit[1]}`], { stdio: 'ignore' });
+      // The limit caps descriptor NUMBERS: set it to the lowest free one (open() always takes the
+      // lowest), and the next open fails with EMFILE whatever holes lie above. (Counting the open
+      // descriptors instead failed on Node 24, whose descriptors are not contiguous.)
+      const lowestFree = openSync('/dev/null', 'r');
+      closeSync(lowestFree);
+      execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${lowestFree}:${limit[1]}`], { stdio: 'ignore' });
       // The /proc reads happen before probePids first awaits: all within the lowered limit.
       probe = probePids([child.pid], { full: true });
     } finally {
