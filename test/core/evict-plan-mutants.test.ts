@@ -5,7 +5,7 @@ import { actionFor, planEviction, recheck, type Finding, type PlannedEviction } 
 import { alive, claim, gone, one, os, port, run, session } from './fixtures.js';
 
 /** The finding for `id` after one reconcile of these sessions and claims. */
-function seen(sessions: Parameters<typeof session>[1][], facts = os([gone(100), gone(200)], [port(8080, 'free'), port(9090, 'free')]), claims: Parameters<typeof claim>[1][] = []): Finding {
+function seen(sessions: Parameters<typeof session>[1][], facts = os([gone(100), gone(200)], [port(8080, 'refused'), port(9090, 'refused')]), claims: Parameters<typeof claim>[1][] = []): Finding {
   return one(
     run(sessions.map((s) => session('s', s)), facts, { claims: claims.map((c) => claim('repo', c)) }),
     claims.length > 0 ? 'repo' : 's',
