@@ -47,12 +47,12 @@ export async function statusCommand(argv: readonly string[]): Promise<number> {
   if (settings.kinds.length !== 1 || settings.kinds[0] !== 'hypivisor' || !target) return statusViaEngine(settings, format, timeoutMs);
 
   // Only what one pass needs: no ws package, no process-table scanner (ps-list), no engine.
-  const [{ readInitSnapshot }, wire, core, { probePids }, { probePorts }] = await Promise.all([
+  const [{ readInitSnapshot }, wire, core, { probePids }, { probePortFacts }] = await Promise.all([
     import('../sources/hypivisor/init-reader.js'),
     import('../sources/hypivisor/wire.js'),
     import('../core/index.js'),
     import('../os/liveness.js'),
-    import('../os/port-probe.js'),
+    import('../os/port-facts.js'),
   ]);
   let init: Awaited<ReturnType<typeof readInitSnapshot>>;
   try {
@@ -70,7 +70,11 @@ export async function statusCommand(argv: readonly string[]): Promise<number> {
 
   const policy = core.defaultPolicy(hostname(), { hostAliases: settings.hostAliases, pendingTtlMs: settings.pendingTtlMs });
   const targets = core.chooseProbeTargets(view, core.localMachineTest(policy.hostName, policy.hostAliases));
-  const [pidFacts, portFacts] = await Promise.all([probePids([...targets.pids], { full: true }), probePorts([...targets.ports], { timeoutMs: 150 })]);
+  // The same port facts as the engine's (the socket table too), and the processes serving the
+  // ports probed like registered pids: status must not call a ghost what check calls live.
+  const [pidFacts, portFacts] = await Promise.all([probePids([...targets.pids], { full: true }), probePortFacts([...targets.ports], { timeoutMs: 150 })]);
+  const owners = [...portFacts.values()].flatMap((f) => f.owners ?? []).filter((pid) => !pidFacts.has(pid));
+  if (owners.length > 0) for (const [pid, facts] of await probePids(owners, { full: true })) pidFacts.set(pid, facts);
   const findings = core.reconcile(view, { pids: pidFacts, ports: portFacts }, Date.now(), policy);
 
   const counts = Object.fromEntries(core.VERDICTS.map((v) => [v, findings.filter((f) => f.verdict === v).length]));
