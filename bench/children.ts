@@ -1,5 +1,5 @@
 // Real child processes for the benches: live ones to probe, and dead ones made by SIGKILL.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 
 export function spawnSleep(seconds = 300): Promise<ChildProcess & { pid: number }> {
   return new Promise((resolve, reject) => {
@@ -16,4 +16,14 @@ export function killAndReap(child: ChildProcess): Promise<void> {
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
   });
+}
+
+/** tmux is installed (the UI and flood figures drive the real monitor in it). */
+export function hasTmux(): boolean {
+  try {
+    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }

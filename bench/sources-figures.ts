@@ -7,7 +7,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { HypivisorSource } from '../src/sources/hypivisor/index.js';
-import { killAndReap, spawnSleep } from './children.js';
+import { hasTmux, killAndReap, spawnSleep } from './children.js';
 import { type Figures, median } from './figures.js';
 
 // Compiled to dist/bench/ (npm run bench); the project root is two folders up from there.
@@ -175,15 +175,6 @@ const FLOOD_RATE = 10_000;
 const FLOOD_NODES = 10_000;
 /** 20 s by default; GHOSTWATCH_BENCH_FLOOD_S=60 for the issue's full minute. */
 const FLOOD_SECONDS = Number(process.env.GHOSTWATCH_BENCH_FLOOD_S ?? 20);
-
-function hasTmux(): boolean {
-  try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function rssMb(pid: number): number {
   const kb = Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);

@@ -1,7 +1,7 @@
 // UI figures. key_to_frame: the real App rendered by Ink into a fake TTY, 10,000 sessions and
 // 2,000 claims, keys in, frames out. rss_10k and idle_bytes: the built CLI in a real tmux pane
 // against a real registry (in this process) holding 10,000 registered nodes.
-import { killAndReap, spawnSleep } from './children.js';
+import { hasTmux, killAndReap, spawnSleep } from './children.js';
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
@@ -141,15 +141,6 @@ const IDLE_MS = 10_000;
  * groups of ~750 (8 pids) make this figure measure that path instead of the monitor's footprint.
  */
 const LIVE_PIDS = 200;
-
-function hasTmux(): boolean {
-  try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 
 

@@ -5,10 +5,10 @@
 
 import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
-import { copyFile, link, lstat, mkdir, open, readdir, unlink } from 'node:fs/promises';
+import { copyFile, link, lstat, mkdir, readdir, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { createNew, ensurePrivateDir, UnsafePath } from '../os/safe-file.js';
+import { createNew, ensurePrivateDir, readBoundedSync, UnsafePath } from '../os/safe-file.js';
 import { ghostwatchStateDir } from '../os/state-dir.js';
 
 /** A note is a few hundred bytes; anything much larger in the trash is not one of ours. */
@@ -133,14 +133,7 @@ export async function listTrash(trashDir: string): Promise<TrashItem[]> {
 async function readMeta(metaPath: string): Promise<TrashMeta | undefined> {
   let data: unknown;
   try {
-    const file = await open(metaPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    try {
-      const s = await file.stat();
-      if (!s.isFile() || s.size > MAX_META_BYTES) return undefined;
-      data = JSON.parse(await file.readFile('utf8'));
-    } finally {
-      await file.close();
-    }
+    data = JSON.parse(readBoundedSync(metaPath, MAX_META_BYTES, { noFollow: true }).toString('utf8'));
   } catch {
     return undefined;
   }
