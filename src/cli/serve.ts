@@ -1,7 +1,8 @@
 // `ghostwatch serve`: the embedded registry as a long-running command. Runs until SIGINT,
 // SIGTERM or SIGHUP, then closes cleanly (clients told, state file flushed) and exits 0.
 import { fsErrorText, readBoundedSync } from '../os/safe-file.js';
-import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
+import { errorCode } from '../os/liveness.js';
+import { formatOptions, numberOption, parseArgs, stringOption, UsageError, type OptionSpec } from './args.js';
 import { sanitize } from '../core/sanitize.js';
 import {
   DEFAULT_HOST,
@@ -48,9 +49,8 @@ export function serveUsage(): string {
   ].join('\n');
 }
 
-function whole(name: string, value: unknown, min: number, max: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = value as number;
+function whole(name: string, n: number | undefined, min: number, max: number): number | undefined {
+  if (n === undefined) return undefined;
   if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} needs a whole number from ${min} to ${max}, got ${n}`);
   return n;
 }
@@ -73,21 +73,21 @@ export function serveOptionsFrom(argv: readonly string[]): RegistryServerOptions
   const { options, positionals } = parseArgs(argv, SERVE_OPTIONS);
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got "${sanitize(positionals[0])}"`);
   if (options.help) return { help: true };
-  const ttl = options.ttl as number | undefined;
+  const ttl = numberOption(options, 'ttl');
   if (ttl !== undefined && !(ttl > 0)) throw new UsageError('--ttl needs a number of seconds above 0');
-  const host = options.host as string | undefined;
+  const host = stringOption(options, 'host');
   if (host !== undefined && host.trim() === '') throw new UsageError('--host needs an address');
-  const spawnCommand = options['spawn-command'] as string | undefined;
+  const spawnCommand = stringOption(options, 'spawn-command');
   if (spawnCommand !== undefined && spawnCommand.trim() === '') throw new UsageError('--spawn-command needs a command');
   if (spawnCommand !== undefined && options['allow-spawn'] !== true) throw new UsageError('--spawn-command needs --allow-spawn');
   return {
-    port: whole('port', options.port, 0, 65_535) ?? DEFAULT_PORT,
+    port: whole('port', numberOption(options, 'port'), 0, 65_535) ?? DEFAULT_PORT,
     host: host ?? DEFAULT_HOST,
     ttlSeconds: ttl ?? DEFAULT_TTL_SECONDS,
-    stateFile: options['state-file'] as string | undefined,
-    token: readToken(options['token-file'] as string | undefined),
-    maxPayload: whole('max-payload', options['max-payload'], 1, 2 ** 31) ?? DEFAULT_MAX_PAYLOAD,
-    maxConnections: whole('max-connections', options['max-connections'], 1, 1_000_000) ?? DEFAULT_MAX_CONNECTIONS,
+    stateFile: stringOption(options, 'state-file'),
+    token: readToken(stringOption(options, 'token-file')),
+    maxPayload: whole('max-payload', numberOption(options, 'max-payload'), 1, 2 ** 31) ?? DEFAULT_MAX_PAYLOAD,
+    maxConnections: whole('max-connections', numberOption(options, 'max-connections'), 1, 1_000_000) ?? DEFAULT_MAX_CONNECTIONS,
     quiet: options.quiet === true,
     allowSpawn: options['allow-spawn'] === true,
     spawnCommand: spawnCommand ?? 'pi',
@@ -134,7 +134,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   try {
     server = await startRegistryServer(opts);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
+    const code = errorCode(error);
     const where = `${sanitize(opts.host)} port ${opts.port}`;
     if (code === 'EADDRINUSE') say(`cannot listen: ${where} is already in use`);
     else say(`cannot listen on ${where}: ${sanitize(error instanceof Error ? error.message : String(error))}`);

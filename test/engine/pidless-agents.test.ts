@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { startPiAgent } from '../support/pi-agent.js';
 import { startStockHypivisor } from '../support/stock-hypivisor.js';
-import { engineFor, finding, isLinux, killAndReap, onCleanup, serve, source, until } from './helpers.js';
+import { engineFor, finding, killAndReap, onCleanup, serve, source, until } from './helpers.js';
+import { describeOn } from '../support/platform.js';
 
 async function stock(): Promise<{ url: string }> {
   const s = await startStockHypivisor();
@@ -12,10 +13,10 @@ async function stock(): Promise<{ url: string }> {
   return s;
 }
 
-describe.runIf(isLinux).each([
-  ['ghostwatch serve', serve],
-  ['a stock hypivisor', stock],
-] as const)('pid-less agents, on %s', (_name, registry) => {
+describeOn(['linux'], 'the port owner is read from /proc/net and /proc/<pid>/fd').each([
+  { name: 'ghostwatch serve', registry: serve },
+  { name: 'a stock hypivisor', registry: stock },
+])('pid-less agents, on $name', ({ registry }) => {
   it('names the process that serves the port, and calls the entry a ghost once that process is killed', async () => {
     const s = await registry();
     const agent = await startPiAgent(s.url, ['--no-pid']);

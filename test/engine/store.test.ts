@@ -16,7 +16,6 @@ import {
   countPublishes,
   engineFor,
   finding,
-  isLinux,
   killAndReap,
   onCleanup,
   register,
@@ -29,6 +28,7 @@ import {
   until,
   verdictOf,
 } from './helpers.js';
+import { itOn } from '../support/platform.js';
 
 describe('engine store: verdicts at the promised cadence', () => {
   it('a registered child that is SIGKILLed becomes ghost within 1 s at the default cadence', async () => {
@@ -50,7 +50,7 @@ describe('engine store: verdicts at the promised cadence', () => {
     expect(engine.getSnapshot().problems).toBe(1);
   });
 
-  it.runIf(isLinux)('a child that becomes a real zombie turns zombie within 3 s; a live child stays live', async () => {
+  itOn(['linux'], 'zombie state is read from /proc')('a child that becomes a real zombie turns zombie within 3 s; a live child stays live', async () => {
     const s = await serve();
     // sh backgrounds a short sleep, prints its pid and execs a long sleep that never reaps it.
     const sh = track(spawn('sh', ['-c', 'sleep 0.3 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] }));

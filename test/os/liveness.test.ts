@@ -13,6 +13,7 @@ import {
   ticksToEpochMs,
 } from '../../src/os/liveness.js';
 import { childrenOf, isLinux, killAndReap, otherUsersPid, pollUntil, spawnSleep } from './helpers.js';
+import { itOn } from '../support/platform.js';
 
 const spawned: ChildProcess[] = [];
 afterEach(async () => {
@@ -47,7 +48,7 @@ describe('probePids on real processes', () => {
     expect(full?.state).toBeUndefined();
   });
 
-  it.runIf(isLinux)('a real zombie passes kill(pid, 0) and has state Z', async () => {
+  itOn(['linux'], 'process state is read from /proc')('a real zombie passes kill(pid, 0) and has state Z', async () => {
     // The exec'd sleep inherits the backgrounded child and never reaps it.
     const sh = spawn('sh', ['-c', 'sleep 0.1 & exec sleep 30'], { stdio: 'ignore' });
     spawned.push(sh);

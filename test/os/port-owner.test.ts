@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOwnerHints, portOwners, socketOwners, type PortOwnership } from '../../src/os/port-owner.js';
 import { decodeProcNetAddress, listeningSockets, parseProcNetTcp } from '../../src/os/proc-net.js';
-import { isLinux, killAndReap } from './helpers.js';
+import { killAndReap } from './helpers.js';
 import { makeWorkbench, runAsNobody, runInNewNetns, skipOrFail, startListener, type Listener, type Workbench } from './listeners.js';
+import { describeOn } from '../support/platform.js';
 
 const HEADER = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
 const HEADER6 =
@@ -150,7 +151,7 @@ describe('portOwners off Linux', () => {
   });
 });
 
-describe.runIf(isLinux)('portOwners on real listeners', () => {
+describeOn(['linux'], 'the socket table is /proc/net')('portOwners on real listeners', () => {
   let wb: Workbench;
   const spawned: ChildProcess[] = [];
   beforeAll(async () => {

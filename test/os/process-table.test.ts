@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scanProcessTable } from '../../src/os/process-table.js';
 import { isLinux, killAndReap, spawnSleep } from './helpers.js';
+import { itOn } from '../support/platform.js';
 
 describe('scanProcessTable', () => {
-  it.runIf(isLinux)('proc strategy finds this process with the right ppid and cmd', async () => {
+  itOn(['linux'], 'the proc strategy reads /proc')('proc strategy finds this process with the right ppid and cmd', async () => {
     const r = await scanProcessTable({ strategy: 'proc' });
     if (!r.ok) throw new Error(r.error);
     expect(r.strategy).toBe('proc');
@@ -34,7 +35,7 @@ describe('scanProcessTable', () => {
     expect(r.ok && r.strategy).toBe(isLinux ? 'proc' : 'ps-list');
   });
 
-  it.runIf(isLinux)('proc strategy sees a child appear and, once reaped, disappear', async () => {
+  itOn(['linux'], 'the proc strategy reads /proc')('proc strategy sees a child appear and, once reaped, disappear', async () => {
     const child = spawnSleep();
     const before = await scanProcessTable({ strategy: 'proc' });
     expect(before.ok && before.processes.get(child.pid)?.cmd).toBe('sleep 30');

@@ -30,3 +30,12 @@ export function describeOn(platforms: readonly NodeJS.Platform[], why: string, w
     };
   return suite;
 }
+
+/** `it`, on the given platforms only; elsewhere skipped with the platform note. */
+export function itOn(platforms: readonly NodeJS.Platform[], why: string) {
+  const here = platforms.includes(process.platform);
+  return (name: string, body: () => Promise<void> | void, timeout?: number): void => {
+    if (here) it(name, body, timeout);
+    else it(name, (ctx) => ctx.skip(`${PLATFORM_SKIP} ${why}`));
+  };
+}
