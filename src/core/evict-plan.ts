@@ -76,12 +76,12 @@ function identityChange(a: Finding, b: Finding): string | undefined {
   const pa = a.entry.pid;
   const pb = b.entry.pid;
   if (pa !== pb) return `pid ${String(pa ?? 'none')} is now ${String(pb ?? 'none')}`;
-  if (a.kind === 'session' && b.kind === 'session') {
-    if (a.entry.machine !== b.entry.machine) return 'it moved to another host';
-    if (a.entry.port !== b.entry.port) return `port ${String(a.entry.port ?? 'none')} is now ${String(b.entry.port ?? 'none')}`;
+  if (a.entry.machine !== b.entry.machine) return 'it moved to another host';
+  if (a.kind === 'session' && b.kind === 'session' && a.entry.port !== b.entry.port) {
+    return `port ${String(a.entry.port ?? 'none')} is now ${String(b.entry.port ?? 'none')}`;
   }
   if (a.kind === 'claim' && b.kind === 'claim' && a.holder !== b.holder) {
-    return `holder ${String(a.holder)} is now ${String(b.holder)}`;
+    return `holder ${a.holder ?? 'none'} is now ${b.holder ?? 'none'}`;
   }
   return undefined;
 }

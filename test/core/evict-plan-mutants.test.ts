@@ -34,6 +34,9 @@ describe('recheck: what stops a planned eviction, in the words the person reads'
   it.each([
     ['the holder changed', { holder: 'a', pid: 100, machine: 'devbox' }, { holder: 'b', pid: 100, machine: 'devbox' }, 'the entry changed: holder a is now b'],
     ['the pid changed', { pid: 100, machine: 'devbox' }, { pid: 200, machine: 'devbox' }, 'the entry changed: pid 100 is now 200'],
+    ['the holder went away', { holder: 'a', pid: 100, machine: 'devbox' }, { pid: 100, machine: 'devbox' }, 'the entry changed: holder a is now none'],
+    ['a holder appeared', { pid: 100, machine: 'devbox' }, { holder: 'b', pid: 100, machine: 'devbox' }, 'the entry changed: holder none is now b'],
+    ['the pid moved to another host', { pid: 100, machine: 'devbox' }, { pid: 100, machine: 'laptop' }, 'the entry changed: it moved to another host'],
   ] as const)('a claim: %s', (_name, before, after, why) => {
     const r = recheck(planned(seen([], undefined, [before])), seen([], undefined, [after]));
     expect(r).toEqual({ send: false, outcome: 'skipped', why });
