@@ -24,9 +24,14 @@ async function open(engine: StaticEngine, keys: string[], size = { columns: 100,
     r.stdin.write(k);
     await settle();
   }
+  if (keys.includes('e')) await until(r, (f) => f.includes('events: '));
   return r;
 }
 const frame = (r: { lastFrame(): string | undefined }) => r.lastFrame() ?? '';
+/** Waits (up to 5 s, a busy machine) until the frame shows what a key should have drawn. */
+async function until(r: { lastFrame(): string | undefined }, ok: (f: string) => boolean): Promise<void> {
+  for (let i = 0; i < 250 && !ok(frame(r)); i++) await settle(20);
+}
 
 const EVENTS: WatchEvent[] = [
   { at: FIXED_NOW - 3_600_000, kind: 'source', source: 'hypivisor', status: 'connected', reading: true, rows: 12 },
@@ -53,7 +58,7 @@ describe('the events pane', () => {
     expect(frame(r)).toMatch(/ Esc {2}back\b/);
 
     r.stdin.write('\u001b');
-    await settle();
+    await until(r, (f) => !f.includes('events: the last'));
     expect(frame(r)).not.toContain('events: the last');
     expect(frame(r)).toContain('VERDICT');
     r.unmount();
@@ -65,13 +70,13 @@ describe('the events pane', () => {
     expect(frame(r)).toContain('agent-59 joined');
     expect(frame(r)).not.toContain('agent-0 joined');
     r.stdin.write('G');
-    await settle();
+    await until(r, (f) => f.includes('agent-0 joined'));
     expect(frame(r)).toContain('agent-0 joined');
     expect(frame(r)).not.toContain('agent-59 joined');
     r.stdin.write('g');
-    await settle();
+    await until(r, (f) => f.includes('agent-59 joined'));
     r.stdin.write('j');
-    await settle();
+    await until(r, (f) => !f.includes('agent-59 joined'));
     expect(frame(r)).not.toContain('agent-59 joined');
     expect(frame(r)).toContain('agent-58 joined');
     r.unmount();
@@ -82,7 +87,7 @@ describe('the events pane', () => {
     const r = await open(engine, ['e']);
     expect(frame(r)).toContain('events: waiting for the first full view of every registry');
     engine.set(demoFindings(), { events: EVENTS.slice(0, 1) });
-    await settle();
+    await until(r, (f) => f.includes('connected, 12 rows'));
     expect(frame(r)).toContain('hypivisor: connected, 12 rows');
     r.unmount();
   });
