@@ -11,6 +11,8 @@ const ESU = '\u001b[?2026l';
 export class FakeStdout extends Writable {
   readonly isTTY = true;
   frames = 0;
+  /** Every byte written, frames and their BSU/ESU wrappers alike. */
+  bytes = 0;
   lastFrame = '';
   /** Told of the next frame only (then cleared). */
   onFrame: ((at: number) => void) | undefined;
@@ -25,6 +27,7 @@ export class FakeStdout extends Writable {
   override write(chunk: unknown, encoding?: unknown, cb?: unknown): boolean {
     const at = performance.now();
     const text = String(chunk);
+    this.bytes += Buffer.byteLength(text);
     if (text !== BSU && text !== ESU && text !== '') {
       this.frames++;
       this.lastFrame = text;

@@ -5,6 +5,7 @@ import { render } from 'ink';
 import { createElement } from 'react';
 import type { Engine } from '../engine/types.js';
 import { App } from '../ui/app.js';
+import { RENDER_OPTIONS } from '../ui/render-options.js';
 import { enterFullscreen } from '../ui/terminal.js';
 import { buildEngine, reportOnce } from './engine-setup.js';
 import type { MonitorSettings } from './settings.js';
@@ -22,11 +23,7 @@ export async function runMonitor(settings: MonitorSettings): Promise<number> {
   const screen = enterFullscreen(process.stdout, () => app?.unmount());
   app = render(
     createElement(App, { engine, readOnly: settings.readOnly, home: homedir(), onQuit: () => resolveDone() }),
-    // Our keymap owns Ctrl-C; Ink patching console would garble the alternate screen. Ink 6.8's
-    // incremental mode starts each redraw one row low after a frame that ends in a newline (every
-    // frame shorter than the pane), so frames stacked: the standard mode erases and redraws in one
-    // write, and writes nothing at all when the frame did not change.
-    { exitOnCtrlC: false, patchConsole: false, maxFps: 30 },
+    RENDER_OPTIONS,
   );
   // The first frame ("connecting...") goes out before the sources connect and the probes start.
   setImmediate(() => engine.start());

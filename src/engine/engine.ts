@@ -3,6 +3,8 @@
 // reconcile can see) or a verdict is due to change with time; publishes are coalesced to ~30/s.
 
 import { userInfo } from 'node:os';
+import { diffEvents, keepLast, type EventFrame, type WatchEvent } from '../core/events.js';
+import { findingKey } from '../core/evict-plan.js';
 import { reconcile } from '../core/reconcile.js';
 import type { Finding, Policy, ProcessInfo, RegistryView } from '../core/types.js';
 import { localProbeProvider, type ProbeProvider } from '../os/provider.js';
@@ -15,9 +17,9 @@ import { executeEviction } from './evict.js';
 import { OsFactsTracker } from './os-facts.js';
 import { ProbeTargets } from './probe-targets.js';
 import { mergeView, policyFor } from './registry-view.js';
-import { buildSnapshot, markStale, nextVerdictCrossing, sameFindings } from './snapshot.js';
+import { buildSnapshot, eventFrame, markStale, nextVerdictCrossing, sameFindings } from './snapshot.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
-import type { EngineSnapshot, EvictRequest, EvictSummary } from './types.js';
+import { EVENTS_KEPT, type EngineSnapshot, type EvictProgress, type EvictRequest, type EvictSummary } from './types.js';
 
 /** Publishes at least this far apart: ~30 a second at most. */
 const PUBLISH_GAP_MS = 33;
@@ -65,6 +67,11 @@ class LiveEngineImpl implements LiveEngine {
   private recomputes = 0;
   private publishes = 0;
   private notices: readonly string[] = [];
+  /** The events pane's ring, and the frame the next diff starts from (none before the first settled snapshot). */
+  private events: readonly WatchEvent[] = [];
+  private eventBase: EventFrame | undefined;
+  /** Rows our evictions removed, told as 'evicted' when sent: their leaving is not told again. */
+  private readonly evictedKeys = new Set<string>();
 
   constructor(opts: EngineOptions) {
     this.sources = [...opts.sources];
@@ -150,6 +157,13 @@ class LiveEngineImpl implements LiveEngine {
   };
 
   readonly evict = (request: EvictRequest): Promise<EvictSummary> => {
+    const onProgress = (p: EvictProgress): void => {
+      // From the send on, the row may leave before the reply comes: that leaving is the eviction's.
+      if (p.phase === 'sending') this.evictedKeys.add(findingKey(p.finding));
+      else if (p.phase === 'evicted') this.onEvicted(p);
+      else if (p.phase !== 'checking') this.evictedKeys.delete(findingKey(p.finding));
+      request.onProgress?.(p);
+    };
     // One eviction run at a time: two bulk runs must not interleave their re-checks and sends.
     const run = this.evictions.then(() =>
       executeEviction(
@@ -170,7 +184,7 @@ class LiveEngineImpl implements LiveEngine {
           applyFresh: (fresh) => this.tracker.applyFresh(fresh.pids, fresh.ports),
           stopped: () => this.stopped,
         },
-        request,
+        { ...request, onProgress },
       ),
     );
     this.evictions = run.catch(() => undefined);
@@ -219,6 +233,28 @@ class LiveEngineImpl implements LiveEngine {
     if (!this.stopped) this.coalescer.request();
   };
 
+  /** An entry our eviction removed: told at once, with the verdict it was removed for. */
+  private onEvicted(p: EvictProgress): void {
+    if (this.stopped) return;
+    const f = p.finding;
+    this.events = keepLast(this.events, [{ at: this.now(), kind: 'evicted', source: f.source, rowKind: f.kind, id: f.id, verdict: f.verdict, detail: p.detail }], EVENTS_KEPT);
+    this.inputDirty = true;
+    this.coalescer.request();
+  }
+
+  /** The events since the last published snapshot; the first settled one is the base (its registries only). */
+  private nextEvents(findings: readonly Finding[], now: number, settled: boolean): readonly WatchEvent[] {
+    if (!settled) return this.events;
+    const frame = eventFrame(findings, this.lastSnaps.map((s) => s.state));
+    const added = diffEvents(this.eventBase ?? { findings: [], sources: [] }, frame, now, { evicted: this.evictedKeys });
+    this.eventBase = frame;
+    if (this.evictedKeys.size > 0) {
+      const present = new Set(findings.map(findingKey));
+      for (const k of this.evictedKeys) if (!present.has(k)) this.evictedKeys.delete(k);
+    }
+    return keepLast(this.events, added, EVENTS_KEPT);
+  }
+
   // ------------------------------------------------------------ the store
 
   private recompute(): void {
@@ -236,6 +272,7 @@ class LiveEngineImpl implements LiveEngine {
     const settled = this.isSettled();
     this.scheduleTtl(findings, now);
     if (!inputDriven && settled === this.snapshot.settled && sameFindings(this.snapshot.findings, findings)) return;
+    this.events = this.nextEvents(findings, now, settled);
     this.snapshot = buildSnapshot({
       findings,
       sources: this.lastSnaps.map((s) => s.state),
@@ -244,6 +281,7 @@ class LiveEngineImpl implements LiveEngine {
       computedAt: now,
       version: this.snapshot.version + 1,
       settled,
+      events: this.events,
     });
     this.publishes++;
     for (const l of [...this.listeners]) l();

@@ -2,6 +2,7 @@
 // recomputes ask of findings: did anything a person can see change, and when does the next
 // young `pending-*` entry cross the TTL.
 
+import type { EventFrame, WatchEvent } from '../core/events.js';
 import { VERDICTS, type Finding, type Verdict } from '../core/types.js';
 import { STATUS_TRAITS, type SourceState } from '../sources/types.js';
 import { staleOf, type EngineFinding, type EngineSnapshot, type OsState, type Staleness } from './types.js';
@@ -14,6 +15,7 @@ export interface SnapshotInput {
   readonly computedAt: number;
   readonly version: number;
   readonly settled: boolean;
+  readonly events?: readonly WatchEvent[] | undefined;
 }
 
 export function zeroCounts(): Record<Verdict, number> {
@@ -39,6 +41,15 @@ export function buildSnapshot(input: SnapshotInput): EngineSnapshot {
     computedAt: input.computedAt,
     version: input.version,
     settled: input.settled,
+    events: input.events,
+  };
+}
+
+/** A snapshot's rows and registries as the events diff sees them. */
+export function eventFrame(findings: readonly Finding[], sources: readonly SourceState[]): EventFrame {
+  return {
+    findings,
+    sources: sources.map((s) => ({ name: s.name, status: s.status, reading: STATUS_TRAITS[s.status].reading, why: s.cause ?? s.lastError })),
   };
 }
 

@@ -1,6 +1,7 @@
 // The engine's contract with the UI and the one-shot commands: a subscribable snapshot of
 // findings and source states, a refresh, and an eviction executor. The UI owns no data.
 
+import type { WatchEvent } from '../core/events.js';
 import type { Finding, ProcessInfo, Verdict } from '../core/types.js';
 import type { SourceState } from '../sources/types.js';
 
@@ -50,7 +51,12 @@ export interface EngineSnapshot {
   readonly version: number;
   /** True once every source has had its first snapshot and every local pid one full probe. */
   readonly settled: boolean;
+  /** What happened, oldest first, the last EVENTS_KEPT of them (from the first settled snapshot on). */
+  readonly events?: readonly WatchEvent[] | undefined;
 }
+
+/** How many events the engine keeps for the events pane. */
+export const EVENTS_KEPT = 200;
 
 /**
  * What became of one selected entry in an eviction run: removed, found already gone, skipped (it

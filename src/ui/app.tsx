@@ -7,12 +7,14 @@ import { sanitize } from '../core/sanitize.js';
 import type { Engine, EvictProgress } from '../engine/types.js';
 import { columnsFor, layoutColumns, type CellContext } from './columns.js';
 import { Confirm } from './components/confirm.js';
+import { EventsPane } from './components/events.js';
 import { Footer } from './components/footer.js';
 import { Header, headerHeight, headerTicks } from './components/header.js';
 import { Panel } from './components/panel.js';
 import { emptyText, StatusLine, summaryText } from './components/status-line.js';
 import { Table, TitleLine } from './components/table.js';
 import { detailLines, helpLines } from './detail.js';
+import { eventLines } from './events.js';
 import { useEngineSnapshot, useMinuteClock, useSecondTicks, useTerminalSize, type Size } from './hooks.js';
 import { idShortener } from './ids.js';
 import { visibleRows } from './rows.js';
@@ -79,8 +81,9 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     }
     return undefined;
   }, [mode, detailFinding, engine, tickNow, clockOffsetMs]);
+  const events = useMemo(() => (mode === 'events' ? eventLines(snap.events, minute, snap.settled) : undefined), [mode, snap.events, snap.settled, minute]);
 
-  const facts: ScreenFacts = { rows, all: snap.findings, pageSize: bodyHeight, readOnly, overlayLines: overlay?.length ?? 0 };
+  const facts: ScreenFacts = { rows, all: snap.findings, pageSize: bodyHeight, readOnly, overlayLines: overlay?.length ?? events?.lines.length ?? 0 };
   const latest = useRef({ state, facts });
   latest.current = { state, facts };
 
@@ -128,6 +131,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
 
   let body;
   if (overlay) body = <Panel lines={overlay} scroll={overlayScroll(state)} height={bodyHeight + 1} width={width} />;
+  else if (events) body = <EventsPane title={events.title} lines={events.lines} scroll={overlayScroll(state)} height={bodyHeight + 1} width={width} />;
   else if (state.confirm && (mode === 'confirm' || mode === 'confirm-force' || mode === 'evicting')) {
     body = <Confirm confirm={state.confirm} force={mode === 'confirm-force'} height={bodyHeight + 1} width={width} sources={snap.sources} />;
   } else {

@@ -4,11 +4,11 @@
 
 /**
  * A view that takes the keys while it is on top of the mode stack (view-state.ts): the table at
- * the bottom, then what is opened over it (filter, detail, help, the confirm dialog).
+ * the bottom, then what is opened over it (filter, detail, events, help, the confirm dialog).
  */
-export type Mode = 'table' | 'filter' | 'detail' | 'help' | 'confirm' | 'confirm-force' | 'evicting';
+export type Mode = 'table' | 'filter' | 'detail' | 'events' | 'help' | 'confirm' | 'confirm-force' | 'evicting';
 
-export const MODES: readonly Mode[] = ['table', 'filter', 'detail', 'help', 'confirm', 'confirm-force', 'evicting'];
+export const MODES: readonly Mode[] = ['table', 'filter', 'detail', 'events', 'help', 'confirm', 'confirm-force', 'evicting'];
 
 export type Command =
   | 'nav.up'
@@ -33,6 +33,7 @@ export type Command =
   | 'view.problems'
   | 'view.details'
   | 'view.tab'
+  | 'view.events'
   | 'view.help'
   | 'view.back'
   | 'app.refresh'
@@ -81,7 +82,7 @@ export interface Binding {
 }
 
 const BROWSE: Mode[] = ['table'];
-const SCROLLS: Mode[] = ['table', 'detail', 'help'];
+const SCROLLS: Mode[] = ['table', 'detail', 'events', 'help'];
 /** Everywhere but during an eviction (one bulk eviction at a time; its progress is on screen). */
 const ANY_BUT_EVICTING: Mode[] = MODES.filter((m) => m !== 'evicting');
 const DIALOG: Mode[] = ['confirm', 'confirm-force'];
@@ -109,9 +110,10 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'evict.selected', keys: [{ char: 'd' }, { ctrl: 'd' }], footer: 'evict', description: 'evict the marked rows, or the current row', modes: ['table', 'detail'], evicts: true },
   { command: 'evict.problems', keys: [{ char: 'X' }], description: 'evict every problem', modes: BROWSE, evicts: true },
   { command: 'view.tab', keys: [{ key: 'tab' }], footer: 'claims', description: 'switch between sessions and claims', modes: BROWSE },
+  { command: 'view.events', keys: [{ char: 'e' }], footer: 'events', description: 'what happened: the last 200 events, newest first', modes: BROWSE },
   { command: 'app.refresh', keys: [{ char: 'R' }], description: 'probe and re-sync now', modes: SCROLLS },
   { command: 'view.help', keys: [{ char: '?' }], footer: 'help', description: 'this help', modes: SCROLLS },
-  { command: 'view.back', keys: [{ key: 'esc' }, { char: 'q' }], footer: 'back', description: 'close this view (back to the one under it)', modes: ['detail', 'help'] },
+  { command: 'view.back', keys: [{ key: 'esc' }, { char: 'q' }], footer: 'back', description: 'close this view (back to the one under it)', modes: ['detail', 'events', 'help'] },
   { command: 'app.quit', keys: [{ char: 'q' }, { ctrl: 'c' }], footer: 'quit', description: 'quit', modes: BROWSE },
   { command: 'app.quit', keys: [{ ctrl: 'c' }], description: 'quit, from any view but a running eviction', modes: ANY_BUT_EVICTING.filter((m) => m !== 'table') },
   { command: 'confirm.yes', keys: [{ char: 'y' }], footer: 'yes', description: 'confirm', modes: DIALOG },

@@ -22,6 +22,8 @@ export interface ViewState extends CursorState {
   readonly detailKey: string | undefined;
   readonly detailScroll: number;
   readonly helpScroll: number;
+  /** How far the events pane is scrolled (0: the newest on top). */
+  readonly eventsScroll: number;
   readonly confirm: ConfirmState | undefined;
   /** One line for the person: what happened, or why a key did nothing. */
   readonly message: { readonly text: string; readonly tone: 'info' | 'warn' | 'error' } | undefined;
@@ -68,6 +70,7 @@ export const initialViewState: ViewState = {
   detailKey: undefined,
   detailScroll: 0,
   helpScroll: 0,
+  eventsScroll: 0,
   confirm: undefined,
   message: undefined,
 };
@@ -178,6 +181,8 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
     }
     case 'view.tab':
       return { state: { ...cleared, tab: s.tab === 'sessions' ? 'claims' : 'sessions', cursor: 0, top: 0, cursorKey: undefined, pinned: false, sortColumn: undefined } };
+    case 'view.events':
+      return { state: { ...push(cleared, 'events'), eventsScroll: 0 } };
     case 'view.help':
       return { state: { ...push(cleared, 'help'), helpScroll: 0 } };
     case 'view.back':
@@ -234,16 +239,18 @@ function sortBy(s: ViewState, dir: 1 | -1): ViewState {
 
 function isScrolling(s: ViewState): boolean {
   const mode = modeOf(s);
-  return mode === 'detail' || mode === 'help';
+  return mode === 'detail' || mode === 'help' || mode === 'events';
 }
 
-/** How far the overlay on top (detail or help) is scrolled. */
+/** How far the overlay on top (detail, events or help) is scrolled. */
 export function overlayScroll(s: ViewState): number {
-  return modeOf(s) === 'help' ? s.helpScroll : s.detailScroll;
+  const mode = modeOf(s);
+  return mode === 'help' ? s.helpScroll : mode === 'events' ? s.eventsScroll : s.detailScroll;
 }
 
 function scrollBy(s: ViewState, by: number, facts: ScreenFacts): ViewTransition {
   const max = Math.max(0, (facts.overlayLines ?? 0) - facts.pageSize);
   const to = Math.min(max, Math.max(0, overlayScroll(s) + by));
-  return { state: modeOf(s) === 'help' ? { ...s, helpScroll: to } : { ...s, detailScroll: to } };
+  const mode = modeOf(s);
+  return { state: mode === 'help' ? { ...s, helpScroll: to } : mode === 'events' ? { ...s, eventsScroll: to } : { ...s, detailScroll: to } };
 }

@@ -4,7 +4,7 @@ import chalk from 'chalk';
 import { render } from 'ink-testing-library';
 import { App } from '../../src/ui/app.js';
 import { ansiToSvg } from './svg.js';
-import { downEngine, FIXED_NOW, multiSourceEngine, StaticEngine } from './ui-fixtures.js';
+import { downEngine, eventsEngine, FIXED_NOW, multiSourceEngine, StaticEngine } from './ui-fixtures.js';
 
 // Local times in the frames (the detail view, "since 12:03:04"): one zone wherever they are rendered.
 process.env.TZ = 'UTC';
@@ -27,6 +27,7 @@ export const SCREENS: readonly Screen[] = [
   { name: 'confirm-120x30', title: 'ghostwatch: X asks before evicting every problem', columns: 120, rows: 30, keys: ['X'] },
   { name: 'confirm-force-100x24', title: 'ghostwatch: evicting a live entry needs a second answer', columns: 100, rows: 24, keys: ['G', 'k', 'k', ' ', 'g', ' ', 'd', 'y'] },
   { name: 'detail-120x30', title: 'ghostwatch: the evidence behind a verdict', columns: 120, rows: 30, keys: ['j', 'j', '\r'] },
+  { name: 'events-100x24', title: 'ghostwatch: e shows what happened, newest first, instead of logs', columns: 100, rows: 24, keys: ['e'], engine: eventsEngine },
   { name: 'help-100x30', title: 'ghostwatch: the help overlay, from the keymap', columns: 100, rows: 30, keys: ['?'] },
   { name: 'claims-100x20', title: 'ghostwatch: claims and locks', columns: 100, rows: 20, keys: ['\t'] },
   { name: 'no-color-80x24', title: 'ghostwatch with NO_COLOR: markers carry the verdicts', columns: 80, rows: 24, keys: [], color: false },

@@ -1,6 +1,7 @@
 // Findings for UI tests and screenshots: the real reconcile over a fixed registry and fixed OS
 // facts, shown through an engine whose snapshot the test sets. The App is the real one.
 import { defaultPolicy, reconcile, VERDICTS, type Finding, type OsFacts, type PidFacts, type PortFacts, type RegistryView, type SessionEntry, type Verdict } from '../../src/core/index.js';
+import type { WatchEvent } from '../../src/core/events.js';
 import { markStale } from '../../src/engine/snapshot.js';
 import type { Engine, EngineSnapshot, EvictRequest, EvictSummary } from '../../src/engine/types.js';
 import type { SourceState } from '../../src/sources/types.js';
@@ -203,4 +204,25 @@ export function downEngine(opts: { cause: string; status: 'auth-refused' | 'unre
   });
   const findings = opts.kept ? markStale(demoFindings(), [down]) : [];
   return new StaticEngine(findings, { sources: [down] });
+}
+
+/** An engine with a morning's events for the events pane: what users read instead of logs. */
+export function eventsEngine(): StaticEngine {
+  const at = (minutesAgo: number, seconds = 0) => FIXED_NOW - minutesAgo * 60_000 + seconds * 1_000;
+  const row = { source: 'hypivisor', rowKind: 'session' } as const;
+  const events: WatchEvent[] = [
+    { at: at(95), kind: 'source', source: 'hypivisor', status: 'connected', reading: true, rows: 11 },
+    { ...row, at: at(61, 12), kind: 'joined', id: 'd15ea5e0-zombie', verdict: 'live' },
+    { ...row, at: at(42, 3), kind: 'joined', id: '7f3a9c1e-live-agent', verdict: 'live' },
+    { ...row, at: at(30, 40), kind: 'joined', id: 'a0a0a0a0-old-session', verdict: 'live' },
+    { ...row, at: at(30, 41), kind: 'judged', id: 'a0a0a0a0-old-session', verdict: 'superseded', from: 'live', detail: 'pid 41010 is claimed by a newer registration' },
+    { at: at(22), kind: 'source', source: 'hypivisor', status: 'unreachable', reading: false, detail: 'connection refused' },
+    { at: at(21, 45), kind: 'source', source: 'hypivisor', status: 'connected', reading: true, rows: 12 },
+    { ...row, at: at(12, 7), kind: 'offline', id: 'c0ffee00-ghost', verdict: 'ghost' },
+    { ...row, at: at(12, 7), kind: 'judged', id: 'c0ffee00-ghost', verdict: 'ghost', from: 'live', detail: 'registry: offline since 09:17:53; OS: pid 40777 is gone (ESRCH)' },
+    { ...row, at: at(7, 30), kind: 'judged', id: 'd15ea5e0-zombie', verdict: 'zombie', from: 'live', detail: 'pid 40888 is a zombie (exited, not reaped)' },
+    { ...row, at: at(3, 2), kind: 'evicted', id: '0badf00d-ghost', verdict: 'ghost' },
+    { ...row, at: at(1, 15), kind: 'left', id: '5eed5eed-agent', verdict: 'live' },
+  ];
+  return new StaticEngine(demoFindings(), { events });
 }

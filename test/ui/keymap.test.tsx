@@ -82,6 +82,7 @@ const INTO: Record<Mode, readonly string[]> = {
   table: [],
   filter: ['/', 'g'],
   detail: ['j', '\r'],
+  events: ['e'],
   help: ['j', '\r', '?'],
   confirm: ['d'],
   'confirm-force': ['G', 'k', 'k', ' ', 'g', ' ', 'd', 'y'],

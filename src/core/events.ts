@@ -1,0 +1,179 @@
+// What happened between two snapshots, as events a person reads instead of logs: a session
+// joined or left, went offline or came back, was judged a ghost (or turned live again), a
+// registry connected or was lost. Pure: the caller gives both frames and the moment.
+import { findingKey } from './evict-plan.js';
+import { sanitize } from './sanitize.js';
+import type { Finding, Verdict } from './types.js';
+import { VERDICT_TRAITS } from './verdicts.js';
+
+/** A registry as the events see it: its name, its status word, and whether it is reading now. */
+export interface EventSource {
+  readonly name: string;
+  readonly status: string;
+  readonly reading: boolean;
+  /** Why it is not reading, in a few words. */
+  readonly why?: string | undefined;
+}
+
+/** One side of a diff: the rows and the registries of one snapshot. */
+export interface EventFrame {
+  readonly findings: readonly Finding[];
+  readonly sources: readonly EventSource[];
+}
+
+export type WatchEventKind =
+  /** A row appeared (a session registered, a claim was taken). */
+  | 'joined'
+  /** A row is gone from its registry (not by an eviction of ours). */
+  | 'left'
+  /** The registry marks the session offline / no longer does. */
+  | 'offline'
+  | 'online'
+  /** The verdict changed (to a problem, or back to live...). */
+  | 'judged'
+  /** Removed by an eviction of ours. */
+  | 'evicted'
+  /** A registry's connection state changed. */
+  | 'source';
+
+export interface WatchEvent {
+  /** Local clock, epoch ms. */
+  readonly at: number;
+  readonly kind: WatchEventKind;
+  /** The registry the event is about. */
+  readonly source: string;
+  /** Row events: whose. */
+  readonly rowKind?: 'session' | 'claim' | undefined;
+  readonly id?: string | undefined;
+  /** The row's verdict after the event; for 'judged', `from` is the one before. */
+  readonly verdict?: Verdict | undefined;
+  readonly from?: Verdict | undefined;
+  /** 'source': the status word after the change; `rows` how many rows it has now. */
+  readonly status?: string | undefined;
+  readonly reading?: boolean | undefined;
+  readonly rows?: number | undefined;
+  /** One line of why (the verdict's reason, the source's cause), as given: sanitized when shown. */
+  readonly detail?: string | undefined;
+}
+
+export interface DiffOptions {
+  /** Keys (findingKey) of rows our own evictions removed: their leaving is already told. */
+  readonly evicted?: ReadonlySet<string> | undefined;
+}
+
+/**
+ * A local row whose pid or port has not been probed yet: its `unverified` is no verdict, so it
+ * joins (with its first real verdict) only once the OS has answered.
+ */
+export function awaitingFirstProbe(f: Finding): boolean {
+  const e = f.evidence;
+  if (f.verdict !== 'unverified' || !e.host.local || e.checkedAt !== undefined) return false;
+  if (e.port?.result === 'not-probed') return true;
+  // A usable pid the OS has not answered for (an unusable one is noted in evidence.pid).
+  return f.kind === 'session' && typeof f.entry.pid === 'number' && e.pid === undefined && e.kill === undefined;
+}
+
+function isOffline(f: Finding): boolean {
+  return f.kind === 'session' && f.entry.offline === true;
+}
+
+/**
+ * The events between two frames, in a fixed order: registries first, then per row of `next`
+ * (joined, offline/online, judged), then the rows that left. A registry that started or stopped
+ * reading in this step is one event with its row count, not one per row: a reconnect replaces
+ * the whole view and would otherwise bury everything else. A row waiting for its first probe
+ * has no news yet (awaitingFirstProbe).
+ */
+export function diffEvents(prev: EventFrame, next: EventFrame, at: number, opts: DiffOptions = {}): WatchEvent[] {
+  const events: WatchEvent[] = [];
+  const before = new Map(prev.sources.map((s) => [s.name, s]));
+  const rowsOf = new Map<string, number>();
+  for (const f of next.findings) rowsOf.set(f.source, (rowsOf.get(f.source) ?? 0) + 1);
+  /** Sources whose rows are told as one count in this step. */
+  const wholesale = new Set<string>();
+  for (const s of next.sources) {
+    const was = before.get(s.name);
+    if (was !== undefined && was.status === s.status) continue;
+    if (was === undefined || was.reading !== s.reading) wholesale.add(s.name);
+    events.push({ at, kind: 'source', source: s.name, status: s.status, reading: s.reading, rows: rowsOf.get(s.name) ?? 0, detail: s.reading ? undefined : s.why });
+  }
+
+  const old = new Map(prev.findings.map((f) => [findingKey(f), f]));
+  const seen = new Set<string>();
+  for (const f of next.findings) {
+    const key = findingKey(f);
+    seen.add(key);
+    if (wholesale.has(f.source) || awaitingFirstProbe(f)) continue;
+    const was = old.get(key);
+    const p = was !== undefined && !awaitingFirstProbe(was) ? was : undefined;
+    const row = { at, source: f.source, rowKind: f.kind, id: f.id, verdict: f.verdict } as const;
+    if (p === undefined) {
+      events.push({ ...row, kind: 'joined', detail: VERDICT_TRAITS[f.verdict].problem ? f.reason : undefined });
+      continue;
+    }
+    const flipped = isOffline(p) !== isOffline(f);
+    if (flipped) events.push({ ...row, kind: isOffline(f) ? 'offline' : 'online' });
+    // live ⇄ offline is what going offline or coming back means: the flip says it. A problem on either side is news.
+    const mirrorsFlip = flipped && !f.problem && !p.problem;
+    if (p.verdict !== f.verdict && !mirrorsFlip) events.push({ ...row, kind: 'judged', from: p.verdict, detail: f.reason });
+  }
+  for (const [key, p] of old) {
+    if (seen.has(key) || wholesale.has(p.source) || awaitingFirstProbe(p)) continue;
+    const row = { at, source: p.source, rowKind: p.kind, id: p.id, verdict: p.verdict } as const;
+    // Our own eviction told it already, when it was sent.
+    if (opts.evicted?.has(key) !== true) events.push({ ...row, kind: 'left' });
+  }
+  return events;
+}
+
+const plural = (n: number, word: string): string => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
+
+/** The event as one line of plain words; every string from outside is made inert. */
+export function eventText(e: WatchEvent): string {
+  const src = sanitize(e.source, 40);
+  if (e.kind === 'source') {
+    const status = sanitize(e.status ?? '?', 40);
+    if (e.reading === true) return `${src}: ${status}, ${plural(e.rows ?? 0, 'row')}`;
+    return `${src}: ${status}${e.detail !== undefined ? ` (${sanitize(e.detail, 120)})` : ''}`;
+  }
+  const what = e.rowKind === 'claim' ? `claim ${sanitize(e.id, 80)}` : sanitize(e.id, 80);
+  const why = e.detail !== undefined ? `: ${sanitize(e.detail, 160)}` : '';
+  switch (e.kind) {
+    case 'joined':
+      return `${what} joined ${src}${e.verdict !== undefined && VERDICT_TRAITS[e.verdict].problem ? ` as ${e.verdict}${why}` : ''}`;
+    case 'left':
+      return `${what} left ${src}`;
+    case 'offline':
+      return `${what} went offline (${src})`;
+    case 'online':
+      return `${what} is back online (${src})`;
+    case 'judged':
+      return `${what} judged ${e.verdict ?? '?'} (was ${e.from ?? '?'})${why}`;
+    case 'evicted':
+      return `${what} evicted from ${src}${why}`;
+  }
+}
+
+/** How an event reads at a glance: bad news, good news, or neither. */
+export function eventTone(e: WatchEvent): 'problem' | 'ok' | 'warning' | 'info' {
+  switch (e.kind) {
+    case 'source':
+      return e.reading === true ? 'ok' : 'warning';
+    case 'judged':
+    case 'joined':
+      return e.verdict !== undefined && VERDICT_TRAITS[e.verdict].problem ? 'problem' : e.kind === 'judged' ? 'ok' : 'info';
+    case 'offline':
+      return 'warning';
+    case 'evicted':
+      return 'ok';
+    default:
+      return 'info';
+  }
+}
+
+/** The newest `limit` events, newest last: `ring` with `added` appended, the oldest dropped. */
+export function keepLast(ring: readonly WatchEvent[], added: readonly WatchEvent[], limit: number): readonly WatchEvent[] {
+  if (added.length === 0) return ring;
+  const all = ring.length + added.length <= limit ? [...ring, ...added] : [...ring, ...added].slice(-limit);
+  return all;
+}
