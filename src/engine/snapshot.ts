@@ -2,6 +2,7 @@
 // recomputes ask of findings: did anything a person can see change, and when does the next
 // young `pending-*` entry cross the TTL.
 
+import type { TmuxPane } from '../core/tmux.js';
 import { VERDICTS, type Finding, type Verdict } from '../core/types.js';
 import { STATUS_TRAITS, type SourceState } from '../sources/types.js';
 import { staleOf, type EngineFinding, type EngineSnapshot, type OsState, type Staleness } from './types.js';
@@ -14,6 +15,7 @@ export interface SnapshotInput {
   readonly computedAt: number;
   readonly version: number;
   readonly settled: boolean;
+  readonly panes?: ReadonlyMap<number, TmuxPane> | undefined;
 }
 
 export function zeroCounts(): Record<Verdict, number> {
@@ -39,6 +41,7 @@ export function buildSnapshot(input: SnapshotInput): EngineSnapshot {
     computedAt: input.computedAt,
     version: input.version,
     settled: input.settled,
+    ...(input.panes !== undefined && input.panes.size > 0 ? { panes: input.panes } : {}),
   };
 }
 

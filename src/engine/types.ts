@@ -1,6 +1,7 @@
 // The engine's contract with the UI and the one-shot commands: a subscribable snapshot of
 // findings and source states, a refresh, and an eviction executor. The UI owns no data.
 
+import type { TmuxPane } from '../core/tmux.js';
 import type { Finding, ProcessInfo, Verdict } from '../core/types.js';
 import type { SourceState } from '../sources/types.js';
 
@@ -50,6 +51,17 @@ export interface EngineSnapshot {
   readonly version: number;
   /** True once every source has had its first snapshot and every local pid one full probe. */
   readonly settled: boolean;
+  /**
+   * Local pid → the tmux pane it runs in; a dead pid keeps the pane it last ran in while that
+   * pane exists. Absent or empty without tmux.
+   */
+  readonly panes?: ReadonlyMap<number, TmuxPane> | undefined;
+}
+
+/** What the `o` key did: switched, or why not (how to attach from outside tmux), in one line. */
+export interface PaneJumpResult {
+  readonly ok: boolean;
+  readonly text: string;
 }
 
 /**
@@ -104,4 +116,6 @@ export interface Engine {
   processInfo(pid: number): ProcessInfo | undefined;
   /** Resolves once `settled` is true (or after timeoutMs, with whatever is known). */
   settled(timeoutMs: number): Promise<EngineSnapshot>;
+  /** Switch the tmux client to the pane this local pid runs (or last ran) in. */
+  jumpToPane?(pid: number): Promise<PaneJumpResult>;
 }
