@@ -1,13 +1,14 @@
-// `ghostwatch status --format tmux|plain|json`: one short line for a status bar, fast. The
+// `ghostwatch status --format tmux|tmux-color|plain|json`: one short line for a status bar, fast. The
 // engine's pipeline in one pass, without its loop: the same settings, the registry's snapshot,
 // the probe targets chosen by the one rule (core/probe-targets.ts), the same probes, reconcile.
 // No ws package, no process-table scanner, no Ink. Other registries go through the engine itself.
-// If the registry does not answer within --timeout it prints "?" (tmux: "gw ?").
+// If the registry does not answer within --timeout it prints "?" (tmux: "gw ?"). tmux-color is
+// the tmux line with each count in its verdict's colour (the theme's), in tmux's #[fg=…] styles.
 import { hostname } from 'node:os';
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
 import { commandOptions, MONITOR_OPTIONS, monitorSettings, type MonitorSettings } from './settings.js';
 
-const FORMATS = ['tmux', 'plain', 'json'] as const;
+const FORMATS = ['tmux', 'tmux-color', 'plain', 'json'] as const;
 type Format = (typeof FORMATS)[number];
 
 function formatOf(name: string | undefined): Format {
@@ -18,7 +19,7 @@ function formatOf(name: string | undefined): Format {
 
 export const STATUS_OPTIONS: readonly OptionSpec[] = [
   ...MONITOR_OPTIONS.filter((o) => !['read-only', 'interval', 'no-color'].includes(o.name)),
-  { name: 'format', type: 'string', valueName: 'FORMAT', description: 'tmux (default), plain or json' },
+  { name: 'format', type: 'string', valueName: 'FORMAT', description: 'tmux (default), tmux-color, plain or json' },
   { name: 'timeout', type: 'number', valueName: 'SECONDS', description: 'give up and print "?" after this (default 1)' },
 ];
 
@@ -26,13 +27,13 @@ export function statusUsage(): string {
   return [
     'ghostwatch status — one short line for a status bar, e.g. "gw 2 ghost 1 stale"',
     '',
-    'Usage: ghostwatch status [--format tmux|plain|json] [options]',
+    'Usage: ghostwatch status [--format tmux|tmux-color|plain|json] [options]',
     '',
     'Options:',
     formatOptions(STATUS_OPTIONS),
     '',
     'In ~/.tmux.conf:',
-    "  set -g status-right '#(ghostwatch status --format tmux) %H:%M'",
+    "  set -g status-right '#(ghostwatch status --format tmux-color) %H:%M'",
     '  set -g status-interval 10',
   ].join('\n');
 }
@@ -59,7 +60,7 @@ export async function statusCommand(argv: readonly string[]): Promise<number> {
     init = await readInitSnapshot({ url: target.url, token: target.token, ca: target.ca, timeoutMs, maxPayload: target.maxPayload });
   } catch (error) {
     const why = core.sanitize(error instanceof Error ? error.message : String(error), 200);
-    process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error: why })}\n` : format === 'tmux' ? 'gw ?\n' : `? ${why}\n`);
+    process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error: why })}\n` : format === 'tmux' ? 'gw ?\n' : format === 'tmux-color' ? `${await tmuxUnknown()}\n` : `? ${why}\n`);
     return 2;
   }
   const seen = { firstObservedAt: Date.now(), joinSeq: 0 };
@@ -93,7 +94,7 @@ async function statusViaEngine(settings: MonitorSettings, format: Format, timeou
   await engine.stop();
   const error = sourceErrors(snap);
   if (error && snap.findings.length === 0) {
-    process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error })}\n` : format === 'tmux' ? 'gw ?\n' : `? ${error}\n`);
+    process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error })}\n` : format === 'tmux' ? 'gw ?\n' : format === 'tmux-color' ? `${await tmuxUnknown()}\n` : `? ${error}\n`);
     return 2;
   }
   return printStatus(format, { ...snap.counts }, snap.problems);
@@ -106,9 +107,28 @@ async function printStatus(format: Format, counts: Readonly<Record<string, numbe
     const { problemCounts } = await import('../core/verdicts.js');
     const parts = problemCounts(counts);
     process.stdout.write(`gw ${parts.length > 0 ? parts.join(' ') : 'ok'}\n`);
+  } else if (format === 'tmux-color') {
+    process.stdout.write(`${await tmuxColorLine(counts)}\n`);
   } else {
     const { summaryLine } = await import('./report.js');
     process.stdout.write(`${summaryLine(counts, problems)}\n`);
   }
   return problems > 0 ? 1 : 0;
+}
+
+/** The tmux line in colour: `gw #[fg=red]2 ghost#[default] …`, each count in its verdict's tone (the UI theme's colours). */
+async function tmuxColorLine(counts: Readonly<Record<string, number>>): Promise<string> {
+  const [{ PROBLEM_VERDICTS, VERDICT_TRAITS }, { tmuxStyled }, { TONE_COLOR }] = await Promise.all([
+    import('../core/verdicts.js'),
+    import('../core/tmux.js'),
+    import('../ui/theme.js'),
+  ]);
+  const parts = PROBLEM_VERDICTS.filter((v) => (counts[v] ?? 0) > 0).map((v) => [`${counts[v]} ${VERDICT_TRAITS[v].short}`, TONE_COLOR[VERDICT_TRAITS[v].tone]] as const);
+  return `gw ${tmuxStyled(parts.length > 0 ? parts : [['ok', TONE_COLOR.ok]])}`;
+}
+
+/** The registry did not answer: a `?` in the warning colour. */
+async function tmuxUnknown(): Promise<string> {
+  const [{ tmuxStyled }, { TONE_COLOR }] = await Promise.all([import('../core/tmux.js'), import('../ui/theme.js')]);
+  return `gw ${tmuxStyled([['?', TONE_COLOR.warning]])}`;
 }

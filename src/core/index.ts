@@ -6,3 +6,4 @@ export * from './duration.js';
 export * from './reconcile.js';
 export * from './evict-plan.js';
 export * from './probe-targets.js';
+export * from './tmux.js';

@@ -19,7 +19,7 @@ import { ProbeTargets } from './probe-targets.js';
 import { mergeView, policyFor } from './registry-view.js';
 import { buildSnapshot, eventFrame, markStale, nextVerdictCrossing, sameFindings } from './snapshot.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
-import { EVENTS_KEPT, type EngineSnapshot, type EvictProgress, type EvictRequest, type EvictSummary } from './types.js';
+import { EVENTS_KEPT, type EngineSnapshot, type EvictProgress, type EvictRequest, type EvictSummary, type PaneJumpResult } from './types.js';
 
 /** Publishes at least this far apart: ~30 a second at most. */
 const PUBLISH_GAP_MS = 33;
@@ -193,6 +193,13 @@ class LiveEngineImpl implements LiveEngine {
 
   readonly processInfo = (pid: number): ProcessInfo | undefined => this.tracker.processInfo(pid);
 
+  readonly jumpToPane = async (pid: number): Promise<PaneJumpResult> => {
+    const pane = this.tracker.panes.get(pid);
+    if (!pane) return { ok: false, text: `pid ${pid} runs in no tmux pane known here` };
+    if (!this.probes.jumpToPane) return { ok: false, text: 'tmux panes cannot be switched to from here' };
+    return this.probes.jumpToPane(pane);
+  };
+
   readonly settled = (timeoutMs: number): Promise<EngineSnapshot> => {
     if (this.snapshot.settled || this.stopped) return Promise.resolve(this.snapshot);
     return new Promise((resolve) => {
@@ -282,6 +289,7 @@ class LiveEngineImpl implements LiveEngine {
       version: this.snapshot.version + 1,
       settled,
       events: this.events,
+      panes: this.tracker.panes,
     });
     this.publishes++;
     for (const l of [...this.listeners]) l();

@@ -4,7 +4,7 @@ import type { ProbeProvider } from '../os/provider.js';
 import type { Source } from '../sources/types.js';
 import type { Clock } from './clock.js';
 import type { ProbeCounts } from './os-facts.js';
-import type { Engine } from './types.js';
+import type { Engine, PaneJumpResult } from './types.js';
 
 export interface EngineOptions {
   readonly sources: readonly Source[];
@@ -38,4 +38,5 @@ export interface EngineStats {
 
 export interface LiveEngine extends Engine {
   stats(): EngineStats;
+  jumpToPane(pid: number): Promise<PaneJumpResult>;
 }

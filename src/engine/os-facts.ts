@@ -4,10 +4,12 @@
 // reconcile can see calls `onChange`: a stable pid costs a kill(0) and nothing else.
 
 import type { OsFacts, PidFacts, PortFacts, ProcessInfo } from '../core/types.js';
+import type { TmuxPane } from '../core/tmux.js';
 import type { ProbeProvider } from '../os/provider.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { mergeFull, mergeKill, mergePort } from './fact-merge.js';
 import { FactTable } from './fact-table.js';
+import { PaneTracker } from './pane-tracker.js';
 import { ProbeRunner } from './probe-runner.js';
 import type { Targets } from './probe-targets.js';
 import { ProcessRows } from './process-rows.js';
@@ -36,7 +38,7 @@ export function cadenceMs(kind: keyof typeof CADENCE, intervalScale: number): nu
   return Math.max(MIN_INTERVAL_MS, Math.round(CADENCE[kind] * intervalScale));
 }
 
-type Probe = 'kill' | 'full' | 'ports' | 'table' | 'urgentPids' | 'urgentPorts';
+type Probe = 'kill' | 'full' | 'ports' | 'table' | 'panes' | 'urgentPids' | 'urgentPorts';
 export type ProbeCounts = Record<'kill' | 'full' | 'ports' | 'table', number>;
 
 export class OsFactsTracker {
@@ -46,6 +48,7 @@ export class OsFactsTracker {
   readonly facts: OsFacts = { pids: this.pids.facts, ports: this.ports.facts };
   private readonly runner = new ProbeRunner<Probe>();
   private readonly rows = new ProcessRows();
+  private readonly paneTracker = new PaneTracker();
   private readonly probes: ProbeProvider;
   private readonly clock: Clock;
   /** What the view asks to watch; the pids that serve watched ports are watched on top of it. */
@@ -71,6 +74,11 @@ export class OsFactsTracker {
     return this.pids.awaiting.size === 0 && this.ports.awaiting.size === 0;
   }
 
+  /** The tmux pane of each tracked pid that runs in one (or, dead, last ran in one that still exists). */
+  get panes(): ReadonlyMap<number, TmuxPane> {
+    return this.paneTracker.panes;
+  }
+
   /** What the last process table scan knows about a pid. */
   processInfo(pid: number): ProcessInfo | undefined {
     return this.rows.get(pid) ?? this.pids.facts.get(pid)?.process;
@@ -85,7 +93,10 @@ export class OsFactsTracker {
     every('kill', () => void this.probeKill());
     every('full', () => void this.probeFull());
     every('ports', () => void this.probePorts());
-    every('table', () => void this.scanTable());
+    every('table', () => {
+      void this.scanTable();
+      void this.lookupPanes();
+    });
     // One scan up front, so an unavailable process table is reported from the start.
     void this.scanTable(true);
     this.probeUrgent();
@@ -136,7 +147,9 @@ export class OsFactsTracker {
     const wait = this.lastTableAt + TABLE_SOON_MS * this.opts.intervalScale - this.clock.monotonic();
     this.tableSoon = this.clock.setTimeout(() => {
       this.tableSoon = undefined;
-      if (this.live) void this.scanTable();
+      if (!this.live) return;
+      void this.scanTable();
+      void this.lookupPanes();
     }, Math.max(0, Math.ceil(wait)));
   }
 
@@ -150,6 +163,7 @@ export class OsFactsTracker {
       again('full', () => this.probeFull()),
       again('ports', () => this.probePorts()),
       again('table', () => this.scanTable(true)),
+      again('panes', () => this.lookupPanes(true)),
     ]);
   }
 
@@ -276,6 +290,18 @@ export class OsFactsTracker {
       const { os, changed } = this.rows.apply(scan, plan, this.pids, this.os);
       this.os = os;
       if (changed) this.opts.onChange();
+    });
+  }
+
+  /** Which tmux pane each pid runs in: one list-panes a run, from a provider that can tell. Skipped while nothing is tracked. */
+  private lookupPanes(everything = false): Promise<void> {
+    const findPanes = this.probes.findPanes;
+    if (findPanes === undefined || this.pids.keys.length === 0) return Promise.resolve();
+    return this.runner.run('panes', async (signal) => {
+      const walked = this.paneTracker.plan(this.pids, everything);
+      const lookup = await findPanes.call(this.probes, walked, { signal });
+      if (signal.aborted) return;
+      if (this.paneTracker.apply(lookup, walked, this.pids)) this.opts.onChange();
     });
   }
 }

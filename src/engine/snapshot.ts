@@ -3,6 +3,7 @@
 // young `pending-*` entry cross the TTL.
 
 import type { EventFrame, WatchEvent } from '../core/events.js';
+import type { TmuxPane } from '../core/tmux.js';
 import { VERDICTS, type Finding, type Verdict } from '../core/types.js';
 import { STATUS_TRAITS, type SourceState } from '../sources/types.js';
 import { staleOf, type EngineFinding, type EngineSnapshot, type OsState, type Staleness } from './types.js';
@@ -16,6 +17,7 @@ export interface SnapshotInput {
   readonly version: number;
   readonly settled: boolean;
   readonly events?: readonly WatchEvent[] | undefined;
+  readonly panes?: ReadonlyMap<number, TmuxPane> | undefined;
 }
 
 export function zeroCounts(): Record<Verdict, number> {
@@ -42,6 +44,7 @@ export function buildSnapshot(input: SnapshotInput): EngineSnapshot {
     version: input.version,
     settled: input.settled,
     events: input.events,
+    ...(input.panes !== undefined && input.panes.size > 0 ? { panes: input.panes } : {}),
   };
 }
 

@@ -2,6 +2,7 @@
 // findings and source states, a refresh, and an eviction executor. The UI owns no data.
 
 import type { WatchEvent } from '../core/events.js';
+import type { TmuxPane } from '../core/tmux.js';
 import type { Finding, ProcessInfo, Verdict } from '../core/types.js';
 import type { SourceState } from '../sources/types.js';
 
@@ -53,6 +54,17 @@ export interface EngineSnapshot {
   readonly settled: boolean;
   /** What happened, oldest first, the last EVENTS_KEPT of them (from the first settled snapshot on). */
   readonly events?: readonly WatchEvent[] | undefined;
+  /**
+   * Local pid → the tmux pane it runs in; a dead pid keeps the pane it last ran in while that
+   * pane exists. Absent or empty without tmux.
+   */
+  readonly panes?: ReadonlyMap<number, TmuxPane> | undefined;
+}
+
+/** What the `o` key did: switched, or why not (how to attach from outside tmux), in one line. */
+export interface PaneJumpResult {
+  readonly ok: boolean;
+  readonly text: string;
 }
 
 /** How many events the engine keeps for the events pane. */
@@ -110,4 +122,6 @@ export interface Engine {
   processInfo(pid: number): ProcessInfo | undefined;
   /** Resolves once `settled` is true (or after timeoutMs, with whatever is known). */
   settled(timeoutMs: number): Promise<EngineSnapshot>;
+  /** Switch the tmux client to the pane this local pid runs (or last ran) in. */
+  jumpToPane?(pid: number): Promise<PaneJumpResult>;
 }

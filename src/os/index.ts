@@ -51,3 +51,4 @@ export {
   type SocketOwnersOptions,
   type SocketOwnersResult,
 } from './port-owner.js';
+export { createTmux, readParents, NO_SERVER_RETRY_MS, type PaneJump, type PaneLookup, type TmuxControl, type TmuxOptions, type TmuxPane } from './tmux.js';

@@ -1,13 +1,15 @@
 // One interface for everything the engine asks the OS: liveness (kill + state and start time),
-// ports (loopback connect + socket-table owners), the process table. The engine takes a provider
-// instead of importing probes, so its loop runs on fakes in tests and, next, on a provider per
-// remote host; `localProbeProvider` is this machine, exactly as the probes behave on their own.
+// ports (loopback connect + socket-table owners), the process table, the tmux pane of each pid
+// (and switching to it). The engine takes a provider instead of importing probes, so its loop
+// runs on fakes in tests and, next, on a provider per remote host; `localProbeProvider` is this
+// machine, exactly as the probes behave on their own.
 import { hostname } from 'node:os';
 import type { PidFacts, PortFacts } from '../core/types.js';
 import { probePids, stillRunning } from './liveness.js';
 import { probePortFacts } from './port-facts.js';
 import { createOwnerHints } from './port-owner.js';
 import { scanProcessTable, type ProcessTableResult } from './process-table.js';
+import { createTmux, type PaneJump, type PaneLookup, type TmuxPane } from './tmux.js';
 
 export interface PidProbeOptions {
   /** Also read state and start time, not only whether the pid exists. */
@@ -43,6 +45,13 @@ export interface ProbeProvider {
   probePortFacts(ports: readonly number[], opts: PortProbeRunOptions): Promise<ReadonlyMap<number, PortFacts>>;
   /** The process table (or why it is unavailable). Throws only on abort. */
   scanProcessTable(opts: TableScanOptions): Promise<ProcessTableResult>;
+  /**
+   * The tmux pane each of these pids runs in, from one `tmux list-panes` (or why tmux cannot
+   * tell). A provider without it has no panes. Throws only on abort.
+   */
+  findPanes?(pids: readonly number[], opts: { readonly signal?: AbortSignal }): Promise<PaneLookup>;
+  /** Switch this process's tmux client to a pane (the `o` key); one line says what happened. */
+  jumpToPane?(pane: TmuxPane): Promise<PaneJump>;
 }
 
 /**
@@ -51,11 +60,14 @@ export interface ProbeProvider {
  */
 export function localProbeProvider(host: string = hostname()): ProbeProvider {
   const hints = createOwnerHints();
+  const tmux = createTmux();
   return {
     host,
     probePids: (pids, opts) => probePids(pids, opts),
     stillRunning,
     probePortFacts: (ports, opts) => probePortFacts(ports, { ...opts, hints }),
     scanProcessTable: (opts) => scanProcessTable(opts),
+    findPanes: (pids, opts) => tmux.findPanes(pids, opts),
+    jumpToPane: (pane) => tmux.jumpToPane(pane),
   };
 }

@@ -1,11 +1,11 @@
 // The monitor screen. It renders the engine's snapshot and the view state; it owns no data.
 // Frame: header, column titles, rows, a status line, the footer — never taller than the pane.
-import { Box, Text } from 'ink';
+import { Box, Text, useStdout } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { findingKey } from '../core/evict-plan.js';
 import { sanitize } from '../core/sanitize.js';
 import type { Engine, EvictProgress } from '../engine/types.js';
-import { columnsFor, layoutColumns, type CellContext } from './columns.js';
+import { columnsFor, layoutColumns, paneOfRow, type CellContext } from './columns.js';
 import { Confirm } from './components/confirm.js';
 import { EventsPane } from './components/events.js';
 import { Footer } from './components/footer.js';
@@ -19,6 +19,7 @@ import { useEngineSnapshot, useMinuteClock, useSecondTicks, useTerminalSize, typ
 import { idShortener } from './ids.js';
 import { visibleRows } from './rows.js';
 import { fit } from './text.js';
+import { copyToClipboard } from './terminal.js';
 import { useKeymap } from './use-keymap.js';
 import { initialViewState, modeOf, overlayScroll, reduce, type Action, type Effect, type ScreenFacts, type ViewState } from './view-state.js';
 
@@ -42,6 +43,7 @@ const CHROME = 3;
 export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState }: AppProps) {
   const snap = useEngineSnapshot(engine);
   const size = useTerminalSize(fixedSize);
+  const { stdout } = useStdout();
   const minute = useMinuteClock(now);
   const [state, setState] = useState<ViewState>(() => ({ ...initialViewState, ...initialState }));
   const [progress, setProgress] = useState<EvictProgress | undefined>();
@@ -53,13 +55,13 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   const bodyHeight = Math.max(1, height - CHROME - headerLines);
 
   const clockOffsetMs = useMemo(() => Object.fromEntries(snap.sources.map((s) => [s.name, s.clockOffsetMs])), [snap.sources]);
-  const ctxCells: CellContext = useMemo(() => ({ now: minute, home, clockOffsetMs }), [minute, home, clockOffsetMs]);
+  const ctxCells: CellContext = useMemo(() => ({ now: minute, home, clockOffsetMs, panes: snap.panes }), [minute, home, clockOffsetMs, snap.panes]);
   const rows = useMemo(
     () => visibleRows(snap.findings, state, ctxCells),
     // Sorting by age depends on the clock; everything else only on the findings and the query.
     [snap.findings, state.tab, state.filter, state.problemsOnly, state.sortColumn, state.sortReverse, ctxCells],
   );
-  const placed = useMemo(() => layoutColumns(columnsFor(state.tab), width), [state.tab, width]);
+  const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes), width), [state.tab, width, snap.panes]);
   // Ids cut so that the rows shown tell apart (UUIDv7 ids share their start).
   const tableCtx: CellContext = useMemo(
     () => ({
@@ -77,13 +79,19 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     if (mode === 'help') return helpLines();
     if (mode === 'detail' && detailFinding) {
       const pid = detailFinding.entry.pid;
-      return detailLines(detailFinding, tickNow, typeof pid === 'number' ? engine.processInfo(pid) : undefined, clockOffsetMs[detailFinding.source]);
+      return detailLines(
+        detailFinding,
+        tickNow,
+        typeof pid === 'number' ? engine.processInfo(pid) : undefined,
+        clockOffsetMs[detailFinding.source],
+        paneOfRow(detailFinding, snap.panes),
+      );
     }
     return undefined;
-  }, [mode, detailFinding, engine, tickNow, clockOffsetMs]);
+  }, [mode, detailFinding, engine, tickNow, clockOffsetMs, snap.panes]);
   const events = useMemo(() => (mode === 'events' ? eventLines(snap.events, minute, snap.settled) : undefined), [mode, snap.events, snap.settled, minute]);
 
-  const facts: ScreenFacts = { rows, all: snap.findings, pageSize: bodyHeight, readOnly, overlayLines: overlay?.length ?? events?.lines.length ?? 0 };
+  const facts: ScreenFacts = { rows, all: snap.findings, pageSize: bodyHeight, readOnly, overlayLines: overlay?.length ?? events?.lines.length ?? 0, panes: snap.panes };
   const latest = useRef({ state, facts });
   latest.current = { state, facts };
 
@@ -93,6 +101,19 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
       if (effect.type === 'quit') onQuit();
       else if (effect.type === 'refresh') {
         void engine.refresh().then(() => dispatch({ type: 'message', text: 'refreshed', tone: 'info' }));
+      } else if (effect.type === 'jump') {
+        const jump = engine.jumpToPane?.(effect.pid) ?? Promise.resolve({ ok: false, text: 'tmux panes cannot be switched to from here' });
+        void jump.then(
+          (r) => dispatch({ type: 'message', text: sanitize(r.text, 200), tone: r.ok ? 'info' : 'warn' }),
+          (error: unknown) => dispatch({ type: 'message', text: `cannot switch pane: ${sanitize((error as Error).message, 160)}`, tone: 'error' }),
+        );
+      } else if (effect.type === 'copy') {
+        const copied = copyToClipboard(stdout, effect.text);
+        dispatch(
+          copied
+            ? { type: 'message', text: `copied ${effect.text} (OSC 52)`, tone: 'info' }
+            : { type: 'message', text: 'cannot copy: the output is not an interactive terminal', tone: 'warn' },
+        );
       } else {
         void engine
           .evict({ selection: effect.selection, force: effect.force, onProgress: setProgress })
@@ -106,7 +127,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
           });
       }
     },
-    [engine, onQuit],
+    [engine, onQuit, stdout],
   );
 
   const dispatch = useCallback(

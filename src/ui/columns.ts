@@ -3,6 +3,7 @@
 import { sanitize } from '../core/sanitize.js';
 import { VERDICTS_WORST_FIRST, type ClaimFinding, type Finding, type SessionFinding } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
+import type { TmuxPane } from '../core/tmux.js';
 import { formatAge, shortenPath, truncate } from './text.js';
 import { staleOf } from '../engine/types.js';
 import { STALE_MARKER, verdictMarker } from './theme.js';
@@ -19,6 +20,8 @@ export interface CellContext {
   readonly shortId?: ((id: string, width: number) => string) | undefined;
   /** The same for the claims' holders. */
   readonly shortHolder?: ((id: string, width: number) => string) | undefined;
+  /** Local pid → the tmux pane it runs (or, dead, ran) in. */
+  readonly panes?: ReadonlyMap<number, TmuxPane> | undefined;
 }
 
 export interface Column {
@@ -74,6 +77,22 @@ function pidColumn(priority: number): Column {
   };
 }
 
+/** The tmux pane of a local row's pid, if one is known. */
+export function paneOfRow(f: Finding, panes: ReadonlyMap<number, TmuxPane> | undefined): TmuxPane | undefined {
+  const pid = f.entry.pid;
+  return panes !== undefined && isUsablePid(pid) && f.evidence.host.local ? panes.get(pid) : undefined;
+}
+
+/** Where the agent runs in tmux (`work:2.1`): narrow, and the first column a narrow pane drops. */
+const paneColumn: Column = {
+  id: 'pane',
+  title: 'PANE',
+  width: 8,
+  priority: 9,
+  value: (f, ctx, w) => truncate(paneOfRow(f, ctx.panes)?.target ?? '-', w),
+  sortKey: (f, ctx) => paneOfRow(f, ctx.panes)?.target ?? '',
+};
+
 const sourceColumn: Column = {
   id: 'source',
   title: 'SOURCE',
@@ -95,6 +114,7 @@ export const SESSION_COLUMNS: readonly Column[] = [
     sortKey: (f) => f.id,
   },
   pidColumn(1),
+  paneColumn,
   {
     id: 'age',
     title: 'AGE',
@@ -195,8 +215,12 @@ export const CLAIM_COLUMNS: readonly Column[] = [
   },
 ];
 
-export function columnsFor(tab: Tab): readonly Column[] {
-  return tab === 'sessions' ? SESSION_COLUMNS : CLAIM_COLUMNS;
+const SESSION_COLUMNS_NO_PANE = SESSION_COLUMNS.filter((c) => c !== paneColumn);
+
+/** A tab's columns; PANE only while some agent is known to run in a tmux pane (it costs others nothing then). */
+export function columnsFor(tab: Tab, panes?: ReadonlyMap<number, TmuxPane>): readonly Column[] {
+  if (tab === 'claims') return CLAIM_COLUMNS;
+  return panes !== undefined && panes.size > 0 ? SESSION_COLUMNS : SESSION_COLUMNS_NO_PANE;
 }
 
 /** Cells before the first column: the cursor and the mark. */

@@ -2,6 +2,7 @@
 // scrolled without a terminal. Every registry string goes through sanitize.
 import { formatDuration } from '../core/duration.js';
 import { sanitize } from '../core/sanitize.js';
+import type { TmuxPane } from '../core/tmux.js';
 import type { Evidence, Finding, ProcessInfo } from '../core/types.js';
 import { MARKER_MEANINGS, VERDICT_TRAITS, VERDICTS_WORST_FIRST, verdictsMarked, type VerdictMarker } from '../core/verdicts.js';
 import { staleOf } from '../engine/types.js';
@@ -35,7 +36,7 @@ function rawMoment(key: string, v: unknown, offsetMs: number): number | undefine
   return ms === undefined ? undefined : ms - offsetMs;
 }
 
-export function detailLines(f: Finding, now: number, process?: ProcessInfo, clockOffsetMs = 0): DetailLine[] {
+export function detailLines(f: Finding, now: number, process?: ProcessInfo, clockOffsetMs = 0, pane?: TmuxPane): DetailLine[] {
   const lines: DetailLine[] = [
     { label: f.kind === 'session' ? 'session' : 'claim on', value: sanitize(f.id, 400), heading: true },
     { label: 'verdict', value: `${f.verdict}${f.note ? ` (${f.note})` : ''}${f.problem ? ', a problem' : ''}, ${f.evictable ? 'evictable' : 'evictable only with force'}` },
@@ -48,6 +49,10 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
       label: 'stale',
       value: `${sanitize(stale.source, 20)} is not connected (${stale.why}): this is the last known row, current as of ${momentText(stale.since, now)}; not evictable until it reads the registry again`,
     });
+  }
+  if (pane) {
+    const gone = f.evidence.kill === 'ESRCH';
+    lines.push({ label: 'tmux pane', value: `${pane.target} (${pane.id})${gone ? ', where it ran' : ''}; o goes there` });
   }
   if (f.kind === 'claim') lines.push({ label: 'holder', value: sanitize(f.holder ?? '-', 200) });
   if (f.kind === 'claim' && f.entry.note) lines.push({ label: 'note', value: sanitize(f.entry.note, 400) });

@@ -36,6 +36,8 @@ export type Command =
   | 'view.events'
   | 'view.help'
   | 'view.back'
+  | 'pane.jump'
+  | 'row.copy'
   | 'app.refresh'
   | 'app.quit'
   | 'confirm.yes'
@@ -111,6 +113,8 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'evict.problems', keys: [{ char: 'X' }], description: 'evict every problem', modes: BROWSE, evicts: true },
   { command: 'view.tab', keys: [{ key: 'tab' }], footer: 'claims', description: 'switch between sessions and claims', modes: BROWSE },
   { command: 'view.events', keys: [{ char: 'e' }], footer: 'events', description: 'what happened: the last 200 events, newest first', modes: BROWSE },
+  { command: 'pane.jump', keys: [{ char: 'o' }], description: "go to the agent's tmux pane (outside tmux: how to attach)", modes: ['table', 'detail'] },
+  { command: 'row.copy', keys: [{ char: 'c' }], description: "copy the row's id to the clipboard (OSC 52)", modes: ['table', 'detail'] },
   { command: 'app.refresh', keys: [{ char: 'R' }], description: 'probe and re-sync now', modes: SCROLLS },
   { command: 'view.help', keys: [{ char: '?' }], footer: 'help', description: 'this help', modes: SCROLLS },
   { command: 'view.back', keys: [{ key: 'esc' }, { char: 'q' }], footer: 'back', description: 'close this view (back to the one under it)', modes: ['detail', 'events', 'help'] },

@@ -45,3 +45,18 @@ export function enterFullscreen(stdout: NodeJS.WriteStream, cleanup: () => void)
   process.on('exit', restore);
   return { restore };
 }
+
+/**
+ * Put `text` on the clipboard with OSC 52 (`ESC ] 52 ; c ; base64 BEL`): the terminal (or tmux,
+ * with `set-clipboard on`, which also forwards it to the terminal outside) takes it, over SSH too.
+ * Only to an interactive terminal: false, and nothing written, otherwise.
+ */
+export function copyToClipboard(stdout: NodeJS.WriteStream, text: string): boolean {
+  if (stdout.isTTY !== true) return false;
+  stdout.write(osc52(text));
+  return true;
+}
+
+export function osc52(text: string): string {
+  return `\u001b]52;c;${Buffer.from(text, 'utf8').toString('base64')}\u0007`;
+}

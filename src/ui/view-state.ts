@@ -4,7 +4,9 @@
 // the one under it, and closing it (Esc, q, No) goes back to that one, not always to the table.
 import { findingKey } from '../core/evict-plan.js';
 import { sanitize } from '../core/sanitize.js';
+import type { TmuxPane } from '../core/tmux.js';
 import type { Finding } from '../core/types.js';
+import { isUsablePid } from '../core/pid.js';
 import { columnsFor, type Tab } from './columns.js';
 import { confirmFor, type ConfirmState } from './confirm-state.js';
 import { anchor, currentKey, moveTo, type CursorState, type RowsOnScreen } from './cursor.js';
@@ -32,13 +34,19 @@ export interface ViewState extends CursorState {
 export type Effect =
   | { readonly type: 'quit' }
   | { readonly type: 'refresh' }
-  | { readonly type: 'evict'; readonly selection: readonly Finding[]; readonly force: boolean };
+  | { readonly type: 'evict'; readonly selection: readonly Finding[]; readonly force: boolean }
+  /** Switch the tmux client to the pane this pid runs (or ran) in. */
+  | { readonly type: 'jump'; readonly pid: number }
+  /** Put this text (already sanitized) on the clipboard. */
+  | { readonly type: 'copy'; readonly text: string };
 
 /** What the reducer needs to know of the screen: the rows shown, the page, the overlay's length. */
 export interface ScreenFacts extends RowsOnScreen {
   readonly readOnly: boolean;
   /** Lines of the detail view or help overlay, for their scrolling. */
   readonly overlayLines?: number;
+  /** Local pid → its tmux pane (the engine's). */
+  readonly panes?: ReadonlyMap<number, TmuxPane> | undefined;
 }
 
 export type Action =
@@ -151,7 +159,7 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
       return { state: anchor({ ...pop(cleared), filter: '' }, facts) };
     case 'sort.next':
     case 'sort.prev':
-      return { state: sortBy(cleared, cmd === 'sort.next' ? 1 : -1) };
+      return { state: sortBy(cleared, cmd === 'sort.next' ? 1 : -1, facts) };
     case 'sort.reverse':
       return { state: { ...cleared, sortReverse: !s.sortReverse } };
     case 'mark.toggle': {
@@ -187,6 +195,13 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
       return { state: { ...push(cleared, 'help'), helpScroll: 0 } };
     case 'view.back':
       return { state: pop(cleared) };
+    case 'pane.jump':
+      return jumpTo(cleared, facts);
+    case 'row.copy': {
+      const f = currentFinding(s, facts);
+      if (!f) return { state: { ...cleared, message: { text: 'nothing to copy: no row here', tone: 'info' } } };
+      return { state: cleared, effect: { type: 'copy', text: sanitize(f.id, 400) } };
+    }
     case 'app.refresh':
       return { state: { ...s, message: { text: 'refreshing: probing every pid and re-syncing', tone: 'info' } }, effect: { type: 'refresh' } };
     case 'app.quit':
@@ -230,8 +245,23 @@ function selected(s: ViewState, facts: ScreenFacts): Finding[] {
   return current ? [current] : [];
 }
 
-function sortBy(s: ViewState, dir: 1 | -1): ViewState {
-  const ids = [undefined, ...columnsFor(s.tab).map((c) => c.id)];
+/** The detail view's finding, else the row under the cursor. */
+function currentFinding(s: ViewState, facts: ScreenFacts): Finding | undefined {
+  if (modeOf(s) === 'detail') return facts.all.find((x) => findingKey(x) === s.detailKey);
+  return facts.rows[s.cursor];
+}
+
+function jumpTo(s: ViewState, facts: ScreenFacts): ViewTransition {
+  const f = currentFinding(s, facts);
+  const pid = f?.entry.pid;
+  if (!f || !isUsablePid(pid)) return { state: { ...s, message: { text: 'no tmux pane: this row has no local pid', tone: 'info' } } };
+  if (!f.evidence.host.local) return { state: { ...s, message: { text: `no tmux pane: pid ${pid} runs on another host`, tone: 'info' } } };
+  if (!facts.panes?.has(pid)) return { state: { ...s, message: { text: `no tmux pane known for pid ${pid}`, tone: 'info' } } };
+  return { state: s, effect: { type: 'jump', pid } };
+}
+
+function sortBy(s: ViewState, dir: 1 | -1, facts: ScreenFacts): ViewState {
+  const ids = [undefined, ...columnsFor(s.tab, facts.panes).map((c) => c.id)];
   const at = ids.indexOf(s.sortColumn);
   const next = ids[(at + dir + ids.length) % ids.length];
   return { ...s, sortColumn: next };

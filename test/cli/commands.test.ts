@@ -128,6 +128,17 @@ describe.runIf(built)('check, reap, status', () => {
     expect((await gw(['status'])).stdout).toBe('gw ok\n');
   });
 
+  it('status --format tmux-color: each count in its verdict colour for the status bar, "?" in the warning colour', async () => {
+    const r = await gw(['status', '--format', 'tmux-color']);
+    expect([r.code, r.stdout]).toEqual([1, 'gw #[fg=red]2 ghost#[default]\n']);
+    const down = await gw(['status', '--format', 'tmux-color', '--timeout', '0.3'], { HYPIVISOR_WS: 'ws://127.0.0.1:9/ws' });
+    expect([down.code, down.stdout]).toEqual([2, 'gw #[fg=yellow]?#[default]\n']);
+    await gw(['reap', '--yes']);
+    expect((await gw(['status', '--format', 'tmux-color'])).stdout).toBe('gw #[fg=green]ok#[default]\n');
+    const bad = await gw(['status', '--format', 'tmux-colour']);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('--format must be one of tmux, tmux-color, plain, json')]);
+  });
+
   it('reads defaults from the config file; flags and the environment win; a bad file says which key', async () => {
     mkdirSync(join(config, 'ghostwatch'));
     const file = join(config, 'ghostwatch/config.json');

@@ -26,3 +26,32 @@ export function tmuxOn(socket: string): { run: (...args: string[]) => string; ca
   const run = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
   return { run, capture: (target = 'gw') => run('capture-pane', '-p', '-t', target) };
 }
+
+/**
+ * A real tmux client attached to `session` of the server on `socket`: a second private server
+ * (its own pty) runs `tmux attach` in its pane, so commands like switch-client have a client to
+ * move. Returns the client's name (its tty) and how to stop it (the outer server goes, the inner
+ * one stays).
+ */
+export async function attachClient(socket: string, session: string, env: NodeJS.ProcessEnv = tuiEnv({})): Promise<{ name: string; stop: () => void }> {
+  const outer = `${socket}-outer`;
+  const { TMUX: _tmux, TMUX_PANE: _pane, ...clean } = env;
+  execFileSync('tmux', ['-L', outer, '-f', '/dev/null', 'new-session', '-d', '-s', 'client', '-x', '160', '-y', '40', `tmux -L ${socket} attach -t ${session}`], { env: clean });
+  const stop = (): void => {
+    try {
+      execFileSync('tmux', ['-L', outer, 'kill-server'], { stdio: 'ignore' });
+    } catch {
+      // already gone
+    }
+  };
+  const end = Date.now() + 5000;
+  for (;;) {
+    const names = execFileSync('tmux', ['-L', socket, 'list-clients', '-F', '#{client_name}'], { encoding: 'utf8' }).trim();
+    if (names !== '') return { name: names.split('\n')[0]!, stop };
+    if (Date.now() > end) {
+      stop();
+      throw new Error(`no tmux client attached to ${session} on ${socket}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
