@@ -95,8 +95,10 @@ const DIALOG_SCROLLS: Mode[] = [...DIALOG, 'evicting', 'cancelling'];
 const SCROLLS_ALL: Mode[] = [...SCROLLS, ...DIALOG_SCROLLS];
 
 export const KEYMAP: readonly Binding[] = [
-  { command: 'nav.up', keys: [{ key: 'up' }, { char: 'k' }], description: 'move up (in a dialog: scroll its list)', modes: SCROLLS_ALL },
-  { command: 'nav.down', keys: [{ key: 'down' }, { char: 'j' }], footer: 'move', description: 'move down (in a dialog: scroll its list)', modes: SCROLLS_ALL },
+  { command: 'nav.up', keys: [{ key: 'up' }, { char: 'k' }], description: 'move up', modes: SCROLLS },
+  { command: 'nav.down', keys: [{ key: 'down' }, { char: 'j' }], footer: 'move', description: 'move down', modes: SCROLLS },
+  { command: 'nav.up', keys: [{ key: 'up' }, { char: 'k' }], description: 'scroll the list of entries up (PgUp a page)', modes: DIALOG_SCROLLS },
+  { command: 'nav.down', keys: [{ key: 'down' }, { char: 'j' }], description: 'scroll the list of entries down (PgDn a page)', modes: DIALOG_SCROLLS },
   { command: 'nav.pageUp', keys: [{ key: 'pageUp' }, { ctrl: 'b' }], description: 'page up', modes: SCROLLS_ALL },
   { command: 'nav.pageDown', keys: [{ key: 'pageDown' }, { ctrl: 'f' }], description: 'page down', modes: SCROLLS_ALL },
   { command: 'nav.top', keys: [{ char: 'g' }, { key: 'home' }], description: 'first row', modes: SCROLLS },

@@ -3,13 +3,16 @@
 // through the keymap for the mode on top of the stack at that moment. A key the keymap does not
 // list for that mode does nothing, so the footer and the help (drawn from the same keymap) say
 // everything the keys do. At the filter prompt a chunk of several keys is a paste: its text is
-// the filter's, and only its last key may be Enter or Esc (a pasted line break never runs a
+// the filter's (Backspace edits it), and only its last key may be Enter or Esc (a pasted line break never runs a
 // table key after it).
 import { useStdin } from 'ink';
 import { useEffect, useRef } from 'react';
-import { keyCommand, type KeyCommand, type KeyPress, type Mode } from './keymap.js';
+import { keyCommand, type Command, type KeyCommand, type KeyPress, type Mode } from './keymap.js';
 import { KeyReader } from './keys.js';
 import type { Action } from './view-state.js';
+
+/** What a key inside a chunk at the filter prompt may do: edit the text, nothing else. */
+const EDITS: ReadonlySet<Command | undefined> = new Set(['filter.type', 'filter.backspace']);
 
 /** The commands of one chunk's presses, each looked up in the mode the ones before it left. */
 export function dispatchPresses(presses: readonly KeyPress[], modeNow: () => Mode, dispatch: (action: Action) => void): void {
@@ -17,7 +20,7 @@ export function dispatchPresses(presses: readonly KeyPress[], modeNow: () => Mod
     const press = presses[i]!;
     const mode = modeNow();
     let bound: KeyCommand | undefined = keyCommand(press, mode);
-    if (mode === 'filter' && presses.length > 1 && i < presses.length - 1 && bound?.command !== 'filter.type') bound = undefined;
+    if (mode === 'filter' && presses.length > 1 && i < presses.length - 1 && !EDITS.has(bound?.command)) bound = undefined;
     if (bound) dispatch({ type: 'command', ...bound });
   }
 }
