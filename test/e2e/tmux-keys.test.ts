@@ -168,7 +168,7 @@ describe.runIf(HAS_TMUX && BUILT)('keys that land, in a real tmux pane', () => {
     await until(() => /Evict 10 entries from the registry\?/.test(capture()), 3000, 'the dialog');
     expect(capture()).toMatch(new RegExp(`10 shown of \\d+ problems; filter: bulk-${key}-`));
     tmux('send-keys', '-t', 'gw', 'y');
-    await until(() => /evicting 2\/10/.test(capture()), 8000, 'the second send under way');
+    await until(() => /evicting 2\/10: .*: sending/.test(capture()), 8000, 'the second send under way');
     tmux('send-keys', '-t', 'gw', key);
     await until(() => /cancelled: \d+ not sent, evicted \d+/.test(capture()), 10_000, 'the cancelled summary');
 
@@ -209,7 +209,7 @@ describe.runIf(HAS_TMUX && BUILT)('keys that land, in a real tmux pane', () => {
     tmux('send-keys', '-t', 'gw', 'X');
     await until(() => /Evict 10 entries/.test(capture()), 3000, 'the dialog');
     tmux('send-keys', '-t', 'gw', 'y');
-    await until(() => /evicting 2\/10/.test(capture()), 8000, 'the second send under way');
+    await until(() => /evicting 2\/10: .*: sending/.test(capture()), 8000, 'the second send under way');
     tmux('send-keys', '-t', 'gw', 'C-c');
     await until(() => /cancelling: stops after the entry being sent; Ctrl-C again quits/.test(capture()), 3000, 'the cancel said');
     tmux('send-keys', '-t', 'gw', 'C-c');

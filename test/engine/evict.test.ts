@@ -323,3 +323,29 @@ describe('evict: cancelled mid-run', () => {
     expect(auditLines(log).map((l) => l.kind)).toEqual(['cancel']);
   });
 });
+
+describe('evict: the engine stopped mid-run (the second Ctrl-C)', () => {
+  it('finishes the entry being sent, with its outcome, and sends nothing after it', async () => {
+    const s = await serve();
+    await agent(s.url, 's1', { pid: await deadPid() });
+    await agent(s.url, 's2', { pid: await deadPid() });
+    const log = auditPath();
+    const engine = engineFor([source(s.url)], { auditLogPath: log });
+    const ghosts = [await when(engine, 's1', 'ghost'), await when(engine, 's2', 'ghost')];
+    let stopping: Promise<void> | undefined;
+    const summary = await engine.evict({
+      selection: ghosts,
+      force: false,
+      onProgress: (p) => {
+        if (p.index === 1 && p.phase === 'sending') stopping = engine.stop();
+      },
+    });
+    await stopping;
+    expect(summary.results.map((r) => [r.finding.id, r.outcome, r.detail])).toEqual([
+      ['s1', 'evicted', undefined],
+      ['s2', 'failed', 'ghostwatch stopped before it was sent'],
+    ]);
+    expect(await ids(s.url)).toEqual(['s2']);
+    expect(auditLines(log).map((l) => l.kind)).toEqual(['intent', 'outcome']);
+  });
+});
