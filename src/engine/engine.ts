@@ -136,8 +136,10 @@ class LiveEngineImpl implements LiveEngine {
     this.ttlTimer = this.tickTimer = undefined;
     for (const u of this.unsubscribes) u();
     this.unsubscribes = [];
-    await Promise.all([this.tracker.stop(), ...this.sources.map((s) => s.stop())]);
+    // An eviction under way finishes its entry first (sent, its outcome audited): its source's
+    // connection must still be up for the answer. Entries after it are not sent (stopped()).
     await this.evictions;
+    await Promise.all([this.tracker.stop(), ...this.sources.map((s) => s.stop())]);
     // Waiters on settled() learn that nothing more is coming.
     for (const w of [...this.settleWaiters]) w();
   };

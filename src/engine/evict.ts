@@ -41,15 +41,38 @@ export async function executeEviction(ctx: EvictorContext, request: EvictRequest
   const plan = planEviction(request.selection, { force: request.force });
   const results: EvictResult[] = [];
   const total = plan.send.length;
+  const cancelled = () => request.signal?.aborted === true;
   for (let i = 0; i < total; i++) {
+    if (cancelled()) return cancelRun(ctx, plan.send.slice(i), results, plan.needsForce);
     const planned = plan.send[i]!;
     const at = { index: i + 1, total, finding: planned.finding };
     report({ ...at, phase: 'checking' });
-    const { outcome, detail } = await evictOne(ctx, planned, () => report({ ...at, phase: 'sending' }));
+    const done = await evictOne(ctx, planned, () => report({ ...at, phase: 'sending' }), cancelled);
+    if (done === 'cancelled') return cancelRun(ctx, plan.send.slice(i), results, plan.needsForce);
+    const { outcome, detail } = done;
     results.push({ finding: planned.finding, outcome, detail, forced: planned.forced });
     report({ ...at, phase: outcome, detail });
   }
   return summary(results, plan.needsForce);
+}
+
+/**
+ * The run stops between entries: what was handled stays as it is, the rest was never audited or
+ * sent, and one `cancel` line in the audit log says which entries those are.
+ */
+async function cancelRun(ctx: EvictorContext, rest: readonly PlannedEviction[], results: readonly EvictResult[], needsForce: readonly Finding[]): Promise<EvictSummary> {
+  const record = {
+    ts: isoNow(ctx),
+    kind: 'cancel',
+    id: randomUUID(),
+    actor: ctx.actor,
+    host: ctx.host,
+    detail: `cancelled after ${results.length} of ${results.length + rest.length}; ${rest.length} not sent`,
+    notSent: rest.map((p) => p.action),
+  };
+  // The summary says what was not sent whether or not the line could be written.
+  await tryAppend(ctx, record);
+  return { ...summary(results, needsForce), notSent: rest.map((p) => p.finding) };
 }
 
 /** What became of one entry, with its one-line detail. */
@@ -58,7 +81,8 @@ interface EntryOutcome {
   readonly detail?: string | undefined;
 }
 
-async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: () => void): Promise<EntryOutcome> {
+/** 'cancelled': the run was cancelled before anything of this entry was audited or sent. */
+async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: () => void, cancelled: () => boolean): Promise<EntryOutcome | 'cancelled'> {
   if (ctx.stopped()) return { outcome: 'failed', detail: 'ghostwatch stopped before it was sent' };
   const source = ctx.sources.find((s) => s.name === planned.action.source);
   if (!source) return { outcome: 'failed', detail: `no source named ${planned.action.source}` };
@@ -110,6 +134,8 @@ async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: 
     return { outcome: verdict.outcome, detail: unaudited ? `${detail} (${unaudited})` : detail };
   }
 
+  // A cancel that came during the re-check: nothing of this entry is written or sent.
+  if (cancelled()) return 'cancelled';
   // The rechecked finding carries the evidence of this very moment: that is what gets audited.
   const finding = current ?? planned.finding;
   const id = randomUUID();

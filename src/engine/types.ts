@@ -99,6 +99,11 @@ export interface EvictSummary {
   readonly counts: Readonly<Record<EvictionOutcome, number>>;
   /** Selected but not evicted because they need force and force was not given. */
   readonly needsForce: readonly Finding[];
+  /**
+   * The run was cancelled (the request's signal): these planned entries were never re-checked,
+   * audited or sent. Every entry in `results` was carried through to its end first.
+   */
+  readonly notSent?: readonly Finding[] | undefined;
 }
 
 export interface EvictRequest {
@@ -106,6 +111,12 @@ export interface EvictRequest {
   /** Also evict findings whose verdict alone does not allow it (live, remote, unverified, held). */
   readonly force: boolean;
   readonly onProgress?: ((progress: EvictProgress) => void) | undefined;
+  /**
+   * Stops the run between entries: the entry being handled is carried through (sent and its
+   * outcome audited, or not sent at all), the rest are reported as not sent, and the audit log
+   * gets a `cancel` line naming them.
+   */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface Engine {

@@ -6,7 +6,7 @@ import { findingKey } from '../core/evict-plan.js';
 import { sanitize } from '../core/sanitize.js';
 import type { Engine, EvictProgress } from '../engine/types.js';
 import { columnsFor, layoutColumns, paneOfRow, type CellContext } from './columns.js';
-import { Confirm } from './components/confirm.js';
+import { Confirm, confirmLines, confirmView } from './components/confirm.js';
 import { EventsPane } from './components/events.js';
 import { Footer } from './components/footer.js';
 import { Header, headerHeight, headerTicks } from './components/header.js';
@@ -91,14 +91,29 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   }, [mode, detailFinding, engine, tickNow, clockOffsetMs, snap.panes]);
   const events = useMemo(() => (mode === 'events' ? eventLines(snap.events, minute, snap.settled) : undefined), [mode, snap.events, snap.settled, minute]);
 
-  const facts: ScreenFacts = { rows, all: snap.findings, pageSize: bodyHeight, readOnly, overlayLines: overlay?.length ?? events?.lines.length ?? 0, panes: snap.panes };
+  const dialog = state.confirm && (mode === 'confirm' || mode === 'confirm-force' || mode === 'evicting' || mode === 'cancelling') ? state.confirm : undefined;
+  const dialogLines = useMemo(() => (dialog ? confirmLines(dialog, mode === 'confirm-force', snap.sources, home) : undefined), [dialog, mode, snap.sources, home]);
+  const dialogRoom = dialogLines ? confirmView(dialogLines, bodyHeight + 1, 0).listRoom : undefined;
+
+  const facts: ScreenFacts = {
+    rows,
+    all: snap.findings,
+    pageSize: bodyHeight,
+    readOnly,
+    overlayLines: dialogLines ? dialogLines.list.length : (overlay?.length ?? events?.lines.length ?? 0),
+    ...(dialogRoom !== undefined ? { overlayPage: dialogRoom } : {}),
+    panes: snap.panes,
+  };
   const latest = useRef({ state, facts });
   latest.current = { state, facts };
 
+  // The running eviction's cancel: Esc or Ctrl-C stop it after the entry being sent.
+  const cancelRun = useRef<AbortController | undefined>(undefined);
   const runEffect = useCallback(
     (effect: Effect | undefined) => {
       if (!effect) return;
       if (effect.type === 'quit') onQuit();
+      else if (effect.type === 'cancel') cancelRun.current?.abort();
       else if (effect.type === 'refresh') {
         void engine.refresh().then(() => dispatch({ type: 'message', text: 'refreshed', tone: 'info' }));
       } else if (effect.type === 'jump') {
@@ -115,13 +130,17 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
             : { type: 'message', text: 'cannot copy: the output is not an interactive terminal', tone: 'warn' },
         );
       } else {
+        const cancel = new AbortController();
+        cancelRun.current = cancel;
         void engine
-          .evict({ selection: effect.selection, force: effect.force, onProgress: setProgress })
+          .evict({ selection: effect.selection, force: effect.force, onProgress: setProgress, signal: cancel.signal })
           .then((summary) => {
+            cancelRun.current = undefined;
             setProgress(undefined);
             dispatch({ type: 'evicted', ...summaryText(summary) });
           })
           .catch((error: unknown) => {
+            cancelRun.current = undefined;
             setProgress(undefined);
             dispatch({ type: 'evicted', text: `eviction stopped: ${sanitize((error as Error).message, 200)}`, tone: 'error' });
           });
@@ -153,8 +172,8 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   let body;
   if (overlay) body = <Panel lines={overlay} scroll={overlayScroll(state)} height={bodyHeight + 1} width={width} />;
   else if (events) body = <EventsPane title={events.title} lines={events.lines} scroll={overlayScroll(state)} height={bodyHeight + 1} width={width} />;
-  else if (state.confirm && (mode === 'confirm' || mode === 'confirm-force' || mode === 'evicting')) {
-    body = <Confirm confirm={state.confirm} force={mode === 'confirm-force'} height={bodyHeight + 1} width={width} sources={snap.sources} />;
+  else if (dialog) {
+    body = <Confirm confirm={dialog} force={mode === 'confirm-force'} height={bodyHeight + 1} width={width} sources={snap.sources} scroll={state.confirmScroll} home={home} />;
   } else {
     body = (
       <>

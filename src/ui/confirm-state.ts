@@ -13,16 +13,18 @@ export interface ConfirmState {
   readonly needsForce: readonly Finding[];
   /** Selected but left out whatever is answered: stale rows of a registry not read now. */
   readonly stale?: readonly Finding[] | undefined;
+  /** What part of the view the selection is, when it is not simply the rows chosen ("3 shown of 12 problems; filter: foo"). */
+  readonly scope?: string | undefined;
 }
 
 /** The question for a non-empty selection, or why there is none to ask (every row is stale). */
-export function confirmFor(selection: readonly Finding[]): ConfirmState | { readonly refused: string } {
+export function confirmFor(selection: readonly Finding[], scope?: string): ConfirmState | { readonly refused: string } {
   // Stale rows (their registry is not read now) are never sent, forced or not: left out, and said so.
   const stale = selection.filter((f) => staleOf(f) !== undefined);
   const rest = stale.length > 0 ? selection.filter((f) => staleOf(f) === undefined) : selection;
   if (rest.length === 0) return { refused: staleRefusal(stale) };
   const plan = planEviction(rest, { force: false });
-  return { selection: rest, evictable: plan.send.map((p) => p.finding), needsForce: plan.needsForce, ...(stale.length > 0 ? { stale } : {}) };
+  return { selection: rest, evictable: plan.send.map((p) => p.finding), needsForce: plan.needsForce, ...(stale.length > 0 ? { stale } : {}), ...(scope !== undefined ? { scope } : {}) };
 }
 
 /** Why stale rows are not evicted, one line: "not evicted: 2 stale rows; hypivisor is not connected (connection refused)". */

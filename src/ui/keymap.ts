@@ -6,9 +6,9 @@
  * A view that takes the keys while it is on top of the mode stack (view-state.ts): the table at
  * the bottom, then what is opened over it (filter, detail, events, help, the confirm dialog).
  */
-export type Mode = 'table' | 'filter' | 'detail' | 'events' | 'help' | 'confirm' | 'confirm-force' | 'evicting';
+export type Mode = 'table' | 'filter' | 'detail' | 'events' | 'help' | 'confirm' | 'confirm-force' | 'evicting' | 'cancelling';
 
-export const MODES: readonly Mode[] = ['table', 'filter', 'detail', 'events', 'help', 'confirm', 'confirm-force', 'evicting'];
+export const MODES: readonly Mode[] = ['table', 'filter', 'detail', 'events', 'help', 'confirm', 'confirm-force', 'evicting', 'cancelling'];
 
 export type Command =
   | 'nav.up'
@@ -22,6 +22,8 @@ export type Command =
   | 'filter.backspace'
   | 'filter.accept'
   | 'filter.clear'
+  | 'filter.next'
+  | 'filter.prev'
   | 'sort.prev'
   | 'sort.next'
   | 'sort.reverse'
@@ -30,6 +32,7 @@ export type Command =
   | 'mark.none'
   | 'evict.selected'
   | 'evict.problems'
+  | 'evict.cancel'
   | 'view.problems'
   | 'view.details'
   | 'view.tab'
@@ -44,9 +47,11 @@ export type Command =
   | 'confirm.force'
   | 'confirm.no';
 
-/** What Ink's useInput reports, reduced to what bindings look at. */
+/** One key, as keys.ts reads it from the terminal's bytes, reduced to what bindings look at. */
 export interface KeyPress {
   readonly input: string;
+  /** Text that came as a bracketed paste: only a binding that takes text takes it. */
+  readonly paste?: boolean;
   readonly upArrow?: boolean;
   readonly downArrow?: boolean;
   readonly pageUp?: boolean;
@@ -85,21 +90,29 @@ export interface Binding {
 
 const BROWSE: Mode[] = ['table'];
 const SCROLLS: Mode[] = ['table', 'detail', 'events', 'help'];
-/** Everywhere but during an eviction (one bulk eviction at a time; its progress is on screen). */
-const ANY_BUT_EVICTING: Mode[] = MODES.filter((m) => m !== 'evicting');
+/** Everywhere but during an eviction (there Ctrl-C cancels first; a second one quits). */
+const ANY_BUT_EVICTING: Mode[] = MODES.filter((m) => m !== 'evicting' && m !== 'cancelling');
 const DIALOG: Mode[] = ['confirm', 'confirm-force'];
+/** The confirm dialog, asking or running: its list scrolls. */
+const DIALOG_SCROLLS: Mode[] = [...DIALOG, 'evicting', 'cancelling'];
+const SCROLLS_ALL: Mode[] = [...SCROLLS, ...DIALOG_SCROLLS];
 
 export const KEYMAP: readonly Binding[] = [
   { command: 'nav.up', keys: [{ key: 'up' }, { char: 'k' }], description: 'move up', modes: SCROLLS },
   { command: 'nav.down', keys: [{ key: 'down' }, { char: 'j' }], footer: 'move', description: 'move down', modes: SCROLLS },
-  { command: 'nav.pageUp', keys: [{ key: 'pageUp' }, { ctrl: 'b' }], description: 'page up', modes: SCROLLS },
-  { command: 'nav.pageDown', keys: [{ key: 'pageDown' }, { ctrl: 'f' }], description: 'page down', modes: SCROLLS },
+  { command: 'nav.up', keys: [{ key: 'up' }, { char: 'k' }], description: 'scroll the list of entries up (PgUp a page)', modes: DIALOG_SCROLLS },
+  { command: 'nav.down', keys: [{ key: 'down' }, { char: 'j' }], description: 'scroll the list of entries down (PgDn a page)', modes: DIALOG_SCROLLS },
+  { command: 'nav.pageUp', keys: [{ key: 'pageUp' }, { ctrl: 'b' }], description: 'page up', modes: SCROLLS_ALL },
+  { command: 'nav.pageDown', keys: [{ key: 'pageDown' }, { ctrl: 'f' }], description: 'page down', modes: SCROLLS_ALL },
   { command: 'nav.top', keys: [{ char: 'g' }, { key: 'home' }], description: 'first row', modes: SCROLLS },
   { command: 'nav.bottom', keys: [{ char: 'G' }, { key: 'end' }], description: 'last row', modes: SCROLLS },
   { command: 'view.details', keys: [{ key: 'enter' }], footer: 'details', description: 'details and evidence of the current row', modes: BROWSE },
   { command: 'filter.start', keys: [{ char: '/' }], footer: 'filter', description: 'filter rows (Esc clears)', modes: BROWSE },
   { command: 'filter.accept', keys: [{ key: 'enter' }], footer: 'keep', description: 'keep the filter, back to the table', modes: ['filter'] },
   { command: 'filter.clear', keys: [{ key: 'esc' }], footer: 'clear', description: 'clear the filter', modes: ['filter'] },
+  { command: 'filter.clear', keys: [{ key: 'esc' }], description: 'clear a kept filter', modes: BROWSE },
+  { command: 'filter.next', keys: [{ char: 'n' }], description: 'next row matching the filter', modes: BROWSE },
+  { command: 'filter.prev', keys: [{ char: 'N' }], description: 'previous row matching the filter', modes: BROWSE },
   { command: 'filter.backspace', keys: [{ key: 'backspace' }], description: 'delete the last character of the filter', modes: ['filter'] },
   { command: 'filter.type', keys: [{ text: true }], description: 'what you type (or paste) is the filter', modes: ['filter'] },
   { command: 'view.problems', keys: [{ char: 'p' }], footer: 'problems', description: 'problems only / all rows', modes: BROWSE },
@@ -110,7 +123,9 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'mark.problems', keys: [{ char: 'a' }], description: 'mark every evictable problem', modes: BROWSE },
   { command: 'mark.none', keys: [{ char: 'U' }], description: 'unmark all', modes: BROWSE },
   { command: 'evict.selected', keys: [{ char: 'd' }, { ctrl: 'd' }], footer: 'evict', description: 'evict the marked rows, or the current row', modes: ['table', 'detail'], evicts: true },
-  { command: 'evict.problems', keys: [{ char: 'X' }], description: 'evict every problem', modes: BROWSE, evicts: true },
+  { command: 'evict.problems', keys: [{ char: 'X' }], description: 'evict every problem shown (the filter and problems-only apply)', modes: BROWSE, evicts: true },
+  { command: 'evict.cancel', keys: [{ key: 'esc' }, { ctrl: 'c' }, { char: 'q' }], footer: 'cancel', description: 'cancel the eviction after the entry being sent', modes: ['evicting'] },
+  { command: 'app.quit', keys: [{ ctrl: 'c' }], footer: 'quit', description: 'quit once the entry being sent is done (nothing more is sent)', modes: ['cancelling'] },
   { command: 'view.tab', keys: [{ key: 'tab' }], footer: 'claims', description: 'switch between sessions and claims', modes: BROWSE },
   { command: 'view.events', keys: [{ char: 'e' }], footer: 'events', description: 'what happened: the last 200 events, newest first', modes: BROWSE },
   { command: 'pane.jump', keys: [{ char: 'o' }], description: "go to the agent's tmux pane (outside tmux: how to attach)", modes: ['table', 'detail'] },
@@ -144,9 +159,10 @@ function isNamed(p: KeyPress): boolean {
 }
 
 function matches(spec: KeySpec, press: KeyPress): boolean {
+  if (spec.text === true) return press.ctrl !== true && press.input !== '' && !isNamed(press);
+  if (press.paste === true) return false;
   if (spec.ctrl !== undefined) return press.ctrl === true && press.input === spec.ctrl;
   if (spec.char !== undefined) return press.ctrl !== true && press.input === spec.char;
-  if (spec.text === true) return press.ctrl !== true && press.input !== '' && !isNamed(press);
   return spec.key !== undefined && NAMED[spec.key](press);
 }
 

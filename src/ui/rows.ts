@@ -27,6 +27,12 @@ function haystack(f: Finding): string {
   return text.toLowerCase();
 }
 
+/** The finding matches the filter's text (any shown field, case-insensitive; an empty filter matches all). */
+export function matchesFilter(f: Finding, filter: string): boolean {
+  const needle = filter.trim().toLowerCase();
+  return needle === '' || haystack(f).includes(needle);
+}
+
 export function visibleRows(findings: readonly Finding[], q: RowQuery, ctx: CellContext): Finding[] {
   const kind = q.tab === 'sessions' ? 'session' : 'claim';
   const needle = q.filter.trim().toLowerCase();

@@ -10,7 +10,8 @@ import { isUsablePid } from '../core/pid.js';
 import { columnsFor, type Tab } from './columns.js';
 import { confirmFor, type ConfirmState } from './confirm-state.js';
 import { anchor, currentKey, moveTo, type CursorState, type RowsOnScreen } from './cursor.js';
-import type { Command, Mode } from './keymap.js';
+import { keysOf, type Command, type Mode } from './keymap.js';
+import { matchesFilter } from './rows.js';
 
 export interface ViewState extends CursorState {
   /** The modes open, bottom first: the table, then each view opened over it. The top takes the keys. */
@@ -26,6 +27,8 @@ export interface ViewState extends CursorState {
   readonly helpScroll: number;
   /** How far the events pane is scrolled (0: the newest on top). */
   readonly eventsScroll: number;
+  /** How far the confirm dialog's list of entries is scrolled. */
+  readonly confirmScroll: number;
   readonly confirm: ConfirmState | undefined;
   /** One line for the person: what happened, or why a key did nothing. */
   readonly message: { readonly text: string; readonly tone: 'info' | 'warn' | 'error' } | undefined;
@@ -35,6 +38,8 @@ export type Effect =
   | { readonly type: 'quit' }
   | { readonly type: 'refresh' }
   | { readonly type: 'evict'; readonly selection: readonly Finding[]; readonly force: boolean }
+  /** Stop the running eviction after the entry being sent. */
+  | { readonly type: 'cancel' }
   /** Switch the tmux client to the pane this pid runs (or ran) in. */
   | { readonly type: 'jump'; readonly pid: number }
   /** Put this text (already sanitized) on the clipboard. */
@@ -47,6 +52,8 @@ export interface ScreenFacts extends RowsOnScreen {
   readonly overlayLines?: number;
   /** Local pid → its tmux pane (the engine's). */
   readonly panes?: ReadonlyMap<number, TmuxPane> | undefined;
+  /** Lines the overlay scrolls in, when not the page (the confirm dialog's list under its question). */
+  readonly overlayPage?: number;
 }
 
 export type Action =
@@ -79,6 +86,7 @@ export const initialViewState: ViewState = {
   detailScroll: 0,
   helpScroll: 0,
   eventsScroll: 0,
+  confirmScroll: 0,
   confirm: undefined,
   message: undefined,
 };
@@ -105,7 +113,7 @@ function replaceTop(s: ViewState, mode: Mode): ViewState {
   return { ...s, stack: [...s.stack.slice(0, -1), mode] };
 }
 
-const DIALOG: ReadonlySet<Mode> = new Set(['confirm', 'confirm-force', 'evicting']);
+const DIALOG: ReadonlySet<Mode> = new Set(['confirm', 'confirm-force', 'evicting', 'cancelling']);
 
 export function reduce(state: ViewState, action: Action, facts: ScreenFacts): ViewTransition {
   switch (action.type) {
@@ -140,9 +148,9 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
     case 'nav.down':
       return isScrolling(s) ? scrollBy(s, 1, facts) : { state: moveTo(cleared, s.cursor + 1, facts) };
     case 'nav.pageUp':
-      return isScrolling(s) ? scrollBy(s, -facts.pageSize, facts) : { state: moveTo(cleared, s.cursor - facts.pageSize, facts) };
+      return isScrolling(s) ? scrollBy(s, -(facts.overlayPage ?? facts.pageSize), facts) : { state: moveTo(cleared, s.cursor - facts.pageSize, facts) };
     case 'nav.pageDown':
-      return isScrolling(s) ? scrollBy(s, facts.pageSize, facts) : { state: moveTo(cleared, s.cursor + facts.pageSize, facts) };
+      return isScrolling(s) ? scrollBy(s, facts.overlayPage ?? facts.pageSize, facts) : { state: moveTo(cleared, s.cursor + facts.pageSize, facts) };
     case 'nav.top':
       return isScrolling(s) ? scrollBy(s, -Number.MAX_SAFE_INTEGER, facts) : { state: moveTo(cleared, 0, facts) };
     case 'nav.bottom':
@@ -156,7 +164,11 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
     case 'filter.accept':
       return { state: pop(s) };
     case 'filter.clear':
+      // At the prompt, or on the table with a kept filter: the rows come back, the prompt closes.
       return { state: anchor({ ...pop(cleared), filter: '' }, facts) };
+    case 'filter.next':
+    case 'filter.prev':
+      return nextMatch(cleared, cmd === 'filter.next' ? 1 : -1, facts);
     case 'sort.next':
     case 'sort.prev':
       return { state: sortBy(cleared, cmd === 'sort.next' ? 1 : -1, facts) };
@@ -180,7 +192,12 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
     case 'evict.selected':
       return askToEvict(s, selected(s, facts), facts, 'nothing to evict: no row here');
     case 'evict.problems':
-      return askToEvict(s, facts.all.filter((f) => f.problem), facts, 'no problems: nothing to evict');
+      return askToEvict(s, facts.rows.filter((f) => f.problem), facts, problemsEmpty(s, facts), problemsScope(s, facts));
+    case 'evict.cancel':
+      return {
+        state: { ...replaceTop(s, 'cancelling'), message: { text: `cancelling: stops after the entry being sent; ${keysOf('app.quit', 'cancelling')} again quits`, tone: 'warn' } },
+        effect: { type: 'cancel' },
+      };
     case 'view.problems':
       return { state: anchor({ ...cleared, problemsOnly: !s.problemsOnly }, facts) };
     case 'view.details': {
@@ -223,12 +240,40 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
   }
 }
 
-function askToEvict(s: ViewState, selection: Finding[], facts: ScreenFacts, empty: string): ViewTransition {
+function askToEvict(s: ViewState, selection: Finding[], facts: ScreenFacts, empty: string, scope?: string): ViewTransition {
   if (facts.readOnly) return { state: { ...s, message: { text: READ_ONLY_MESSAGE, tone: 'warn' } } };
   if (selection.length === 0) return { state: { ...s, message: { text: empty, tone: 'info' } } };
-  const confirm = confirmFor(selection);
+  const confirm = confirmFor(selection, scope);
   if ('refused' in confirm) return { state: { ...s, message: { text: confirm.refused, tone: 'warn' } } };
-  return { state: { ...push(s, 'confirm'), confirm, message: undefined } };
+  return { state: { ...push(s, 'confirm'), confirm, confirmScroll: 0, message: undefined } };
+}
+
+/** X evicts the problems the table shows: how they relate to every problem ("3 shown of 12 problems; filter: foo"). */
+function problemsScope(s: ViewState, facts: ScreenFacts): string {
+  const shown = facts.rows.filter((f) => f.problem).length;
+  const all = facts.all.filter((f) => f.problem).length;
+  const bits = [`${shown} shown of ${all} problem${all === 1 ? '' : 's'}`];
+  if (s.filter) bits.push(`filter: ${s.filter}`);
+  if (s.problemsOnly) bits.push('problems only');
+  bits.push(s.tab);
+  return bits.join('; ');
+}
+
+function problemsEmpty(s: ViewState, facts: ScreenFacts): string {
+  const all = facts.all.filter((f) => f.problem).length;
+  if (all === 0) return 'no problems: nothing to evict';
+  return `no problems shown here (${all} in all${s.filter ? `; the filter "${s.filter}" hides them` : ''}): nothing to evict`;
+}
+
+/** The next (or previous) row after the cursor that matches the kept filter, round the end. */
+function nextMatch(s: ViewState, dir: 1 | -1, facts: ScreenFacts): ViewTransition {
+  if (!s.filter.trim()) return { state: { ...s, message: { text: `no filter to match: ${keysOf('filter.start', 'table')} sets one`, tone: 'info' } } };
+  const n = facts.rows.length;
+  for (let step = 1; step <= n; step++) {
+    const i = (((s.cursor + dir * step) % n) + n) % n;
+    if (matchesFilter(facts.rows[i]!, s.filter)) return { state: moveTo({ ...s, pinned: true }, i, facts) };
+  }
+  return { state: { ...s, message: { text: `nothing matches "${s.filter}"`, tone: 'info' } } };
 }
 
 /** In the detail view, its finding; else the marked rows (in row order) if any are marked, else the current row. */
@@ -269,18 +314,21 @@ function sortBy(s: ViewState, dir: 1 | -1, facts: ScreenFacts): ViewState {
 
 function isScrolling(s: ViewState): boolean {
   const mode = modeOf(s);
-  return mode === 'detail' || mode === 'help' || mode === 'events';
+  return mode === 'detail' || mode === 'help' || mode === 'events' || DIALOG.has(mode);
 }
 
-/** How far the overlay on top (detail, events or help) is scrolled. */
+/** How far the overlay on top (detail, events, help, the confirm dialog's list) is scrolled. */
 export function overlayScroll(s: ViewState): number {
   const mode = modeOf(s);
+  if (DIALOG.has(mode)) return s.confirmScroll;
   return mode === 'help' ? s.helpScroll : mode === 'events' ? s.eventsScroll : s.detailScroll;
 }
 
 function scrollBy(s: ViewState, by: number, facts: ScreenFacts): ViewTransition {
-  const max = Math.max(0, (facts.overlayLines ?? 0) - facts.pageSize);
+  const page = facts.overlayPage ?? facts.pageSize;
+  const max = Math.max(0, (facts.overlayLines ?? 0) - page);
   const to = Math.min(max, Math.max(0, overlayScroll(s) + by));
   const mode = modeOf(s);
+  if (DIALOG.has(mode)) return { state: { ...s, confirmScroll: to } };
   return { state: mode === 'help' ? { ...s, helpScroll: to } : mode === 'events' ? { ...s, eventsScroll: to } : { ...s, detailScroll: to } };
 }

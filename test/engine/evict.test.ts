@@ -271,3 +271,81 @@ describe('evict: when it must not send, or cannot', () => {
     expect(await ids(s.url)).toEqual(['ro-ghost', 'ro-live']);
   });
 });
+
+describe('evict: cancelled mid-run', () => {
+  it('stops after the entry being sent: the rest is not audited or sent, reported as not sent, and the cancel is audited', async () => {
+    const s = await serve();
+    const names = ['c1', 'c2', 'c3', 'c4'];
+    for (const id of names) await agent(s.url, id, { pid: await deadPid() });
+    const log = auditPath();
+    const engine = engineFor([source(s.url)], { auditLogPath: log, actor: 'tester@box' });
+    const ghosts = [];
+    for (const id of names) ghosts.push(await when(engine, id, 'ghost'));
+
+    // The cancel lands while the second entry is being sent: that one goes through to its end.
+    const cancel = new AbortController();
+    const progress: EvictProgress[] = [];
+    const summary = await engine.evict({
+      selection: ghosts,
+      force: false,
+      signal: cancel.signal,
+      onProgress: (p) => {
+        progress.push(p);
+        if (p.index === 2 && p.phase === 'sending') cancel.abort();
+      },
+    });
+
+    const sent = summary.results.map((r) => [r.finding.id, r.outcome]);
+    expect(sent).toEqual([
+      [ghosts[0]!.id, 'evicted'],
+      [ghosts[1]!.id, 'evicted'],
+    ]);
+    expect(summary.notSent?.map((f) => f.id)).toEqual([ghosts[2]!.id, ghosts[3]!.id]);
+    expect(await ids(s.url)).toEqual([ghosts[2]!.id, ghosts[3]!.id].sort());
+    expect(progress.filter((p) => p.index > 2)).toEqual([]);
+
+    const lines = auditLines(log);
+    expect(lines.map((l) => l.kind)).toEqual(['intent', 'outcome', 'intent', 'outcome', 'cancel']);
+    expect(lines[4]).toMatchObject({ kind: 'cancel', actor: 'tester@box', host: HOST, detail: 'cancelled after 2 of 4; 2 not sent' });
+    expect((lines[4]!.notSent as { id: string }[]).map((a) => a.id)).toEqual([ghosts[2]!.id, ghosts[3]!.id]);
+  });
+
+  it('a cancel before the run starts sends nothing and says so', async () => {
+    const s = await serve();
+    await agent(s.url, 'k1', { pid: await deadPid() });
+    const log = auditPath();
+    const engine = engineFor([source(s.url)], { auditLogPath: log });
+    const ghost = await when(engine, 'k1', 'ghost');
+    const summary = await engine.evict({ selection: [ghost], force: false, signal: AbortSignal.abort() });
+    expect(summary.results).toEqual([]);
+    expect(summary.notSent).toEqual([ghost]);
+    expect(await ids(s.url)).toEqual(['k1']);
+    expect(auditLines(log).map((l) => l.kind)).toEqual(['cancel']);
+  });
+});
+
+describe('evict: the engine stopped mid-run (the second Ctrl-C)', () => {
+  it('finishes the entry being sent, with its outcome, and sends nothing after it', async () => {
+    const s = await serve();
+    await agent(s.url, 's1', { pid: await deadPid() });
+    await agent(s.url, 's2', { pid: await deadPid() });
+    const log = auditPath();
+    const engine = engineFor([source(s.url)], { auditLogPath: log });
+    const ghosts = [await when(engine, 's1', 'ghost'), await when(engine, 's2', 'ghost')];
+    let stopping: Promise<void> | undefined;
+    const summary = await engine.evict({
+      selection: ghosts,
+      force: false,
+      onProgress: (p) => {
+        if (p.index === 1 && p.phase === 'sending') stopping = engine.stop();
+      },
+    });
+    await stopping;
+    expect(summary.results.map((r) => [r.finding.id, r.outcome, r.detail])).toEqual([
+      ['s1', 'evicted', undefined],
+      ['s2', 'failed', 'ghostwatch stopped before it was sent'],
+    ]);
+    expect(await ids(s.url)).toEqual(['s2']);
+    expect(auditLines(log).map((l) => l.kind)).toEqual(['intent', 'outcome']);
+  });
+});

@@ -81,7 +81,7 @@ describe('the monitor on a real registry', () => {
     await until(() => /!ghost\s+dead-one/.test(m.frame()) && /live\s+live-one/.test(m.frame()), 5000, 'both rows');
     await m.press('d');
     await until(() => /Evict 1 entry from the registry\?/.test(m.frame()), 2000, 'the dialog');
-    expect(m.frame()).toMatch(/ghost session dead-one pid \d+: pid \d+ is gone \(ESRCH\)/);
+    expect(m.frame()).toMatch(/ghost session dead-one pid \d+ in \/tmp\/app: pid \d+ is gone \(ESRCH\)/);
     await m.press('y');
     await until(() => /evicted 1/.test(m.frame()), 5000, 'the summary');
     expect(ids(m.server)).toEqual(['live-one']);

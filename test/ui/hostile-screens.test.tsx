@@ -105,12 +105,11 @@ async function screens(engine: HostileEngine, size: { columns: number; rows: num
 }
 
 /**
- * What a person types (or pastes) at the filter prompt: hostile, but without ESC. Ink 6's own
- * useInput throws on some escape sequences in one chunk ("\u001b[31m": a keypress with no name;
- * TypeError in use-input.js before our handler runs), so a pasted CSI would end the monitor:
- * an Ink fault, reported, not something this test of our output can get past.
+ * What a person types (or pastes) at the filter prompt, in one chunk: hostile, escape sequences
+ * and all. (Ink 6's own useInput threw on some of them, "\u001b[31m" among them; the App reads
+ * its keys itself now, keys.ts, and a paste's sequences never reach the filter.)
  */
-const typedString = hostileString(3).map((s) => s.replaceAll('\u001b', ''));
+const typedString = hostileString(3);
 
 let level: typeof chalk.level;
 beforeAll(() => {
@@ -138,10 +137,10 @@ describe('hostile strings on every TUI screen', () => {
     for (const size of [{ columns: 120, rows: 30 }, { columns: 60, rows: 15 }]) {
       const engine = hostileWorld(pieces);
       const seen: string[] = [];
-      expect(await screens(engine, size, pieces.join('').replaceAll('\u001b', ''), seen)).toEqual([]);
+      expect(await screens(engine, size, pieces.join(''), seen)).toEqual([]);
       // Each screen was really drawn, its hostile text visible as text.
       const all = seen.join('\n');
-      for (const text of ['registry entry', 'move down', 'Enter keeps it', 'Evict 3 entries', 'evicting 1/', 'refused', '<U+202E>']) expect(all).toContain(text);
+      for (const text of ['registry entry', 'move down', 'Enter keeps it', 'Evict 2 entries', 'evicting 1/', 'refused', '<U+202E>']) expect(all).toContain(text);
     }
   }, 60_000);
 });

@@ -1,16 +1,16 @@
 // The keymap's promise: every key handled anywhere is in the one keymap that also draws the
 // footer and the help. Checked three ways: no file of src/ui reads a key but the input hook; the
 // real App, in every mode, does nothing at all for a key the keymap does not list for that mode;
-// and every key the keymap lists is a key a terminal can send (parsed by Ink itself).
+// and every key the keymap lists is a key a terminal can send (as keys.ts reads the terminal's bytes).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Text, useInput } from 'ink';
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import type { EvictRequest, EvictSummary } from '../../src/engine/types.js';
 import { App } from '../../src/ui/app.js';
 import { helpLines } from '../../src/ui/detail.js';
 import { bindingFor, bindingKeys, footerFor, KEYMAP, MODES, type KeyPress, type Mode } from '../../src/ui/keymap.js';
+import { KeyReader } from '../../src/ui/keys.js';
 import { FIXED_NOW, StaticEngine } from '../support/ui-fixtures.js';
 
 const dir = join(import.meta.dirname, '../../src/ui');
@@ -22,6 +22,7 @@ const code = (file: string) =>
 
 describe('one place reads keys', () => {
   it('useInput (or raw stdin) is used by the input hook alone', () => {
+    // keys.ts turns bytes into presses, but reads nothing itself.
     const readers = files.filter((f) => /\buseInput\b|\buseStdin\b|stdin\.on\(/.test(code(f)));
     expect(readers).toEqual(['use-keymap.ts']);
   });
@@ -31,36 +32,27 @@ describe('one place reads keys', () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** Ink holds a lone ESC until the next turn (it could start a sequence): each key goes in its own turn. */
+/** A lone ESC waits a turn (it could start a sequence): each key goes in its own turn. */
 const turn = () => new Promise((r) => setImmediate(r));
+
+/** Text as a terminal sends a paste (bracketed): one press. */
+const PASTE = '\u001b[200~paste\u001b[201~';
 
 /** Every sequence a key of a keyboard sends here, one chunk each: printable ASCII, Ctrl-letters, named keys. */
 const SEQUENCES: readonly string[] = [
   ...Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCharCode(0x20 + i)),
   ...Array.from({ length: 26 }, (_, i) => String.fromCharCode(1 + i)),
   ...['\u001b[A', '\u001b[B', '\u001b[C', '\u001b[D', '\u001b[5~', '\u001b[6~', '\u001b[H', '\u001b[F', '\u001b[1~', '\u001b[4~', '\u001b[2~', '\u001b[3~'],
-  ...['\u001b', '\u007f', '\u001bOP', '\u001b[15~', '\u001ba', 'é', '東', 'paste'],
+  ...['\u001b', '\u007f', '\u001bOP', '\u001b[15~', '\u001ba', 'é', '東', PASTE],
 ];
 
-/** What Ink 6's own parser makes of each sequence: the real presses the keymap sees. */
-async function inkPresses(sequences: readonly string[]): Promise<Map<string, KeyPress>> {
-  const seen: KeyPress[] = [];
-  function Probe() {
-    useInput((input, key) => void seen.push({ ...key, input }));
-    return <Text>probe</Text>;
-  }
-  const r = render(<Probe />);
+/** What the App's reader makes of each sequence sent alone: the real presses the keymap sees. */
+function readPresses(sequences: readonly string[]): Map<string, KeyPress> {
   const out = new Map<string, KeyPress>();
-  try {
-    await sleep(20);
-    for (const s of sequences) {
-      const before = seen.length;
-      r.stdin.write(s);
-      await turn();
-      if (seen.length === before + 1) out.set(s, seen[before]!);
-    }
-  } finally {
-    r.unmount();
+  for (const s of sequences) {
+    const reader = new KeyReader();
+    const presses = [...reader.push(s), ...reader.flush()];
+    if (presses.length === 1) out.set(s, presses[0]!);
   }
   return out;
 }
@@ -87,11 +79,12 @@ const INTO: Record<Mode, readonly string[]> = {
   confirm: ['d'],
   'confirm-force': ['G', 'k', 'k', ' ', 'g', ' ', 'd', 'y'],
   evicting: ['d', 'y'],
+  cancelling: ['d', 'y', '\u001b'],
 };
 
 describe('the App does nothing for a key the keymap does not list for the mode on top', () => {
   it.each(MODES.map((m) => [m]))('%s', async (mode) => {
-    const presses = await inkPresses(SEQUENCES);
+    const presses = readPresses(SEQUENCES);
     expect(presses.size).toBeGreaterThan(120);
     const unbound = [...presses].filter(([, p]) => bindingFor(p, mode) === undefined).map(([s]) => s);
     expect(unbound.length).toBeGreaterThan(mode === 'filter' ? 10 : 60);
@@ -125,13 +118,13 @@ describe('the App does nothing for a key the keymap does not list for the mode o
 });
 
 describe('every binding is a key a terminal sends, in the footer or the help', () => {
-  it('each key of each binding, as Ink parses it, means that binding in its modes', async () => {
+  it('each key of each binding, as the App reads it, means that binding in its modes', async () => {
     const typed: Record<string, string> = { up: '\u001b[A', down: '\u001b[B', pageUp: '\u001b[5~', pageDown: '\u001b[6~', home: '\u001b[H', end: '\u001b[F', enter: '\r', esc: '\u001b', tab: '\t', backspace: '\u007f' };
-    const sequences = KEYMAP.flatMap((b) => b.keys.map((k) => (k.key ? typed[k.key]! : k.ctrl ? String.fromCharCode(k.ctrl.charCodeAt(0) - 96) : (k.char ?? 'typed'))));
-    const presses = await inkPresses(sequences);
+    const sequences = KEYMAP.flatMap((b) => b.keys.map((k) => (k.key ? typed[k.key]! : k.ctrl ? String.fromCharCode(k.ctrl.charCodeAt(0) - 96) : (k.char ?? PASTE))));
+    const presses = readPresses(sequences);
     for (const b of KEYMAP) {
       for (const k of b.keys) {
-        const seq = k.key ? typed[k.key]! : k.ctrl ? String.fromCharCode(k.ctrl.charCodeAt(0) - 96) : (k.char ?? 'typed');
+        const seq = k.key ? typed[k.key]! : k.ctrl ? String.fromCharCode(k.ctrl.charCodeAt(0) - 96) : (k.char ?? PASTE);
         const press = presses.get(seq);
         expect(press, `${b.command}: ${JSON.stringify(seq)} reaches the App`).toBeDefined();
         // The first binding of a mode that lists the key wins: it must be this one (no key means two things).
@@ -153,7 +146,7 @@ describe('every binding is a key a terminal sends, in the footer or the help', (
     expect(footerFor('filter').map((f) => `${f.keys} ${f.word}`)).toEqual(['Enter keep', 'Esc clear']);
   });
 
-  it('Ctrl-C quits from every mode but a running eviction', () => {
-    for (const mode of MODES) expect(bindingFor({ input: 'c', ctrl: true }, mode)?.command).toBe(mode === 'evicting' ? undefined : 'app.quit');
+  it('Ctrl-C quits from every mode but a running eviction, which it cancels first (a second one quits)', () => {
+    for (const mode of MODES) expect(bindingFor({ input: 'c', ctrl: true }, mode)?.command).toBe(mode === 'evicting' ? 'evict.cancel' : 'app.quit');
   });
 });

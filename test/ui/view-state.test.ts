@@ -117,10 +117,34 @@ describe('view state', () => {
     expect(run([cmd('confirm.no')], asked.s).effects).toEqual([]);
   });
 
-  it('X selects every problem of every tab', () => {
+  it('X selects the problems the view shows (its tab, the filter, problems-only), and says how many there are in all', () => {
+    const total = all.filter((f) => f.problem).length;
+    const sessions = all.filter((f) => f.problem && f.kind === 'session');
     const { s } = run([cmd('evict.problems')]);
-    expect(s.confirm!.selection).toHaveLength(all.filter((f) => f.problem).length);
-    expect(s.confirm!.selection.some((f: Finding) => f.kind === 'claim')).toBe(true);
+    expect(s.confirm!.selection.map(findingKey)).toEqual(expect.arrayContaining(sessions.map(findingKey)));
+    expect(s.confirm!.selection).toHaveLength(sessions.length);
+    expect(s.confirm!.scope).toBe(`${sessions.length} shown of ${total} problems; sessions`);
+    const claims = run([cmd('view.tab'), cmd('evict.problems')]).s;
+    expect(claims.confirm!.selection.every((f: Finding) => f.kind === 'claim' && f.problem)).toBe(true);
+    const filtered = run([cmd('filter.start'), { type: 'command', command: 'filter.type', text: 'zomb' }, cmd('filter.accept'), cmd('view.problems'), cmd('evict.problems')]).s;
+    expect(filtered.confirm!.selection.map((f: Finding) => f.verdict)).toEqual(['zombie']);
+    expect(filtered.confirm!.scope).toBe(`1 shown of ${total} problems; filter: zomb; problems only; sessions`);
+    const none = run([cmd('filter.start'), { type: 'command', command: 'filter.type', text: 'live-agent' }, cmd('filter.accept'), cmd('evict.problems')]).s;
+    expect(modeOf(none)).toBe('table');
+    expect(none.message?.text).toBe(`no problems shown here (${total} in all; the filter "live-agent" hides them): nothing to evict`);
+  });
+
+  it('Esc on the table clears a kept filter; n and N wrap round the matching rows', () => {
+    const kept = run([cmd('filter.start'), { type: 'command', command: 'filter.type', text: 'ghost' }, cmd('filter.accept')]).s;
+    expect(modeOf(kept)).toBe('table');
+    const shown = ctxFor(kept).rows.length;
+    expect(shown).toBeGreaterThan(1);
+    const cleared = run([cmd('filter.clear')], kept).s;
+    expect(cleared.filter).toBe('');
+    expect(modeOf(cleared)).toBe('table');
+    expect(run([cmd('filter.prev')], kept).s.cursor).toBe(shown - 1);
+    expect(run([cmd('filter.next')], kept).s.cursor).toBe(1);
+    expect(run(Array.from({ length: shown }, () => cmd('filter.next')), kept).s.cursor).toBe(0);
   });
 
   it('in read-only, eviction keys explain themselves and do nothing', () => {

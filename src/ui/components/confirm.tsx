@@ -1,12 +1,14 @@
-// The confirm dialog: exactly what will be evicted (count, ids, verdicts, pids) and why.
-// No is the default; entries that need force are named and asked about separately.
+// The confirm dialog: exactly what will be evicted (count, ids, verdicts, pids, cwds) and why.
+// No is the default; entries that need force are named and asked about separately. The list
+// scrolls (j k, PgUp PgDn) when it is longer than the pane; the question stays on top.
 import { Text } from 'ink';
 import { sanitize } from '../../core/sanitize.js';
 import type { Finding } from '../../core/types.js';
 import type { SourceState } from '../../engine/index.js';
 import { evictionNoteLines, evictionNotes } from '../../engine/eviction-notes.js';
-import { fit } from '../text.js';
-import { TONE_COLOR, VERDICT_TONE } from '../theme.js';
+import { keysOf } from '../keymap.js';
+import { fit, shortenPath } from '../text.js';
+import { TONE_COLOR, VERDICT_TONE, type Tone } from '../theme.js';
 import { staleRefusal, type ConfirmState } from '../confirm-state.js';
 
 /** Verdicts under which the process may be alive: evicting such a session hides a running agent. */
@@ -18,44 +20,67 @@ export const LIVE_AGENT_NOTE = [
   'pi-socket re-registers only when its connection drops and comes back.',
 ] as const;
 
-function itemLine(f: Finding, force: boolean): string {
+/** One entry of the list: what it is, its pid, where it ran (cwd), and why it is up for eviction. */
+function itemLine(f: Finding, force: boolean, home: string | undefined): string {
   const pid = f.entry.pid === undefined ? '' : ` pid ${sanitize(f.entry.pid, 12)}`;
   const what = f.kind === 'claim' ? 'claim' : 'session';
-  return `  ${force ? 'needs force ' : ''}${f.verdict} ${what} ${sanitize(f.id, 60)}${pid}: ${f.reason}`;
+  const cwd = f.kind === 'session' && f.entry.cwd !== undefined ? ` in ${shortenPath(sanitize(f.entry.cwd, 512), home, 48)}` : '';
+  return `  ${force ? 'needs force ' : ''}${f.verdict} ${what} ${sanitize(f.id, 60)}${pid}${cwd}: ${f.reason}`;
 }
 
-export function confirmLines(c: ConfirmState, force: boolean, sources: readonly SourceState[] = []): { text: string; verdict?: Finding['verdict']; bold?: boolean }[] {
+export interface ConfirmLine {
+  readonly text: string;
+  readonly tone?: Tone | undefined;
+  readonly bold?: boolean;
+}
+
+/** The dialog's question and notes (always shown), and its list of entries (scrolled when it does not fit). */
+export function confirmLines(c: ConfirmState, force: boolean, sources: readonly SourceState[] = [], home?: string): { head: ConfirmLine[]; list: ConfirmLine[] } {
   const n = c.selection.length;
-  const lines: { text: string; verdict?: Finding['verdict']; bold?: boolean }[] = [];
+  const head: ConfirmLine[] = [];
   if (!force) {
-    lines.push({ text: `Evict ${n} ${n === 1 ? 'entry' : 'entries'} from the registry?`, bold: true });
-    lines.push({ text: 'Each is re-checked right before it is sent and written to the audit log first. Processes are never signalled.' });
-    for (const note of evictionNoteLines(evictionNotes(c.selection, sources))) lines.push({ text: `Note: ${note}.`, bold: true });
+    head.push({ text: `Evict ${n} ${n === 1 ? 'entry' : 'entries'} from the registry?`, bold: true });
+    if (c.scope) head.push({ text: `The problems the table shows: ${sanitize(c.scope, 200)}.`, bold: true });
+    head.push({ text: 'Each is re-checked right before it is sent and written to the audit log first. Processes are never signalled.' });
+    for (const note of evictionNoteLines(evictionNotes(c.selection, sources))) head.push({ text: `Note: ${note}.`, bold: true });
   } else {
     const kinds = [...new Set(c.needsForce.map((f) => f.verdict))].join(', ');
     const k = c.needsForce.length;
     const others = c.evictable.length;
-    lines.push({ text: `${k} of these ${k === 1 ? 'needs' : 'need'} force: ${k === 1 ? 'it is' : 'they are'} ${kinds}, not known to be dead.`, bold: true });
-    if (c.needsForce.some((f) => f.kind === 'session' && MAYBE_ALIVE.has(f.verdict))) for (const text of LIVE_AGENT_NOTE) lines.push({ text, bold: true });
-    lines.push({
+    head.push({ text: `${k} of these ${k === 1 ? 'needs' : 'need'} force: ${k === 1 ? 'it is' : 'they are'} ${kinds}, not known to be dead.`, bold: true });
+    if (c.needsForce.some((f) => f.kind === 'session' && MAYBE_ALIVE.has(f.verdict))) for (const text of LIVE_AGENT_NOTE) head.push({ text, bold: true });
+    head.push({
       text: others > 0 ? `f: evict ${k === 1 ? 'it' : 'them'} too.  y: evict only the ${others === 1 ? 'other one' : `${others} others`}.  n: cancel.` : 'f: evict anyway.  n: cancel.',
     });
   }
-  if (c.stale?.length) lines.push({ text: `Left out: ${staleRefusal(c.stale)}`, bold: true });
+  if (c.stale?.length) head.push({ text: `Left out: ${staleRefusal(c.stale)}`, bold: true });
   const needs = new Set(c.needsForce);
-  for (const f of c.selection) lines.push({ text: itemLine(f, needs.has(f)), verdict: f.verdict });
-  return lines;
+  // An entry that needs force is never drawn in a reassuring colour: a live agent is not green here.
+  const list = c.selection.map((f): ConfirmLine => ({ text: itemLine(f, needs.has(f), home), tone: needs.has(f) ? 'warning' : VERDICT_TONE[f.verdict] }));
+  return { head, list };
 }
 
-export function Confirm(props: { confirm: ConfirmState; force: boolean; height: number; width: number; sources: readonly SourceState[] }) {
-  const { confirm, force, height, width, sources } = props;
-  const all = confirmLines(confirm, force, sources);
+/** The lines drawn in `height` rows, the list scrolled by `scroll`, and how many list lines fit (for the scroll keys). */
+export function confirmView(all: { head: ConfirmLine[]; list: ConfirmLine[] }, height: number, scroll: number): { lines: ConfirmLine[]; listRoom: number } {
   const room = Math.max(1, height);
-  const shown = all.length <= room ? all : [...all.slice(0, room - 1), { text: `  ... and ${all.length - room + 1} more` }];
+  const head = all.head.slice(0, Math.max(0, room - 2));
+  const left = room - head.length;
+  if (all.list.length <= left) return { lines: [...head, ...all.list], listRoom: left };
+  // One line says where in the list the window is; the rest of the room shows the list.
+  const listRoom = Math.max(1, left - 1);
+  const top = Math.min(Math.max(0, scroll), all.list.length - listRoom);
+  const end = top + listRoom;
+  const where = `  entries ${top + 1}-${end} of ${all.list.length}; ${keysOf('nav.down', 'confirm')} ${keysOf('nav.up', 'confirm')} scroll`;
+  return { lines: [...head, ...all.list.slice(top, end), { text: where, tone: 'muted' }], listRoom };
+}
+
+export function Confirm(props: { confirm: ConfirmState; force: boolean; height: number; width: number; sources: readonly SourceState[]; scroll: number; home?: string | undefined }) {
+  const { confirm, force, height, width, sources, scroll, home } = props;
+  const { lines } = confirmView(confirmLines(confirm, force, sources, home), height, scroll);
   return (
     <>
-      {shown.map((l, i) => (
-        <Text key={i} bold={l.bold} color={l.verdict ? TONE_COLOR[VERDICT_TONE[l.verdict]] : undefined}>
+      {lines.map((l, i) => (
+        <Text key={i} bold={l.bold} color={l.tone ? TONE_COLOR[l.tone] : undefined}>
           {fit(l.text, width)}
         </Text>
       ))}

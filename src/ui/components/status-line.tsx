@@ -18,6 +18,8 @@ export function StatusLine(props: { state: ViewState; progress: EvictProgress | 
     const how = `${keysOf('filter.accept', 'filter')} keeps it, ${keysOf('filter.clear', 'filter')} clears it`;
     return <Text color={ACCENT}>{fit(`/${state.filter}_   ${how}`, width)}</Text>;
   }
+  // A cancel asked for: that it is coming, and how to quit at once, over the progress.
+  if (progress && modeOf(state) === 'cancelling' && state.message) return <Text color={TONE_COLOR.warning}>{fit(`${state.message.text} (${progress.index}/${progress.total}: ${progress.phase})`, width)}</Text>;
   if (progress) {
     const f = progress.finding;
     return <Text color={TONE_COLOR.warning}>{fit(`evicting ${progress.index}/${progress.total}: ${f.verdict} ${sanitize(f.id, 40)}: ${progress.phase}${progress.detail ? ` (${progress.detail})` : ''}`, width)}</Text>;
@@ -65,8 +67,10 @@ export function summaryText(s: EvictSummary): { text: string; tone: MessageTone 
   if (c.skipped) parts.push(`${c.skipped} skipped`);
   if (c.refused) parts.push(`${c.refused} refused`);
   if (c.failed) parts.push(`${c.failed} failed`);
+  const notSent = s.notSent?.length ?? 0;
+  if (notSent) parts.unshift(`cancelled: ${notSent} not sent`);
   const firstProblem = s.results.find((r) => r.outcome === 'skipped' || r.outcome === 'refused' || r.outcome === 'failed');
   const why = firstProblem ? ` (${sanitize(firstProblem.finding.id, 24)}: ${firstProblem.detail ?? firstProblem.outcome})` : '';
-  const tone = c.failed || c.refused ? 'error' : c.skipped ? 'warn' : 'info';
+  const tone = c.failed || c.refused ? 'error' : c.skipped || notSent ? 'warn' : 'info';
   return { text: parts.join(', ') + why, tone };
 }
