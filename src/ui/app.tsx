@@ -153,7 +153,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
 
   return (
     <Box flexDirection="column" height={height} width={width} overflow="hidden">
-      <Header snap={snap} width={width} height={headerLines} now={tickNow} />
+      <Header snap={snap} width={width} height={headerLines} now={tickNow} readOnly={readOnly} />
       <Box flexDirection="column" height={bodyHeight + 1} flexShrink={0} overflow="hidden">
         {body}
       </Box>

@@ -1,0 +1,95 @@
+// Every state visible (issue 15): the header says read-only, each source's state and every count
+// whole at 80x24 and 60x15; the footer keeps `? help` and `q quit`; the sort and its direction
+// show on the title line, the default order included.
+import { render } from 'ink-testing-library';
+import { describe, expect, it } from 'vitest';
+import { App } from '../../src/ui/app.js';
+import { countForms } from '../../src/ui/components/header.js';
+import type { Engine } from '../../src/engine/types.js';
+import { FIXED_NOW, multiSourceEngine, StaticEngine } from '../support/ui-fixtures.js';
+
+const settle = () => new Promise((r) => setTimeout(r, 30));
+
+export async function frameOf(engine: Engine, size: { columns: number; rows: number }, opts: { readOnly?: boolean; keys?: string[] } = {}): Promise<string[]> {
+  const r = render(<App engine={engine} readOnly={opts.readOnly} now={() => FIXED_NOW} home="/home/ana" size={size} onQuit={() => {}} />);
+  await settle();
+  for (const k of opts.keys ?? []) {
+    r.stdin.write(k);
+    await settle();
+  }
+  const lines = (r.lastFrame() ?? '').split('\n');
+  r.unmount();
+  return lines;
+}
+
+const SIZES = [
+  { columns: 80, rows: 24 },
+  { columns: 60, rows: 15 },
+];
+
+describe('the header and the footer at 80x24 and 60x15', () => {
+  it.each(SIZES)('the header says read-only and keeps its counts whole (%o)', async (size) => {
+    for (const engine of [new StaticEngine(), multiSourceEngine({ agentctlDown: true })]) {
+      const lines = await frameOf(engine, size, { readOnly: true });
+      const first = lines[0]!;
+      expect(first).toMatch(/^ghostwatch read-only /);
+      // One of the forms of the counts, whole, ends the line.
+      const forms = countForms(engine.getSnapshot()).map((f) => f.map((s) => s.text).join(''));
+      expect(forms.some((f) => first.trimEnd().endsWith(f.trim()))).toBe(true);
+      expect(first.length).toBeLessThanOrEqual(size.columns);
+    }
+  });
+
+  it('each source says its connection state, one line each at 80x24', async () => {
+    const top = (await frameOf(multiSourceEngine({ agentctlDown: true }), { columns: 80, rows: 24 })).slice(0, 6).join('\n');
+    for (const re of [/hypivisor\s+connected/, /agentctl\s+files only/, /claude\s+watching/, /claude-view\s+absent/, /claude-sessions\s+watching/]) expect(top).toMatch(re);
+  });
+
+  it('folded into the first line of a short pane, the sources in trouble come first', async () => {
+    const first = (await frameOf(multiSourceEngine({ agentctlDown: true }), { columns: 60, rows: 15 }))[0]!;
+    expect(first).toMatch(/^ghostwatch  agentctl files only  claude-view/);
+    expect(first).toMatch(/ 9 problems$/);
+  });
+
+  it('with everything fitting, the counts follow the states in one flow', async () => {
+    const lines = await frameOf(new StaticEngine(), { columns: 200, rows: 24 });
+    expect(lines[0]).toMatch(/^ghostwatch  hypivisor connected  devbox  2 ghost 1 zombie/);
+  });
+
+  it.each([...SIZES, { columns: 200, rows: 24 }])('the footer keeps "? help" and "q quit", other keys go first (%o)', async (size) => {
+    for (const readOnly of [false, true]) {
+      const footer = (await frameOf(new StaticEngine(), size, { readOnly })).at(-1)!;
+      expect(footer).toMatch(/\?\s+help\s+q\s+quit\s*$/);
+      expect(footer).toMatch(/^ j\/k\s+move/);
+    }
+    // In the detail view: help and the way back.
+    const detail = (await frameOf(new StaticEngine(), size, { keys: ['\r'] })).at(-1)!;
+    expect(detail).toMatch(/\?\s+help/);
+    expect(detail).toMatch(/Esc\s+back/);
+  });
+});
+
+describe('the sort on the title line', () => {
+  it('the default order (verdict, worst first) is marked, and r reverses it visibly', async () => {
+    const before = await frameOf(new StaticEngine(), { columns: 80, rows: 24 });
+    const title = before.find((l) => /VERDICT/.test(l))!;
+    expect(title).toMatch(/VERDICTv/);
+    const after = await frameOf(new StaticEngine(), { columns: 80, rows: 24 }, { keys: ['r'] });
+    expect(after.find((l) => /VERDICT/.test(l))).toMatch(/VERDICT\^/);
+    expect(after.at(-2)).toMatch(/sorted by verdict \(reversed\)/);
+  });
+
+  it('a chosen column carries the mark instead', async () => {
+    const lines = await frameOf(new StaticEngine(), { columns: 80, rows: 24 }, { keys: ['>', '>', '>', '>'] });
+    const title = lines.find((l) => /VERDICT/.test(l))!;
+    expect(title).toMatch(/AGEv/);
+    expect(title).not.toMatch(/VERDICTv/);
+  });
+
+  it('counts say "1 problem", not "1 problems"', async () => {
+    const { demoFindings } = await import('../support/ui-fixtures.js');
+    const one = demoFindings().filter((f) => f.kind === 'session' && (f.verdict === 'live' || f.id === 'c0ffee00-ghost'));
+    const lines = await frameOf(new StaticEngine(one), { columns: 80, rows: 24 });
+    expect(lines.at(-2)).toMatch(/^5 sessions {2}\| {2}1 problem\b/);
+  });
+});
