@@ -8,6 +8,7 @@ import { App } from '../ui/app.js';
 import { enterFullscreen } from '../ui/terminal.js';
 import { buildEngine, reportOnce } from './engine-setup.js';
 import type { MonitorSettings } from './settings.js';
+import { defaultViewPrefsPath, loadViewPrefs, saveViewPrefs, type ViewPrefs } from '../os/view-prefs.js';
 
 export async function runMonitor(settings: MonitorSettings): Promise<number> {
   const engine = buildEngine(settings);
@@ -20,8 +21,21 @@ export async function runMonitor(settings: MonitorSettings): Promise<number> {
   // The alternate screen first: Ink's first frame must land on it, not on the shell's screen.
   let app: ReturnType<typeof render> | undefined;
   const screen = enterFullscreen(process.stdout, () => app?.unmount());
+  // The sort and problems-only of the last run; a file that is not ours is said once, in the status line.
+  const prefsPath = defaultViewPrefsPath();
+  const { prefs, warning } = loadViewPrefs(prefsPath);
+  // Not kept (a read-only home): the monitor works on; the choice lasts for this run only.
+  const onKeep = (kept: ViewPrefs): void => void saveViewPrefs(prefsPath, kept);
   app = render(
-    createElement(App, { engine, readOnly: settings.readOnly, home: homedir(), onQuit: () => resolveDone() }),
+    createElement(App, {
+      engine,
+      readOnly: settings.readOnly,
+      home: homedir(),
+      onQuit: () => resolveDone(),
+      kept: prefs,
+      onKeep,
+      initialState: warning ? { message: { text: warning, tone: 'warn' } } : undefined,
+    }),
     // Our keymap owns Ctrl-C; Ink patching console would garble the alternate screen. Ink 6.8's
     // incremental mode starts each redraw one row low after a frame that ends in a newline (every
     // frame shorter than the pane), so frames stacked: the standard mode erases and redraws in one

@@ -18,7 +18,7 @@ import { idShortener } from './ids.js';
 import { visibleRows } from './rows.js';
 import { fit } from './text.js';
 import { useKeymap } from './use-keymap.js';
-import { initialViewState, modeOf, overlayScroll, reduce, type Action, type Effect, type ScreenFacts, type ViewState } from './view-state.js';
+import { fromKept, initialViewState, keptOf, modeOf, type KeptView, overlayScroll, reduce, type Action, type Effect, type ScreenFacts, type ViewState } from './view-state.js';
 
 export interface AppProps {
   readonly engine: Engine;
@@ -29,6 +29,9 @@ export interface AppProps {
   readonly size?: Size;
   readonly onQuit: () => void;
   readonly initialState?: Partial<ViewState>;
+  /** The sort, problems-only and tab of the last run, and where to keep them when they change. */
+  readonly kept?: KeptView | undefined;
+  readonly onKeep?: ((kept: KeptView) => void) | undefined;
 }
 
 /** Smallest pane the table is drawn in; below it, one line says so. */
@@ -37,11 +40,11 @@ export const MIN_ROWS = 6;
 /** Titles, status line, footer; the header's height comes on top. */
 const CHROME = 3;
 
-export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState }: AppProps) {
+export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState, kept, onKeep }: AppProps) {
   const snap = useEngineSnapshot(engine);
   const size = useTerminalSize(fixedSize);
   const minute = useMinuteClock(now);
-  const [state, setState] = useState<ViewState>(() => ({ ...initialViewState, ...initialState }));
+  const [state, setState] = useState<ViewState>(() => ({ ...initialViewState, ...(kept ? fromKept(kept) : {}), ...initialState }));
   const [progress, setProgress] = useState<EvictProgress | undefined>();
 
   // One spare line: a frame as tall as the pane makes Ink clear the whole screen on each change.
@@ -121,6 +124,16 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   useEffect(() => dispatch({ type: 'rows' }), [rows, bodyHeight, dispatch]);
 
   useKeymap(() => modeOf(latest.current.state), dispatch);
+
+  // A changed sort, direction, problems-only or tab is kept for the next run (not the first render's).
+  const keptNow = useRef(keptOf(state));
+  useEffect(() => {
+    const next = keptOf(state);
+    const prev = keptNow.current;
+    if (next.tab === prev.tab && next.sortColumn === prev.sortColumn && next.sortReverse === prev.sortReverse && next.problemsOnly === prev.problemsOnly) return;
+    keptNow.current = next;
+    onKeep?.(next);
+  }, [state, onKeep]);
 
   if (width < MIN_COLUMNS || size.rows < MIN_ROWS) {
     return <Text>{fit(`ghostwatch: pane too small (${width}x${size.rows}); need ${MIN_COLUMNS}x${MIN_ROWS}. q quits.`, Math.max(1, width))}</Text>;

@@ -4,6 +4,7 @@
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import { App } from '../../src/ui/app.js';
+import type { KeptView } from '../../src/ui/view-state.js';
 import { countForms } from '../../src/ui/components/header.js';
 import type { Engine } from '../../src/engine/types.js';
 import { FIXED_NOW, multiSourceEngine, StaticEngine } from '../support/ui-fixtures.js';
@@ -91,5 +92,40 @@ describe('the sort on the title line', () => {
     const one = demoFindings().filter((f) => f.kind === 'session' && (f.verdict === 'live' || f.id === 'c0ffee00-ghost'));
     const lines = await frameOf(new StaticEngine(one), { columns: 80, rows: 24 });
     expect(lines.at(-2)).toMatch(/^5 sessions {2}\| {2}1 problem\b/);
+  });
+});
+
+describe('kept view choices', () => {
+  it('the kept sort and problems-only are shown from the first frame; a change is handed back to keep', async () => {
+    const kept: KeptView[] = [];
+    const r = render(
+      <App engine={new StaticEngine()} now={() => FIXED_NOW} home="/home/ana" size={{ columns: 80, rows: 24 }} onQuit={() => {}} kept={{ tab: 'sessions', sortColumn: 'age', sortReverse: true, problemsOnly: true }} onKeep={(k) => kept.push(k)} />,
+    );
+    await settle();
+    const lines = (r.lastFrame() ?? '').split('\n');
+    expect(lines.find((l) => /VERDICT/.test(l))).toMatch(/AGE\^/);
+    expect(lines.at(-2)).toMatch(/problems only/);
+    expect(lines.join('\n')).not.toMatch(/ live /);
+    expect(kept).toEqual([]);
+    r.stdin.write('r');
+    await settle();
+    r.stdin.write('p');
+    await settle();
+    r.unmount();
+    expect(kept).toEqual([
+      { tab: 'sessions', sortColumn: 'age', sortReverse: false, problemsOnly: true },
+      { tab: 'sessions', sortColumn: 'age', sortReverse: false, problemsOnly: false },
+    ]);
+  });
+
+  it('a kept column the tab does not have is the default order', async () => {
+    const lines = await new Promise<string[]>((resolve) => {
+      const r = render(<App engine={new StaticEngine()} now={() => FIXED_NOW} size={{ columns: 80, rows: 24 }} onQuit={() => {}} kept={{ tab: 'sessions', sortColumn: 'holder', sortReverse: false, problemsOnly: false }} />);
+      setTimeout(() => {
+        resolve((r.lastFrame() ?? '').split('\n'));
+        r.unmount();
+      }, 30);
+    });
+    expect(lines.find((l) => /VERDICT/.test(l))).toMatch(/VERDICTv/);
   });
 });
