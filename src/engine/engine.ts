@@ -15,7 +15,7 @@ import { executeEviction } from './evict.js';
 import { OsFactsTracker } from './os-facts.js';
 import { ProbeTargets } from './probe-targets.js';
 import { mergeView, policyFor } from './registry-view.js';
-import { buildSnapshot, markStale, nextVerdictCrossing, sameFindings } from './snapshot.js';
+import { buildSnapshot, markProgress, markStale, nextVerdictCrossing, sameFindings } from './snapshot.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
 import type { EngineSnapshot, EvictRequest, EvictSummary } from './types.js';
 
@@ -85,7 +85,8 @@ class LiveEngineImpl implements LiveEngine {
     this.policy = policyFor([], this.hostName, this.hostAliases, this.pendingTtlMs);
     this.snapshot = buildSnapshot({
       findings: [],
-      sources: this.sources.map((s) => s.snapshot().state),
+      // Before start() the sources have not begun: they are about to connect, not "stopped".
+      sources: this.sources.map((s) => s.snapshot().state).map((st) => (st.status === 'stopped' ? { ...st, status: 'connecting' as const } : st)),
       host: this.hostName,
       os: this.notices.length > 0 ? { ...this.tracker.state, notices: this.notices } : this.tracker.state,
       computedAt: this.now(),
@@ -231,7 +232,9 @@ class LiveEngineImpl implements LiveEngine {
     }
     const now = this.now();
     // The rows of a source that is not reading stay, as last known, marked stale and not evictable.
-    const findings = markStale(reconcile(this.view, this.tracker.facts, now, this.policy), this.lastSnaps.map((s) => s.state));
+    // Rows waiting for their first probe say so; a gone process's problem row says since when.
+    const judged = markProgress(reconcile(this.view, this.tracker.facts, now, this.policy), this.tracker);
+    const findings = markStale(judged, this.lastSnaps.map((s) => s.state));
     this.recomputes++;
     const settled = this.isSettled();
     this.scheduleTtl(findings, now);

@@ -71,6 +71,25 @@ export class OsFactsTracker {
     return this.pids.awaiting.size === 0 && this.ports.awaiting.size === 0;
   }
 
+  /** Watched and not yet fully probed. */
+  awaitingPid(pid: number): boolean {
+    return this.pids.awaiting.has(pid);
+  }
+
+  awaitingPort(port: number): boolean {
+    return this.ports.awaiting.has(port);
+  }
+
+  /**
+   * Since when the OS has said this pid is gone (ESRCH, or a zombie): the time of the facts that
+   * first said so. The merge keeps a facts object while what it says does not change, so that
+   * time stays the first one for as long as the pid stays gone.
+   */
+  deadSince(pid: number): number | undefined {
+    const f = this.pids.facts.get(pid);
+    return f !== undefined && (f.kill === 'ESRCH' || (f.state === 'Z' && f.kill !== 'error')) ? f.checkedAt : undefined;
+  }
+
   /** What the last process table scan knows about a pid. */
   processInfo(pid: number): ProcessInfo | undefined {
     return this.rows.get(pid) ?? this.pids.facts.get(pid)?.process;

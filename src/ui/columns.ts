@@ -3,8 +3,8 @@
 import { sanitize } from '../core/sanitize.js';
 import { VERDICTS_WORST_FIRST, type ClaimFinding, type Finding, type SessionFinding } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
-import { formatAge, shortenPath, truncate } from './text.js';
-import { staleOf } from '../engine/types.js';
+import { checkingText, formatAge, shortenPath, truncate } from './text.js';
+import { checkingOf, deadSinceOf, staleOf } from '../engine/types.js';
 import { STALE_MARKER, verdictMarker } from './theme.js';
 
 export type Tab = 'sessions' | 'claims';
@@ -42,6 +42,15 @@ function local(ctx: CellContext, source: string, registryMs: number): number {
   return registryMs - (ctx.clockOffsetMs?.[source] ?? 0);
 }
 
+/**
+ * The AGE of a row: for a problem whose process is gone, how long it has been gone (the first
+ * probe that said so); otherwise how long the registry has had it.
+ */
+function rowAge(f: SessionFinding, ctx: CellContext): number | undefined {
+  const dead = deadSinceOf(f);
+  return dead !== undefined ? Math.max(0, ctx.now - dead) : sessionAge(f, ctx);
+}
+
 /** How long the registry has had it: registered_at, else first seen by ghostwatch. */
 function sessionAge(f: SessionFinding, ctx: CellContext): number | undefined {
   const e = f.entry;
@@ -55,7 +64,8 @@ const verdictColumn: Column = {
   width: 12,
   priority: 0,
   // A stale row (its registry is not read now) is marked in text, before the verdict's own marker.
-  value: (f) => `${staleOf(f) ? STALE_MARKER : ''}${verdictMarker(f.verdict, f.problem)}${f.verdict}`,
+  // A row whose process has not had its first probe says so, not a premature `unverified`.
+  value: (f) => `${staleOf(f) ? STALE_MARKER : ''}${checkingOf(f) ? ` ${checkingText()}` : `${verdictMarker(f.verdict, f.problem)}${f.verdict}`}`,
   sortKey: (f) => VERDICT_ORDER.indexOf(f.verdict),
 };
 
@@ -101,8 +111,8 @@ export const SESSION_COLUMNS: readonly Column[] = [
     width: 4,
     priority: 2,
     align: 'right',
-    value: (f, ctx) => formatAge(f.kind === 'session' ? sessionAge(f, ctx) : undefined),
-    sortKey: (f, ctx) => (f.kind === 'session' ? (sessionAge(f, ctx) ?? -1) : -1),
+    value: (f, ctx) => formatAge(f.kind === 'session' ? rowAge(f, ctx) : undefined),
+    sortKey: (f, ctx) => (f.kind === 'session' ? (rowAge(f, ctx) ?? -1) : -1),
   },
   {
     id: 'cwd',

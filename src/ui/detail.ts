@@ -4,7 +4,7 @@ import { formatDuration } from '../core/duration.js';
 import { sanitize } from '../core/sanitize.js';
 import type { Evidence, Finding, ProcessInfo } from '../core/types.js';
 import { MARKER_MEANINGS, VERDICT_TRAITS, VERDICTS_WORST_FIRST, verdictsMarked, type VerdictMarker } from '../core/verdicts.js';
-import { staleOf } from '../engine/types.js';
+import { checkingOf, deadSinceOf, staleOf } from '../engine/types.js';
 import { bindingKeys, KEYMAP } from './keymap.js';
 import { momentText } from './text.js';
 
@@ -42,6 +42,9 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
     { label: 'why', value: f.reason },
     { label: 'source', value: sanitize(f.source, 64) },
   ];
+  if (checkingOf(f)) lines.push({ label: 'checking', value: 'its process has not had its first probe yet: the verdict is not known yet' });
+  const dead = deadSinceOf(f);
+  if (dead !== undefined) lines.push({ label: 'dead since', value: `${momentText(dead, now)}: the first probe that found its process gone` });
   const stale = staleOf(f);
   if (stale) {
     lines.push({
@@ -122,6 +125,8 @@ export function helpLines(): DetailLine[] {
     })),
     { label: '~', value: 'stale: its registry is not connected; the last known row, not evictable until it reconnects' },
     { label: '>  *', value: 'the cursor; a marked row' },
+    { label: 'checking', value: 'in place of a verdict: its process has not had its first probe yet' },
+    { label: 'AGE', value: 'of a problem whose process is gone: how long it has been gone; else how long the registry has had it' },
     { label: 'verdicts', value: '', heading: true },
     ...VERDICTS_WORST_FIRST.map((v) => ({ label: `${VERDICT_TRAITS[v].marker}${v}`, value: VERDICT_TRAITS[v].meaning })),
   ];

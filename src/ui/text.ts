@@ -103,6 +103,11 @@ export function momentText(ms: number, now: number): string {
   return `${clockTime(ms, now)} (${age})`;
 }
 
+/** What a row waiting for its first probe says in place of a verdict. */
+export function checkingText(): string {
+  return `checking${ELLIPSIS}`;
+}
+
 /** Coarse ages for a table that redraws at most once a minute. */
 export function formatAge(ms: number | undefined): string {
   if (ms === undefined || !Number.isFinite(ms)) return '-';

@@ -129,3 +129,30 @@ describe('kept view choices', () => {
     expect(lines.find((l) => /VERDICT/.test(l))).toMatch(/VERDICTv/);
   });
 });
+
+describe('before the first probe, and how long a ghost has been dead', () => {
+  it.each(SIZES)('rows waiting for their first probe say "checking…", never unverified (%o)', async (size) => {
+    const { demoFindings } = await import('../support/ui-fixtures.js');
+    const { reconcile, defaultPolicy } = await import('../../src/core/index.js');
+    const { demoView, HOST } = await import('../support/ui-fixtures.js');
+    // The real reconcile with no OS facts yet: every local entry is unverified for want of a probe.
+    const bare = reconcile(demoView().view, { pids: new Map(), ports: new Map() }, FIXED_NOW, defaultPolicy(HOST));
+    const marked = bare.map((f) => (f.verdict === 'unverified' && f.evidence.host.local && f.kind === 'session' ? { ...f, checking: true as const } : f));
+    const checking = marked.filter((f) => 'checking' in f).length;
+    expect(checking).toBeGreaterThan(5);
+    const lines = await frameOf(new StaticEngine(marked, { settled: false, checking }), size);
+    const rows = lines.filter((l) => /^[ >][ *] /.test(l));
+    expect(rows.filter((l) => /checking…/.test(l)).length).toBe(Math.min(checking, rows.length));
+    expect(lines.join('\n')).not.toMatch(/unverified|stopped/);
+  });
+
+  it('a dead problem row shows how long it has been dead in AGE, and the detail says since when', async () => {
+    const { demoFindings } = await import('../support/ui-fixtures.js');
+    const rows = demoFindings().map((f) => (f.id === 'c0ffee00-ghost' ? { ...f, deadSince: FIXED_NOW - 7 * 60_000 } : f));
+    const lines = await frameOf(new StaticEngine(rows), { columns: 80, rows: 24 });
+    // Registered 5 h ago; dead for 7 minutes.
+    expect(lines.find((l) => /c0ffee00-ghost/.test(l))).toMatch(/40777\s+7m /);
+    const detail = (await frameOf(new StaticEngine(rows), { columns: 80, rows: 24 }, { keys: ['\r'] })).join('\n');
+    expect(detail).toMatch(/dead since\s+\d\d:\d\d:\d\d \(7m00s ago\)/);
+  });
+});

@@ -9,7 +9,7 @@ import { STATUS_TRAITS, type SourceState } from '../../engine/index.js';
 import { VERDICT_TRAITS } from '../../core/verdicts.js';
 import { VERDICT_ORDER } from '../columns.js';
 import { TONE_COLOR, VERDICT_TONE, type Tone } from '../theme.js';
-import { clockTime, truncate } from '../text.js';
+import { checkingText, clockTime, truncate } from '../text.js';
 
 interface Segment {
   text: string;
@@ -70,13 +70,16 @@ export function plural(n: number, noun: string, many = `${noun}s`): string {
 export function countForms(snap: EngineSnapshot): Segment[][] {
   const all: Segment[] = [];
   const problems: Segment[] = [];
+  // Rows still waiting for their first probe are "checking", not a mass of `unverified`.
+  const checking = snap.checking ?? 0;
   for (const v of VERDICT_ORDER) {
-    const n = snap.counts[v];
+    const n = snap.counts[v] - (v === 'unverified' ? checking : 0);
     if (n === 0) continue;
     const seg = { text: ` ${n} ${v}`, color: TONE_COLOR[VERDICT_TONE[v]] };
     all.push(seg);
     if (VERDICT_TRAITS[v].problem) problems.push(seg);
   }
+  if (checking > 0) all.push({ text: ` ${checking} ${checkingText()}`, color: TONE_COLOR.muted });
   const one: Segment[] = [{ text: ` ${plural(snap.problems, 'problem')}`, color: TONE_COLOR[snap.problems > 0 ? 'problem' : 'ok'] }];
   return [all, problems.length > 0 ? problems : one, one];
 }

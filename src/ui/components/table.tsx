@@ -4,7 +4,7 @@
 import { Text } from 'ink';
 import { memo } from 'react';
 import { findingKey } from '../../core/evict-plan.js';
-import { staleOf } from '../../engine/types.js';
+import { checkingOf, staleOf } from '../../engine/types.js';
 import type { Finding } from '../../core/types.js';
 import { GUTTER, type CellContext, type PlacedColumn } from '../columns.js';
 import { fit } from '../text.js';
@@ -52,7 +52,7 @@ const Row = memo(function Row(props: { f: Finding; placed: readonly PlacedColumn
   return (
     <Text inverse={isCursor}>
       <Text dimColor={dim}>{gutter}</Text>
-      <Text color={TONE_COLOR[VERDICT_TONE[f.verdict]]} bold={f.problem && !dim} dimColor={dim}>
+      <Text color={checkingOf(f) ? TONE_COLOR.muted : TONE_COLOR[VERDICT_TONE[f.verdict]]} bold={f.problem && !dim} dimColor={dim}>
         {verdictCell}
       </Text>
       <Text dimColor={dim}>{tail}</Text>
