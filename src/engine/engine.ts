@@ -8,6 +8,7 @@ import type { Finding, Policy, ProcessInfo, RegistryView } from '../core/types.j
 import { localProbeProvider, type ProbeProvider } from '../os/provider.js';
 import { STATUS_TRAITS, type Source, type SourceSnapshot } from '../sources/types.js';
 import { sanitize } from '../core/sanitize.js';
+import { isUsablePid } from '../core/pid.js';
 import { AuditLog, defaultAuditLogPath } from './audit-log.js';
 import { realClock, type Clock, type TimerHandle } from './clock.js';
 import { Coalescer } from './coalesce.js';
@@ -179,6 +180,14 @@ class LiveEngineImpl implements LiveEngine {
   };
 
   readonly processInfo = (pid: number): ProcessInfo | undefined => this.tracker.processInfo(pid);
+
+  readonly lastChecked = (f: Finding): number | undefined => {
+    if (!f.evidence.host.local) return undefined;
+    const port = f.evidence.port;
+    const pid = port?.owner ?? (isUsablePid(f.entry.pid) ? f.entry.pid : undefined);
+    const times = [pid !== undefined ? this.tracker.pidCheckedAt(pid) : undefined, port !== undefined ? this.tracker.portCheckedAt(port.port) : undefined].filter((t) => t !== undefined);
+    return times.length > 0 ? Math.max(...times) : undefined;
+  };
 
   readonly settled = (timeoutMs: number): Promise<EngineSnapshot> => {
     if (this.snapshot.settled || this.stopped) return Promise.resolve(this.snapshot);

@@ -56,6 +56,12 @@ export class OsFactsTracker {
   private tableSoon: TimerHandle | undefined;
   private os: OsState = { processTable: 'pending', processTableError: undefined, lastProbeAt: undefined };
   readonly counts: ProbeCounts = { kill: 0, full: 0, ports: 0, table: 0 };
+  /**
+   * When each sweep last completed: a kill tick checks every watched pid not known gone, a full
+   * probe and a port probe every watched key. The facts keep the time they were first true (a
+   * merge that changes nothing keeps the object), so "when was this checked" is the later of the two.
+   */
+  private sweptAt = { kill: -Infinity, full: -Infinity, ports: -Infinity };
 
   constructor(private readonly opts: OsFactsOptions) {
     this.probes = opts.probes;
@@ -88,6 +94,18 @@ export class OsFactsTracker {
   deadSince(pid: number): number | undefined {
     const f = this.pids.facts.get(pid);
     return f !== undefined && (f.kill === 'ESRCH' || (f.state === 'Z' && f.kill !== 'error')) ? f.checkedAt : undefined;
+  }
+
+  /** When the OS was last asked about this pid: its facts' time or a later sweep that covered it. */
+  pidCheckedAt(pid: number): number | undefined {
+    const f = this.pids.facts.get(pid);
+    if (f === undefined) return undefined;
+    return Math.max(f.checkedAt, this.sweptAt.full, f.kill !== 'ESRCH' ? this.sweptAt.kill : -Infinity);
+  }
+
+  portCheckedAt(port: number): number | undefined {
+    const f = this.ports.facts.get(port);
+    return f === undefined ? undefined : Math.max(f.checkedAt, this.sweptAt.ports);
   }
 
   /** What the last process table scan knows about a pid. */
@@ -212,6 +230,7 @@ export class OsFactsTracker {
       const result = pids.length === 0 ? new Map<number, PidFacts>() : await this.probes.probePids(pids, { signal, now: this.opts.now });
       if (signal.aborted) return;
       this.counts.kill++;
+      this.sweptAt.kill = this.opts.now();
       let changed = false;
       for (const [pid, next] of result) {
         if (!this.pids.has(pid)) continue;
@@ -233,6 +252,7 @@ export class OsFactsTracker {
       const result = await this.probes.probePids(this.pids.keys, { full: true, signal, now: this.opts.now });
       if (signal.aborted) return;
       this.counts.full++;
+      this.sweptAt.full = this.opts.now();
       this.afterFull(result);
     });
   }
@@ -272,6 +292,7 @@ export class OsFactsTracker {
       const result = await this.probes.probePortFacts(this.ports.keys, { signal, now: this.opts.now });
       if (signal.aborted) return;
       this.counts.ports++;
+      this.sweptAt.ports = this.opts.now();
       this.afterPorts(result);
     });
   }

@@ -123,6 +123,8 @@ export interface Engine {
   evict(request: EvictRequest): Promise<EvictSummary>;
   /** What the last process table scan knows about a pid, for the detail view. */
   processInfo(pid: number): ProcessInfo | undefined;
+  /** Local clock: when the OS was last asked about this row's process or port (the evidence keeps when its facts began). */
+  lastChecked(f: Finding): number | undefined;
   /** Resolves once `settled` is true (or after timeoutMs, with whatever is known). */
   settled(timeoutMs: number): Promise<EngineSnapshot>;
 }

@@ -78,7 +78,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     if (mode === 'help') return helpLines();
     if (mode === 'detail' && detailFinding) {
       const pid = detailFinding.entry.pid;
-      return detailLines(detailFinding, tickNow, typeof pid === 'number' ? engine.processInfo(pid) : undefined, clockOffsetMs[detailFinding.source]);
+      return detailLines(detailFinding, tickNow, typeof pid === 'number' ? engine.processInfo(pid) : undefined, clockOffsetMs[detailFinding.source], engine.lastChecked(detailFinding));
     }
     return undefined;
   }, [mode, detailFinding, engine, tickNow, clockOffsetMs]);

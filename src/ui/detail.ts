@@ -35,7 +35,14 @@ function rawMoment(key: string, v: unknown, offsetMs: number): number | undefine
   return ms === undefined ? undefined : ms - offsetMs;
 }
 
-export function detailLines(f: Finding, now: number, process?: ProcessInfo, clockOffsetMs = 0): DetailLine[] {
+/** "0.2 s ago" under ten seconds, then "12s ago", "5m42s ago": how long since a check, truthfully. */
+export function checkedText(at: number, now: number): string {
+  const ms = Math.max(0, now - at);
+  return ms < 10_000 ? `${(Math.floor(ms / 100) / 10).toFixed(1)} s ago` : `${formatDuration(ms)} ago`;
+}
+
+/** `lastChecked`: when the engine last asked the OS (the evidence's time is when its facts began). */
+export function detailLines(f: Finding, now: number, process?: ProcessInfo, clockOffsetMs = 0, lastChecked?: number): DetailLine[] {
   const lines: DetailLine[] = [
     { label: f.kind === 'session' ? 'session' : 'claim on', value: sanitize(f.id, 400), heading: true },
     { label: 'verdict', value: `${f.verdict}${f.note ? ` (${f.note})` : ''}${f.problem ? ', a problem' : ''}, ${f.evictable ? 'evictable' : 'evictable only with force'}` },
@@ -66,7 +73,7 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
   }
 
   lines.push({ label: 'evidence', value: '', heading: true });
-  lines.push(...evidenceLines(f.evidence, now, clockOffsetMs));
+  lines.push(...evidenceLines(f.evidence, now, clockOffsetMs, lastChecked));
   const proc = process ?? f.evidence.process;
   if (proc) {
     lines.push({ label: 'process', value: '', heading: true });
@@ -78,7 +85,7 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
   return lines;
 }
 
-function evidenceLines(e: Evidence, now: number, clockOffsetMs: number): DetailLine[] {
+function evidenceLines(e: Evidence, now: number, clockOffsetMs: number, lastChecked: number | undefined): DetailLine[] {
   const out: DetailLine[] = [];
   const add = (label: string, value: string | undefined) => value !== undefined && out.push({ label, value });
   add('host', `${sanitize(e.host.machine ?? '(none)', 100)}: ${e.host.local ? `this host (${e.host.matchedAs})` : 'not this host'}`);
@@ -108,7 +115,8 @@ function evidenceLines(e: Evidence, now: number, clockOffsetMs: number): DetailL
     add('holder', `${sanitize(e.holder.id ?? '(none)', 100)}${where}: ${e.holder.present ? `${e.holder.verdict}${e.holder.underlying ? ` (locally ${e.holder.underlying})` : ''}` : 'not in the registry'}`);
   }
   if (e.heartbeat) add('heartbeat', `${formatDuration(e.heartbeat.ageMs)} ago (stale after ${formatDuration(e.heartbeat.staleAfterMs)})`);
-  if (e.checkedAt !== undefined) add('checked', `${formatDuration(Math.max(0, now - e.checkedAt))} ago`);
+  const checked = lastChecked ?? e.checkedAt;
+  if (checked !== undefined) add('checked', checkedText(checked, now));
   return out;
 }
 

@@ -108,3 +108,43 @@ describe('dead since', () => {
     expect(deadSinceOf(row(engine, 'r1')!)).toBeUndefined();
   });
 });
+
+describe('when a row was last checked', () => {
+  it('a live pid re-checked every tick says so, although its facts (unchanged) keep their first time', async () => {
+    const { clock, probes, source, engine } = setup();
+    probes.processes.set(100, { kill: 'ok', startedAt: clock.now() - 5_000 });
+    engine.start();
+    source.set([FakeSource.session('a1', { machine: HOST, pid: 100 })]);
+    await clock.advance(100);
+    const first = row(engine, 'a1')!.evidence.checkedAt!;
+    await clock.advanceTo(5 * 60_000 + 42_000);
+    const f = row(engine, 'a1')!;
+    // The evidence is the facts' first reading (nothing changed since) ...
+    expect(f.evidence.checkedAt).toBe(first);
+    // ... but the OS was asked a moment ago, at the last kill tick (every 250 ms).
+    const last = engine.lastChecked(f)!;
+    expect(clock.now() - last).toBeLessThan(250);
+    expect(last).toBeGreaterThan(first + 5 * 60_000);
+  });
+
+  it('a gone pid is checked by the full probe (every 2 s), a port by the port probe', async () => {
+    const { clock, probes, source, engine } = setup();
+    engine.start();
+    source.set([FakeSource.session('g1', { machine: HOST, pid: 300 }), FakeSource.session('p1', { machine: HOST, port: 7002 })]);
+    await clock.advanceTo(60_000);
+    for (const id of ['g1', 'p1']) {
+      const f = row(engine, id)!;
+      expect(f.verdict).toBe('ghost');
+      expect(clock.now() - engine.lastChecked(f)!).toBeLessThanOrEqual(2_000);
+      expect(clock.now() - f.evidence.checkedAt!).toBeGreaterThan(50_000);
+    }
+  });
+
+  it('a remote row has no check of ours', async () => {
+    const { clock, source, engine } = setup();
+    engine.start();
+    source.set([FakeSource.session('r1', { machine: 'elsewhere', pid: 100 })]);
+    await clock.advance(100);
+    expect(engine.lastChecked(row(engine, 'r1')!)).toBeUndefined();
+  });
+});

@@ -156,3 +156,22 @@ describe('before the first probe, and how long a ghost has been dead', () => {
     expect(detail).toMatch(/dead since\s+\d\d:\d\d:\d\d \(7m00s ago\)/);
   });
 });
+
+describe('evidence says when it was checked, truthfully', () => {
+  it('the engine\'s last check, not the first time of the facts: "checked 0.2 s ago"', async () => {
+    const engine = new StaticEngine();
+    const ghost = engine.getSnapshot().findings.find((f) => f.id === 'c0ffee00-ghost')!;
+    // The facts date from 5m42s ago; the OS was asked 0.2 s ago.
+    const rows = engine.getSnapshot().findings.map((f) => (f === ghost ? { ...f, evidence: { ...f.evidence, checkedAt: FIXED_NOW - 342_000 } } : f));
+    engine.set(rows);
+    engine.checked.set('c0ffee00-ghost', FIXED_NOW - 200);
+    const detail = (await frameOf(engine, { columns: 80, rows: 40 }, { keys: ['\r'] })).join('\n');
+    expect(detail).toMatch(/checked\s+0\.2 s ago/);
+    expect(detail).not.toMatch(/5m42s ago/);
+  });
+
+  it('checkedText: tenths of a second under ten seconds, then a duration', async () => {
+    const { checkedText } = await import('../../src/ui/detail.js');
+    expect([checkedText(0, 200), checkedText(0, 9_950), checkedText(0, 12_000), checkedText(0, 342_000), checkedText(500, 0)]).toEqual(['0.2 s ago', '9.9 s ago', '12s ago', '5m42s ago', '0.0 s ago']);
+  });
+});
