@@ -9,7 +9,7 @@ import { columnsFor, layoutColumns, type CellContext } from './columns.js';
 import { Confirm } from './components/confirm.js';
 import { Footer } from './components/footer.js';
 import { Header, headerHeight, headerTicks } from './components/header.js';
-import { Panel } from './components/panel.js';
+import { Panel, wrapLines } from './components/panel.js';
 import { emptyText, StatusLine, summaryText } from './components/status-line.js';
 import { Table, TitleLine } from './components/table.js';
 import { detailLines, helpLines } from './detail.js';
@@ -75,13 +75,14 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   // Ages in the detail view and a retry countdown in the header tick; nothing else does.
   const tickNow = useSecondTicks((mode === 'detail' && detailFinding !== undefined) || headerTicks(snap.sources), now);
   const overlay = useMemo(() => {
-    if (mode === 'help') return helpLines();
+    if (mode === 'help') return wrapLines(helpLines(), width);
     if (mode === 'detail' && detailFinding) {
       const pid = detailFinding.entry.pid;
-      return detailLines(detailFinding, tickNow, typeof pid === 'number' ? engine.processInfo(pid) : undefined, clockOffsetMs[detailFinding.source], engine.lastChecked(detailFinding));
+      const lines = detailLines(detailFinding, tickNow, typeof pid === 'number' ? engine.processInfo(pid) : undefined, clockOffsetMs[detailFinding.source], engine.lastChecked(detailFinding));
+      return wrapLines(lines, width);
     }
     return undefined;
-  }, [mode, detailFinding, engine, tickNow, clockOffsetMs]);
+  }, [mode, detailFinding, engine, tickNow, clockOffsetMs, width]);
 
   const facts: ScreenFacts = { rows, all: snap.findings, pageSize: bodyHeight, readOnly, overlayLines: overlay?.length ?? 0 };
   const latest = useRef({ state, facts });

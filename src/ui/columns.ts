@@ -87,7 +87,7 @@ function pidColumn(priority: number): Column {
 const sourceColumn: Column = {
   id: 'source',
   title: 'SOURCE',
-  width: 10,
+  width: 9,
   priority: 8,
   value: (f) => sanitize(f.source, 32),
   sortKey: (f) => f.source,
@@ -115,10 +115,11 @@ export const SESSION_COLUMNS: readonly Column[] = [
     sortKey: (f, ctx) => (f.kind === 'session' ? (rowAge(f, ctx) ?? -1) : -1),
   },
   {
+    // The widest column when there is room: a path is what tells agents apart.
     id: 'cwd',
     title: 'CWD',
     width: 10,
-    flex: 3,
+    flex: 4,
     priority: 3,
     value: (f, ctx, w) => (f.kind === 'session' && f.entry.cwd !== undefined ? shortenPath(sanitize(f.entry.cwd, 512), ctx.home, w) : '-'),
     sortKey: (f) => (f.kind === 'session' ? (f.entry.cwd ?? '') : ''),
@@ -141,10 +142,10 @@ export const SESSION_COLUMNS: readonly Column[] = [
     sortKey: (f) => (f.kind === 'session' && isUsablePort(f.entry.port) ? f.entry.port : -1),
   },
   {
+    // Fixed: a registry's status word and a note fit; the room goes to CWD.
     id: 'status',
     title: 'STATUS',
-    width: 10,
-    flex: 1,
+    width: 16,
     priority: 6,
     value: (f, ctx, w) => truncate(statusText(f, ctx), w),
     sortKey: (f) => statusText(f),

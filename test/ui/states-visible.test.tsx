@@ -175,3 +175,38 @@ describe('evidence says when it was checked, truthfully', () => {
     expect([checkedText(0, 200), checkedText(0, 9_950), checkedText(0, 12_000), checkedText(0, 342_000), checkedText(500, 0)]).toEqual(['0.2 s ago', '9.9 s ago', '12s ago', '5m42s ago', '0.0 s ago']);
   });
 });
+
+describe('column widths and the detail view', () => {
+  it('CWD gets the room; STATUS and SOURCE stay narrow however wide the pane', async () => {
+    const { layoutColumns, SESSION_COLUMNS } = await import('../../src/ui/columns.js');
+    for (const width of [120, 160, 200, 300]) {
+      const placed = layoutColumns(SESSION_COLUMNS, width);
+      const w = (id: string) => placed.find((p) => p.column.id === id)?.width ?? 0;
+      expect(w('status') + w('source'), `${width}`).toBeLessThanOrEqual(25);
+      expect(Math.max(...placed.map((p) => p.width)), `${width}`).toBe(w('cwd'));
+    }
+  });
+
+  it('a long value wraps onto the lines under its label instead of being cut', async () => {
+    const { wrapLines } = await import('../../src/ui/components/panel.js');
+    const long = `/home/ana/${'deeply/nested/'.repeat(8)}project`;
+    const wrapped = wrapLines([{ label: 'cwd', value: long }, { label: 'x', value: 'short' }], 60);
+    expect(wrapped.length).toBeGreaterThan(2);
+    expect(wrapped[0]!.label).toBe('cwd');
+    expect(wrapped.slice(1, -1).every((l) => l.label === '')).toBe(true);
+    expect(wrapped.slice(0, -1).map((l) => l.value).join('')).toBe(long);
+    // Words break at a space when one is near.
+    const words = wrapLines([{ label: 'why', value: 'pid 0 and negative pids address process groups; nothing listens on port 7001' }], 60);
+    expect(words.map((l) => l.value)).toEqual(['pid 0 and negative pids address process', 'groups; nothing listens on port 7001']);
+  });
+
+  it.each(SIZES)('the detail view shows the whole of a long cwd (%o)', async (size) => {
+    const { demoFindings } = await import('../support/ui-fixtures.js');
+    const long = `/home/ana/${'deeply/nested/'.repeat(6)}the-end-of-it`;
+    const rows = demoFindings().map((f) => (f.id === 'c0ffee00-ghost' && f.kind === 'session' ? { ...f, entry: { ...f.entry, raw: { ...f.entry.raw, cwd: long } } } : f));
+    const keys = ['\r', ...Array(6).fill('j')];
+    const text = (await frameOf(new StaticEngine(rows), size, { keys })).join('\n');
+    expect(text).toMatch(/the-end-of-it/);
+    expect(text).not.toMatch(/deeply\/nes…/);
+  });
+});
