@@ -68,6 +68,9 @@ class FixedEngine implements Engine {
   async evict(request: EvictRequest): Promise<EvictSummary> {
     return { results: [], needsForce: request.selection, counts: { evicted: 0, 'already-gone': 0, skipped: 0, refused: 0, failed: 0 } };
   }
+  lastChecked(): undefined {
+    return undefined;
+  }
   processInfo(): undefined {
     return undefined;
   }

@@ -52,7 +52,8 @@ export async function reportOnce(
 ): Promise<number> {
   const snap = await engine.settled(opts.timeoutMs);
   await engine.stop();
-  process.stdout.write(opts.json ? checkJsonText(snap) : formatReport(snap));
+  // A terminal's width cuts the reasons; piped (a file, grep, a mail from cron), nothing is cut.
+  process.stdout.write(opts.json ? checkJsonText(snap) : formatReport(snap, process.stdout.isTTY ? process.stdout.columns || 120 : Number.POSITIVE_INFINITY));
   if (opts.note) process.stderr.write(`ghostwatch: ${opts.note}\n`);
   const errors = sourceErrors(snap);
   if (errors) {

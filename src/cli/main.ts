@@ -1,6 +1,7 @@
 // Entry point of the built CLI: picks the command, turns usage mistakes into one line + exit 2.
 // `ghostwatch [options]` with no command is the live monitor (`watch`).
 import { readFileSync } from 'node:fs';
+import { isUtf8Locale, useAsciiEllipsis } from '../core/sanitize.js';
 import { errorLines, formatOptions, UsageError } from './args.js';
 import { MONITOR_OPTIONS } from './settings.js';
 import { watchCommand } from './watch.js';
@@ -46,12 +47,16 @@ export function usage(): string {
     ...names.map((n) => `  ${n.padEnd(width)}  ${COMMANDS[n]!.summary}; \`ghostwatch ${n} --help\``),
     '',
     'Options of the live monitor (also: ghostwatch watch --help):',
-    formatOptions(MONITOR_OPTIONS),
-    '  --version            print the version',
+    formatOptions([...MONITOR_OPTIONS, { name: 'version', type: 'boolean', description: 'print the version' }]),
   ].join('\n');
 }
 
+/** Options every command takes, so they may be given before the command as well as after it. */
+const EVERYWHERE: ReadonlySet<string> = new Set(['--no-color']);
+
 export async function main(argv: readonly string[]): Promise<number> {
+  // A cut is marked "..." where the locale cannot show "…" (LANG=C, a bare cron environment).
+  useAsciiEllipsis(!isUtf8Locale(process.env));
   try {
     if (argv.length === 1 && argv[0] === '--version') {
       process.stdout.write(`${version()}\n`);
@@ -61,11 +66,14 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(`${usage()}\n`);
       return 0;
     }
-    const first = argv[0];
+    // Options every command takes may come before the command too: `ghostwatch --no-color check`.
+    let at = 0;
+    while (at < argv.length && EVERYWHERE.has(argv[at]!)) at++;
+    const first = argv[at];
     if (first !== undefined && !first.startsWith('-')) {
       const command = COMMANDS[first];
       if (!command) throw new UsageError(`unknown command "${first}" (try --help)`);
-      return await command.run(argv.slice(1));
+      return await command.run([...argv.slice(at + 1), ...argv.slice(0, at)]);
     }
     return await watchCommand(argv);
   } catch (error) {

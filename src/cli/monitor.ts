@@ -9,6 +9,7 @@ import { RENDER_OPTIONS } from '../ui/render-options.js';
 import { enterFullscreen } from '../ui/terminal.js';
 import { buildEngine, reportOnce } from './engine-setup.js';
 import type { MonitorSettings } from './settings.js';
+import { defaultViewPrefsPath, loadViewPrefs, saveViewPrefs, type ViewPrefs } from '../os/view-prefs.js';
 
 export async function runMonitor(settings: MonitorSettings): Promise<number> {
   const engine = buildEngine(settings);
@@ -21,8 +22,21 @@ export async function runMonitor(settings: MonitorSettings): Promise<number> {
   // The alternate screen first: Ink's first frame must land on it, not on the shell's screen.
   let app: ReturnType<typeof render> | undefined;
   const screen = enterFullscreen(process.stdout, () => app?.unmount());
+  // The sort and problems-only of the last run; a file that is not ours is said once, in the status line.
+  const prefsPath = defaultViewPrefsPath();
+  const { prefs, warning } = loadViewPrefs(prefsPath);
+  // Not kept (a read-only home): the monitor works on; the choice lasts for this run only.
+  const onKeep = (kept: ViewPrefs): void => void saveViewPrefs(prefsPath, kept);
   app = render(
-    createElement(App, { engine, readOnly: settings.readOnly, home: homedir(), onQuit: () => resolveDone() }),
+    createElement(App, {
+      engine,
+      readOnly: settings.readOnly,
+      home: homedir(),
+      onQuit: () => resolveDone(),
+      kept: prefs,
+      onKeep,
+      initialState: warning ? { message: { text: warning, tone: 'warn' } } : undefined,
+    }),
     RENDER_OPTIONS,
   );
   // The first frame ("connecting...") goes out before the sources connect and the probes start.

@@ -5,13 +5,14 @@ import { sanitize } from '../core/sanitize.js';
 import { staleOf, type EngineSnapshot } from '../engine/types.js';
 import { STATUS_TRAITS } from '../sources/types.js';
 import { visibleRows } from '../ui/rows.js';
-import { fit } from '../ui/text.js';
+import { fit, truncate } from '../ui/text.js';
 
 export function summaryLine(counts: Readonly<Partial<Record<Verdict, number>>>, problems: number): string {
   const parts = VERDICTS.filter((v) => (counts[v] ?? 0) > 0).map((v) => `${counts[v]} ${v}`);
   return `${parts.length > 0 ? parts.join(', ') : 'no entries'} (${problems} problem${problems === 1 ? '' : 's'})`;
 }
 
+/** `width`: the terminal's, when printing to one; piped, nothing is cut (Infinity). */
 export function formatReport(snap: EngineSnapshot, width = 120): string {
   const lines: string[] = [];
   // A source that could not be read is named once, on stderr, with its cause (sourceErrors): here
@@ -41,7 +42,7 @@ export function formatReport(snap: EngineSnapshot, width = 120): string {
       const marker = `${staleOf(f) ? '~' : ''}${f.problem ? '!' : ' '}`;
       const pid = f.entry.pid === undefined ? '-' : sanitize(f.entry.pid, 7);
       const line = `${fit(marker + f.verdict, 12)} ${fit(f.kind, 7)} ${source(sanitize(f.source, 16))}${fit(sanitize(f.id, 200), idWidth)} ${fit(pid, 7, 'right')}  ${f.reason}`;
-      lines.push(fit(line, width).trimEnd());
+      lines.push(truncate(line, width).trimEnd());
     }
   }
   lines.push('');

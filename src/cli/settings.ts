@@ -5,7 +5,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, UsageError, type OptionSpec, type ParsedOptions } from './args.js';
-import { loadConfig } from './config.js';
+import { configPath, loadConfig } from './config.js';
 import { REGISTRY_OPTIONS, resolveRegistry, type RegistryTarget } from './registry-options.js';
 
 export const MONITOR_OPTIONS: readonly OptionSpec[] = [
@@ -55,7 +55,17 @@ export interface MonitorSettings {
  * its spec; a value of another type here is a programming error, said as such, never cast away.
  */
 export class CommandOptions {
-  constructor(private readonly values: ParsedOptions) {}
+  /** `fromFile`: the keys whose value came from the config file at `configFile`, for error messages. */
+  constructor(
+    private readonly values: ParsedOptions,
+    private readonly fromFile: ReadonlySet<string> = new Set(),
+    private readonly configFile = 'the config file',
+  ) {}
+
+  /** How to name an option in an error: the config file's key when its value came from there, else the flag. */
+  label(name: string): string {
+    return this.fromFile.has(name) ? `"${name}" in ${this.configFile}` : `--${name}`;
+  }
 
   string(name: string): string | undefined {
     const v = this.values[name];
@@ -108,11 +118,13 @@ export function commandOptions(
     return undefined;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const merged = withConfig(options, loadConfig(specs), env);
+  const file = loadConfig(specs);
+  const merged = withConfig(options, file, env);
+  const fromFile = new Set(Object.keys(file).filter((k) => merged[k] === file[k] && options[k] === undefined));
   // The launcher turned --no-color and NO_COLOR into FORCE_COLOR=0; the file's "no-color" must
   // do the same before Ink (and its chalk) are first imported, which happens after this.
   if (merged['no-color'] === true) env.FORCE_COLOR = '0';
-  return new CommandOptions(merged);
+  return new CommandOptions(merged, fromFile, configPath(env));
 }
 
 /** The monitor's settings from resolved options: what status, check, reap and the live view share. */
@@ -120,11 +132,11 @@ export function monitorSettings(options: CommandOptions, env: NodeJS.ProcessEnv 
   const kinds: SourceKind[] = [];
   for (const k of options.list('source') ?? ['hypivisor']) {
     for (const one of k.split(',').map((x) => x.trim()).filter(Boolean)) {
-      if (!isSourceKind(one)) throw new UsageError(`unknown --source "${one}" (choose from ${SOURCE_KINDS.join(', ')})`);
+      if (!isSourceKind(one)) throw new UsageError(`unknown ${options.label('source')} "${one}" (choose from ${SOURCE_KINDS.join(', ')})`);
       if (!kinds.includes(one)) kinds.push(one);
     }
   }
-  if (kinds.length === 0) throw new UsageError('--source needs a registry: hypivisor, agentctl or claude');
+  if (kinds.length === 0) throw new UsageError(`${options.label('source')} needs a registry: hypivisor, agentctl or claude`);
   // The hypivisor URL and token are resolved (and checked) only when that registry is read.
   const target = kinds.includes('hypivisor')
     ? resolveRegistry(
@@ -139,9 +151,9 @@ export function monitorSettings(options: CommandOptions, env: NodeJS.ProcessEnv 
       )
     : undefined;
   const interval = options.number('interval') ?? DEFAULT_INTERVAL_S;
-  if (interval < 0.05 || interval > 60) throw new UsageError('--interval needs a number of seconds from 0.05 to 60');
+  if (interval < 0.05 || interval > 60) throw new UsageError(`${options.label('interval')} needs a number of seconds from 0.05 to 60`);
   const ttl = options.number('pending-ttl');
-  if (ttl !== undefined && ttl <= 0) throw new UsageError('--pending-ttl needs a positive number of seconds');
+  if (ttl !== undefined && ttl <= 0) throw new UsageError(`${options.label('pending-ttl')} needs a positive number of seconds`);
   return {
     kinds,
     target,

@@ -5,7 +5,22 @@
 // no escape sequence can start and nothing is hidden. The result is capped in length.
 
 export const DEFAULT_MAX_LENGTH = 256;
-export const ELLIPSIS = '…';
+/** What marks a cut: "…", or "..." when the terminal's locale is not UTF-8 (set by the CLI). */
+export let ELLIPSIS = '…';
+
+/** "..." instead of "…" from now on (a locale that is not UTF-8), or back. */
+export function useAsciiEllipsis(ascii: boolean): void {
+  ELLIPSIS = ascii ? '...' : '…';
+}
+
+/**
+ * Whether the locale's character set is UTF-8: the first of LC_ALL, LC_CTYPE and LANG that is
+ * set decides (POSIX order); none set is the C locale, which is ASCII.
+ */
+export function isUtf8Locale(env: Readonly<Record<string, string | undefined>>): boolean {
+  const locale = [env.LC_ALL, env.LC_CTYPE, env.LANG].find((v) => v !== undefined && v !== '');
+  return locale !== undefined && /utf-?8/i.test(locale);
+}
 
 // Cc: C0, DEL, C1. Cf: format characters (bidi controls, zero-width, soft hyphen, tags).
 // Zl/Zp: line and paragraph separators. Lone surrogates are not text at all.
@@ -50,7 +65,7 @@ function capLength(text: string, max: number): string {
   if (text.length <= max) return text; // fast path: UTF-16 length bounds code points from above
   const points = Array.from(text);
   if (points.length <= max) return text;
-  return points.slice(0, Math.max(0, max - 1)).join('') + ELLIPSIS;
+  return points.slice(0, Math.max(0, max - ELLIPSIS.length)).join('') + ELLIPSIS;
 }
 
 /**

@@ -10,6 +10,7 @@ import type { Finding, Policy, ProcessInfo, RegistryView } from '../core/types.j
 import { localProbeProvider, type ProbeProvider } from '../os/provider.js';
 import { STATUS_TRAITS, type Source, type SourceSnapshot } from '../sources/types.js';
 import { sanitize } from '../core/sanitize.js';
+import { isUsablePid } from '../core/pid.js';
 import { AuditLog, defaultAuditLogPath } from './audit-log.js';
 import { realClock, type Clock, type TimerHandle } from './clock.js';
 import { Coalescer } from './coalesce.js';
@@ -17,7 +18,7 @@ import { executeEviction } from './evict.js';
 import { OsFactsTracker } from './os-facts.js';
 import { ProbeTargets } from './probe-targets.js';
 import { mergeView, policyFor } from './registry-view.js';
-import { buildSnapshot, eventFrame, markStale, nextVerdictCrossing, sameFindings } from './snapshot.js';
+import { buildSnapshot, eventFrame, markProgress, markStale, nextVerdictCrossing, sameFindings } from './snapshot.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
 import { EVENTS_KEPT, type EngineSnapshot, type EvictProgress, type EvictRequest, type EvictSummary, type PaneJumpResult } from './types.js';
 
@@ -92,7 +93,8 @@ class LiveEngineImpl implements LiveEngine {
     this.policy = policyFor([], this.hostName, this.hostAliases, this.pendingTtlMs);
     this.snapshot = buildSnapshot({
       findings: [],
-      sources: this.sources.map((s) => s.snapshot().state),
+      // Before start() the sources have not begun: they are about to connect, not "stopped".
+      sources: this.sources.map((s) => s.snapshot().state).map((st) => (st.status === 'stopped' ? { ...st, status: 'connecting' as const } : st)),
       host: this.hostName,
       os: this.notices.length > 0 ? { ...this.tracker.state, notices: this.notices } : this.tracker.state,
       computedAt: this.now(),
@@ -202,6 +204,14 @@ class LiveEngineImpl implements LiveEngine {
     return this.probes.jumpToPane(pane);
   };
 
+  readonly lastChecked = (f: Finding): number | undefined => {
+    if (!f.evidence.host.local) return undefined;
+    const port = f.evidence.port;
+    const pid = port?.owner ?? (isUsablePid(f.entry.pid) ? f.entry.pid : undefined);
+    const times = [pid !== undefined ? this.tracker.pidCheckedAt(pid) : undefined, port !== undefined ? this.tracker.portCheckedAt(port.port) : undefined].filter((t) => t !== undefined);
+    return times.length > 0 ? Math.max(...times) : undefined;
+  };
+
   readonly settled = (timeoutMs: number): Promise<EngineSnapshot> => {
     if (this.snapshot.settled || this.stopped) return Promise.resolve(this.snapshot);
     return new Promise((resolve) => {
@@ -276,7 +286,9 @@ class LiveEngineImpl implements LiveEngine {
     }
     const now = this.now();
     // The rows of a source that is not reading stay, as last known, marked stale and not evictable.
-    const findings = markStale(reconcile(this.view, this.tracker.facts, now, this.policy), this.lastSnaps.map((s) => s.state));
+    // Rows waiting for their first probe say so; a gone process's problem row says since when.
+    const judged = markProgress(reconcile(this.view, this.tracker.facts, now, this.policy), this.tracker);
+    const findings = markStale(judged, this.lastSnaps.map((s) => s.state));
     this.recomputes++;
     const settled = this.isSettled();
     this.scheduleTtl(findings, now);

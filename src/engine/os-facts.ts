@@ -59,6 +59,12 @@ export class OsFactsTracker {
   private tableSoon: TimerHandle | undefined;
   private os: OsState = { processTable: 'pending', processTableError: undefined, lastProbeAt: undefined };
   readonly counts: ProbeCounts = { kill: 0, full: 0, ports: 0, table: 0 };
+  /**
+   * When each sweep last completed: a kill tick checks every watched pid not known gone, a full
+   * probe and a port probe every watched key. The facts keep the time they were first true (a
+   * merge that changes nothing keeps the object), so "when was this checked" is the later of the two.
+   */
+  private sweptAt = { kill: -Infinity, full: -Infinity, ports: -Infinity };
 
   constructor(private readonly opts: OsFactsOptions) {
     this.probes = opts.probes;
@@ -77,6 +83,37 @@ export class OsFactsTracker {
   /** The tmux pane of each tracked pid that runs in one (or, dead, last ran in one that still exists). */
   get panes(): ReadonlyMap<number, TmuxPane> {
     return this.paneTracker.panes;
+  }
+
+  /** Watched and not yet fully probed. */
+  awaitingPid(pid: number): boolean {
+    return this.pids.awaiting.has(pid);
+  }
+
+  awaitingPort(port: number): boolean {
+    return this.ports.awaiting.has(port);
+  }
+
+  /**
+   * Since when the OS has said this pid is gone (ESRCH, or a zombie): the time of the facts that
+   * first said so. The merge keeps a facts object while what it says does not change, so that
+   * time stays the first one for as long as the pid stays gone.
+   */
+  deadSince(pid: number): number | undefined {
+    const f = this.pids.facts.get(pid);
+    return f !== undefined && (f.kill === 'ESRCH' || (f.state === 'Z' && f.kill !== 'error')) ? f.checkedAt : undefined;
+  }
+
+  /** When the OS was last asked about this pid: its facts' time or a later sweep that covered it. */
+  pidCheckedAt(pid: number): number | undefined {
+    const f = this.pids.facts.get(pid);
+    if (f === undefined) return undefined;
+    return Math.max(f.checkedAt, this.sweptAt.full, f.kill !== 'ESRCH' ? this.sweptAt.kill : -Infinity);
+  }
+
+  portCheckedAt(port: number): number | undefined {
+    const f = this.ports.facts.get(port);
+    return f === undefined ? undefined : Math.max(f.checkedAt, this.sweptAt.ports);
   }
 
   /** What the last process table scan knows about a pid. */
@@ -207,6 +244,7 @@ export class OsFactsTracker {
       const result = pids.length === 0 ? new Map<number, PidFacts>() : await this.probes.probePids(pids, { signal, now: this.opts.now });
       if (signal.aborted) return;
       this.counts.kill++;
+      this.sweptAt.kill = this.opts.now();
       let changed = false;
       for (const [pid, next] of result) {
         if (!this.pids.has(pid)) continue;
@@ -228,6 +266,7 @@ export class OsFactsTracker {
       const result = await this.probes.probePids(this.pids.keys, { full: true, signal, now: this.opts.now });
       if (signal.aborted) return;
       this.counts.full++;
+      this.sweptAt.full = this.opts.now();
       this.afterFull(result);
     });
   }
@@ -267,6 +306,7 @@ export class OsFactsTracker {
       const result = await this.probes.probePortFacts(this.ports.keys, { signal, now: this.opts.now });
       if (signal.aborted) return;
       this.counts.ports++;
+      this.sweptAt.ports = this.opts.now();
       this.afterPorts(result);
     });
   }

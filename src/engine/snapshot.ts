@@ -4,9 +4,10 @@
 
 import type { EventFrame, WatchEvent } from '../core/events.js';
 import type { TmuxPane } from '../core/tmux.js';
+import { isUsablePid } from '../core/pid.js';
 import { VERDICTS, type Finding, type Verdict } from '../core/types.js';
 import { STATUS_TRAITS, type SourceState } from '../sources/types.js';
-import { staleOf, type EngineFinding, type EngineSnapshot, type OsState, type Staleness } from './types.js';
+import { checkingOf, deadSinceOf, staleOf, type EngineFinding, type EngineSnapshot, type OsState, type Staleness } from './types.js';
 
 export interface SnapshotInput {
   readonly findings: readonly Finding[];
@@ -29,9 +30,11 @@ export function zeroCounts(): Record<Verdict, number> {
 export function buildSnapshot(input: SnapshotInput): EngineSnapshot {
   const counts = zeroCounts();
   let problems = 0;
+  let checking = 0;
   for (const f of input.findings) {
     counts[f.verdict]++;
     if (f.problem) problems++;
+    if (checkingOf(f)) checking++;
   }
   return {
     findings: input.findings,
@@ -40,6 +43,7 @@ export function buildSnapshot(input: SnapshotInput): EngineSnapshot {
     os: input.os,
     counts,
     problems,
+    checking,
     computedAt: input.computedAt,
     version: input.version,
     settled: input.settled,
@@ -83,6 +87,42 @@ export function markStale(findings: readonly Finding[], sources: readonly Source
   return any ? out : findings;
 }
 
+/** What the engine knows of the OS beyond the facts reconcile reads. */
+export interface ProbeProgress {
+  /** The pid (or, for a pid-less entry, the port) is watched and has not had its first probe. */
+  awaitingPid(pid: number): boolean;
+  awaitingPort(port: number): boolean;
+  /** The first probe that found this pid gone, while it stays gone. */
+  deadSince(pid: number): number | undefined;
+}
+
+/**
+ * Rows the engine knows more about than reconcile: a local session still waiting for its first
+ * probe is marked `checking`; a problem whose process is gone carries `deadSince`. Only those rows
+ * are copied; otherwise the array is returned as it is.
+ */
+export function markProgress(findings: readonly Finding[], progress: ProbeProgress): readonly EngineFinding[] {
+  let out: EngineFinding[] | undefined;
+  for (let i = 0; i < findings.length; i++) {
+    const f = findings[i]!;
+    let mark: { checking?: true; deadSince?: number } | undefined;
+    const pid = isUsablePid(f.entry.pid) ? f.entry.pid : undefined;
+    if (f.kind === 'session' && f.verdict === 'unverified' && f.evidence.host.local) {
+      const port = f.evidence.port;
+      if (pid !== undefined ? progress.awaitingPid(pid) : port?.result === 'not-probed' && progress.awaitingPort(port.port)) mark = { checking: true };
+    } else if (f.problem && f.evidence.host.local) {
+      // The process judged: the registered pid, or the one serving the entry's port.
+      const judged = f.evidence.port?.owner ?? pid;
+      const since = judged !== undefined && (f.evidence.kill === 'ESRCH' || f.evidence.state === 'Z') ? progress.deadSince(judged) : undefined;
+      if (since !== undefined) mark = { deadSince: since };
+    }
+    if (!mark) continue;
+    out ??= findings.slice();
+    out[i] = { ...f, ...mark };
+  }
+  return out ?? findings;
+}
+
 /** Same rows with the same verdict, reason and note: a republish would show nothing new. */
 export function sameFindings(a: readonly Finding[], b: readonly Finding[]): boolean {
   if (a.length !== b.length) return false;
@@ -92,6 +132,7 @@ export function sameFindings(a: readonly Finding[], b: readonly Finding[]): bool
     if (x.kind !== y.kind || x.source !== y.source || x.id !== y.id) return false;
     if (x.verdict !== y.verdict || x.reason !== y.reason || x.note !== y.note) return false;
     if (staleOf(x)?.since !== staleOf(y)?.since || staleOf(x)?.why !== staleOf(y)?.why) return false;
+    if (checkingOf(x) !== checkingOf(y) || deadSinceOf(x) !== deadSinceOf(y)) return false;
   }
   return true;
 }

@@ -29,8 +29,27 @@ export interface Staleness {
   readonly why: string;
 }
 
-/** A published finding: core's finding, marked by the engine when its source is not reading. */
-export type EngineFinding = Finding & { readonly stale?: Staleness | undefined };
+/**
+ * A published finding: core's finding, marked by the engine when its source is not reading, when
+ * its process has not had its first probe yet (`checking`: the `unverified` is only "not yet"),
+ * and, for a problem whose process is gone, since when the OS has said so (`deadSince`).
+ */
+export type EngineFinding = Finding & {
+  readonly stale?: Staleness | undefined;
+  readonly checking?: true | undefined;
+  /** Local clock: the first probe that found the process gone (ESRCH, or a zombie). */
+  readonly deadSince?: number | undefined;
+};
+
+/** The row waits for its first probe: say "checking", not `unverified`. */
+export function checkingOf(f: Finding): boolean {
+  return (f as EngineFinding).checking === true;
+}
+
+/** Since when the OS has said the process of a problem row is gone, if the engine knows. */
+export function deadSinceOf(f: Finding): number | undefined {
+  return (f as EngineFinding).deadSince;
+}
 
 /** The stale mark the engine put on a finding, if any. */
 export function staleOf(f: Finding): Staleness | undefined {
@@ -46,6 +65,8 @@ export interface EngineSnapshot {
   readonly counts: Readonly<Record<Verdict, number>>;
   /** Findings whose verdict is a problem. */
   readonly problems: number;
+  /** Rows still waiting for their first probe (counted under `unverified` too). */
+  readonly checking?: number | undefined;
   /** Local clock: when this snapshot was computed. */
   readonly computedAt: number;
   /** Increments with every published snapshot. */
@@ -131,6 +152,8 @@ export interface Engine {
   evict(request: EvictRequest): Promise<EvictSummary>;
   /** What the last process table scan knows about a pid, for the detail view. */
   processInfo(pid: number): ProcessInfo | undefined;
+  /** Local clock: when the OS was last asked about this row's process or port (the evidence keeps when its facts began). */
+  lastChecked(f: Finding): number | undefined;
   /** Resolves once `settled` is true (or after timeoutMs, with whatever is known). */
   settled(timeoutMs: number): Promise<EngineSnapshot>;
   /** Switch the tmux client to the pane this local pid runs (or last ran) in. */

@@ -10,7 +10,7 @@ import { Confirm, confirmLines, confirmView } from './components/confirm.js';
 import { EventsPane } from './components/events.js';
 import { Footer } from './components/footer.js';
 import { Header, headerHeight, headerTicks } from './components/header.js';
-import { Panel } from './components/panel.js';
+import { Panel, wrapLines } from './components/panel.js';
 import { emptyText, StatusLine, summaryText } from './components/status-line.js';
 import { Table, TitleLine } from './components/table.js';
 import { detailLines, helpLines } from './detail.js';
@@ -21,7 +21,7 @@ import { visibleRows } from './rows.js';
 import { fit } from './text.js';
 import { copyToClipboard } from './terminal.js';
 import { useKeymap } from './use-keymap.js';
-import { initialViewState, modeOf, overlayScroll, reduce, type Action, type Effect, type ScreenFacts, type ViewState } from './view-state.js';
+import { fromKept, initialViewState, keptOf, modeOf, type KeptView, overlayScroll, reduce, type Action, type Effect, type ScreenFacts, type ViewState } from './view-state.js';
 
 export interface AppProps {
   readonly engine: Engine;
@@ -32,6 +32,9 @@ export interface AppProps {
   readonly size?: Size;
   readonly onQuit: () => void;
   readonly initialState?: Partial<ViewState>;
+  /** The sort, problems-only and tab of the last run, and where to keep them when they change. */
+  readonly kept?: KeptView | undefined;
+  readonly onKeep?: ((kept: KeptView) => void) | undefined;
 }
 
 /** Smallest pane the table is drawn in; below it, one line says so. */
@@ -40,12 +43,12 @@ export const MIN_ROWS = 6;
 /** Titles, status line, footer; the header's height comes on top. */
 const CHROME = 3;
 
-export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState }: AppProps) {
+export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState, kept, onKeep }: AppProps) {
   const snap = useEngineSnapshot(engine);
   const size = useTerminalSize(fixedSize);
   const { stdout } = useStdout();
   const minute = useMinuteClock(now);
-  const [state, setState] = useState<ViewState>(() => ({ ...initialViewState, ...initialState }));
+  const [state, setState] = useState<ViewState>(() => ({ ...initialViewState, ...(kept ? fromKept(kept) : {}), ...initialState }));
   const [progress, setProgress] = useState<EvictProgress | undefined>();
 
   // One spare line: a frame as tall as the pane makes Ink clear the whole screen on each change.
@@ -76,19 +79,21 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   // Ages in the detail view and a retry countdown in the header tick; nothing else does.
   const tickNow = useSecondTicks((mode === 'detail' && detailFinding !== undefined) || headerTicks(snap.sources), now);
   const overlay = useMemo(() => {
-    if (mode === 'help') return helpLines();
+    if (mode === 'help') return wrapLines(helpLines(), width);
     if (mode === 'detail' && detailFinding) {
       const pid = detailFinding.entry.pid;
-      return detailLines(
+      const lines = detailLines(
         detailFinding,
         tickNow,
         typeof pid === 'number' ? engine.processInfo(pid) : undefined,
         clockOffsetMs[detailFinding.source],
         paneOfRow(detailFinding, snap.panes),
+        engine.lastChecked(detailFinding),
       );
+      return wrapLines(lines, width);
     }
     return undefined;
-  }, [mode, detailFinding, engine, tickNow, clockOffsetMs, snap.panes]);
+  }, [mode, detailFinding, engine, tickNow, clockOffsetMs, snap.panes, width]);
   const events = useMemo(() => (mode === 'events' ? eventLines(snap.events, minute, snap.settled) : undefined), [mode, snap.events, snap.settled, minute]);
 
   const dialog = state.confirm && (mode === 'confirm' || mode === 'confirm-force' || mode === 'evicting' || mode === 'cancelling') ? state.confirm : undefined;
@@ -165,6 +170,16 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
 
   useKeymap(() => modeOf(latest.current.state), dispatch);
 
+  // A changed sort, direction, problems-only or tab is kept for the next run (not the first render's).
+  const keptNow = useRef(keptOf(state));
+  useEffect(() => {
+    const next = keptOf(state);
+    const prev = keptNow.current;
+    if (next.tab === prev.tab && next.sortColumn === prev.sortColumn && next.sortReverse === prev.sortReverse && next.problemsOnly === prev.problemsOnly) return;
+    keptNow.current = next;
+    onKeep?.(next);
+  }, [state, onKeep]);
+
   if (width < MIN_COLUMNS || size.rows < MIN_ROWS) {
     return <Text>{fit(`ghostwatch: pane too small (${width}x${size.rows}); need ${MIN_COLUMNS}x${MIN_ROWS}. q quits.`, Math.max(1, width))}</Text>;
   }
@@ -197,7 +212,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
 
   return (
     <Box flexDirection="column" height={height} width={width} overflow="hidden">
-      <Header snap={snap} width={width} height={headerLines} now={tickNow} />
+      <Header snap={snap} width={width} height={headerLines} now={tickNow} readOnly={readOnly} />
       <Box flexDirection="column" height={bodyHeight + 1} flexShrink={0} overflow="hidden">
         {body}
       </Box>

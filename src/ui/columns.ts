@@ -4,8 +4,8 @@ import { sanitize } from '../core/sanitize.js';
 import { VERDICTS_WORST_FIRST, type ClaimFinding, type Finding, type SessionFinding } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import type { TmuxPane } from '../core/tmux.js';
-import { formatAge, shortenPath, truncate } from './text.js';
-import { staleOf } from '../engine/types.js';
+import { checkingText, formatAge, shortenPath, truncate } from './text.js';
+import { checkingOf, deadSinceOf, staleOf } from '../engine/types.js';
 import { STALE_MARKER, verdictMarker } from './theme.js';
 
 export type Tab = 'sessions' | 'claims';
@@ -45,6 +45,15 @@ function local(ctx: CellContext, source: string, registryMs: number): number {
   return registryMs - (ctx.clockOffsetMs?.[source] ?? 0);
 }
 
+/**
+ * The AGE of a row: for a problem whose process is gone, how long it has been gone (the first
+ * probe that said so); otherwise how long the registry has had it.
+ */
+function rowAge(f: SessionFinding, ctx: CellContext): number | undefined {
+  const dead = deadSinceOf(f);
+  return dead !== undefined ? Math.max(0, ctx.now - dead) : sessionAge(f, ctx);
+}
+
 /** How long the registry has had it: registered_at, else first seen by ghostwatch. */
 function sessionAge(f: SessionFinding, ctx: CellContext): number | undefined {
   const e = f.entry;
@@ -58,7 +67,8 @@ const verdictColumn: Column = {
   width: 12,
   priority: 0,
   // A stale row (its registry is not read now) is marked in text, before the verdict's own marker.
-  value: (f) => `${staleOf(f) ? STALE_MARKER : ''}${verdictMarker(f.verdict, f.problem)}${f.verdict}`,
+  // A row whose process has not had its first probe says so, not a premature `unverified`.
+  value: (f) => `${staleOf(f) ? STALE_MARKER : ''}${checkingOf(f) ? ` ${checkingText()}` : `${verdictMarker(f.verdict, f.problem)}${f.verdict}`}`,
   sortKey: (f) => VERDICT_ORDER.indexOf(f.verdict),
 };
 
@@ -96,7 +106,7 @@ const paneColumn: Column = {
 const sourceColumn: Column = {
   id: 'source',
   title: 'SOURCE',
-  width: 10,
+  width: 9,
   priority: 8,
   value: (f) => sanitize(f.source, 32),
   sortKey: (f) => f.source,
@@ -121,14 +131,15 @@ export const SESSION_COLUMNS: readonly Column[] = [
     width: 4,
     priority: 2,
     align: 'right',
-    value: (f, ctx) => formatAge(f.kind === 'session' ? sessionAge(f, ctx) : undefined),
-    sortKey: (f, ctx) => (f.kind === 'session' ? (sessionAge(f, ctx) ?? -1) : -1),
+    value: (f, ctx) => formatAge(f.kind === 'session' ? rowAge(f, ctx) : undefined),
+    sortKey: (f, ctx) => (f.kind === 'session' ? (rowAge(f, ctx) ?? -1) : -1),
   },
   {
+    // The widest column when there is room: a path is what tells agents apart.
     id: 'cwd',
     title: 'CWD',
     width: 10,
-    flex: 3,
+    flex: 4,
     priority: 3,
     value: (f, ctx, w) => (f.kind === 'session' && f.entry.cwd !== undefined ? shortenPath(sanitize(f.entry.cwd, 512), ctx.home, w) : '-'),
     sortKey: (f) => (f.kind === 'session' ? (f.entry.cwd ?? '') : ''),
@@ -151,10 +162,10 @@ export const SESSION_COLUMNS: readonly Column[] = [
     sortKey: (f) => (f.kind === 'session' && isUsablePort(f.entry.port) ? f.entry.port : -1),
   },
   {
+    // Fixed: a registry's status word and a note fit; the room goes to CWD.
     id: 'status',
     title: 'STATUS',
-    width: 10,
-    flex: 1,
+    width: 16,
     priority: 6,
     value: (f, ctx, w) => truncate(statusText(f, ctx), w),
     sortKey: (f) => statusText(f),

@@ -5,7 +5,7 @@ import { sanitize } from '../core/sanitize.js';
 import type { TmuxPane } from '../core/tmux.js';
 import type { Evidence, Finding, ProcessInfo } from '../core/types.js';
 import { MARKER_MEANINGS, VERDICT_TRAITS, VERDICTS_WORST_FIRST, verdictsMarked, type VerdictMarker } from '../core/verdicts.js';
-import { staleOf } from '../engine/types.js';
+import { checkingOf, deadSinceOf, staleOf } from '../engine/types.js';
 import { bindingKeys, KEYMAP } from './keymap.js';
 import { momentText } from './text.js';
 
@@ -36,13 +36,23 @@ function rawMoment(key: string, v: unknown, offsetMs: number): number | undefine
   return ms === undefined ? undefined : ms - offsetMs;
 }
 
-export function detailLines(f: Finding, now: number, process?: ProcessInfo, clockOffsetMs = 0, pane?: TmuxPane): DetailLine[] {
+/** "0.2 s ago" under ten seconds, then "12s ago", "5m42s ago": how long since a check, truthfully. */
+export function checkedText(at: number, now: number): string {
+  const ms = Math.max(0, now - at);
+  return ms < 10_000 ? `${(Math.floor(ms / 100) / 10).toFixed(1)} s ago` : `${formatDuration(ms)} ago`;
+}
+
+/** `lastChecked`: when the engine last asked the OS (the evidence's time is when its facts began). */
+export function detailLines(f: Finding, now: number, process?: ProcessInfo, clockOffsetMs = 0, pane?: TmuxPane, lastChecked?: number): DetailLine[] {
   const lines: DetailLine[] = [
     { label: f.kind === 'session' ? 'session' : 'claim on', value: sanitize(f.id, 400), heading: true },
     { label: 'verdict', value: `${f.verdict}${f.note ? ` (${f.note})` : ''}${f.problem ? ', a problem' : ''}, ${f.evictable ? 'evictable' : 'evictable only with force'}` },
     { label: 'why', value: f.reason },
     { label: 'source', value: sanitize(f.source, 64) },
   ];
+  if (checkingOf(f)) lines.push({ label: 'checking', value: 'its process has not had its first probe yet: the verdict is not known yet' });
+  const dead = deadSinceOf(f);
+  if (dead !== undefined) lines.push({ label: 'dead since', value: `${momentText(dead, now)}: the first probe that found its process gone` });
   const stale = staleOf(f);
   if (stale) {
     lines.push({
@@ -68,7 +78,7 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
   }
 
   lines.push({ label: 'evidence', value: '', heading: true });
-  lines.push(...evidenceLines(f.evidence, now, clockOffsetMs));
+  lines.push(...evidenceLines(f.evidence, now, clockOffsetMs, lastChecked));
   const proc = process ?? f.evidence.process;
   if (proc) {
     lines.push({ label: 'process', value: '', heading: true });
@@ -80,7 +90,7 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
   return lines;
 }
 
-function evidenceLines(e: Evidence, now: number, clockOffsetMs: number): DetailLine[] {
+function evidenceLines(e: Evidence, now: number, clockOffsetMs: number, lastChecked: number | undefined): DetailLine[] {
   const out: DetailLine[] = [];
   const add = (label: string, value: string | undefined) => value !== undefined && out.push({ label, value });
   add('host', `${sanitize(e.host.machine ?? '(none)', 100)}: ${e.host.local ? `this host (${e.host.matchedAs})` : 'not this host'}`);
@@ -110,7 +120,8 @@ function evidenceLines(e: Evidence, now: number, clockOffsetMs: number): DetailL
     add('holder', `${sanitize(e.holder.id ?? '(none)', 100)}${where}: ${e.holder.present ? `${e.holder.verdict}${e.holder.underlying ? ` (locally ${e.holder.underlying})` : ''}` : 'not in the registry'}`);
   }
   if (e.heartbeat) add('heartbeat', `${formatDuration(e.heartbeat.ageMs)} ago (stale after ${formatDuration(e.heartbeat.staleAfterMs)})`);
-  if (e.checkedAt !== undefined) add('checked', `${formatDuration(Math.max(0, now - e.checkedAt))} ago`);
+  const checked = lastChecked ?? e.checkedAt;
+  if (checked !== undefined) add('checked', checkedText(checked, now));
   return out;
 }
 
@@ -127,6 +138,8 @@ export function helpLines(): DetailLine[] {
     })),
     { label: '~', value: 'stale: its registry is not connected; the last known row, not evictable until it reconnects' },
     { label: '>  *', value: 'the cursor; a marked row' },
+    { label: 'checking', value: 'in place of a verdict: its process has not had its first probe yet' },
+    { label: 'AGE', value: 'of a problem whose process is gone: how long it has been gone; else how long the registry has had it' },
     { label: 'verdicts', value: '', heading: true },
     ...VERDICTS_WORST_FIRST.map((v) => ({ label: `${VERDICT_TRAITS[v].marker}${v}`, value: VERDICT_TRAITS[v].meaning })),
   ];

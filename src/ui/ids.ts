@@ -28,7 +28,7 @@ export function cutId(id: string, width: number, style: IdStyle): string {
     }
     case 'tail': {
       const head = headCells(id, Math.min(4, Math.floor((width - 1) / 3)));
-      return `${head}${ELLIPSIS}${tailCells(id, width - stringWidth(head) - 1)}`;
+      return `${head}${ELLIPSIS}${tailCells(id, width - stringWidth(head) - stringWidth(ELLIPSIS))}`;
     }
   }
 }

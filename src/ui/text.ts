@@ -2,9 +2,9 @@
 // string lengths, so a CJK directory name cannot push a column out of line.
 import stringWidth from 'string-width';
 import { formatDuration } from '../core/duration.js';
-import { inert } from '../core/sanitize.js';
+import { ELLIPSIS, inert } from '../core/sanitize.js';
 
-export const ELLIPSIS = '…';
+export { ELLIPSIS } from '../core/sanitize.js';
 
 /**
  * Cut to at most `width` cells, ending with an ellipsis when cut. Every string the screen shows
@@ -20,11 +20,12 @@ export function truncate(raw: string, width: number): string {
   let used = 0;
   for (const ch of text) {
     const w = stringWidth(ch);
-    if (used + w > width - 1) break;
+    if (used + w > width - stringWidth(ELLIPSIS)) break;
     out += ch;
     used += w;
   }
-  return out + ELLIPSIS;
+  // Narrower than the mark itself: as much of the mark as fits.
+  return width < stringWidth(ELLIPSIS) ? ELLIPSIS.slice(0, width) : out + ELLIPSIS;
 }
 
 /** Exactly `width` cells: truncated, then padded on the right (or left for numbers). */
@@ -54,7 +55,7 @@ export function shortenPath(path: string, home: string | undefined, width: numbe
   const candidate = parts.length > 1 ? `${head}/${ELLIPSIS}/${last}` : p;
   if (stringWidth(candidate) <= width) return candidate;
   const root = parts.length > 1 && (parts[0] === '' || parts[0] === '~') ? `${parts[0]}/` : '';
-  return `${root}${ELLIPSIS}${tailCells(p, width - stringWidth(root) - 1)}`;
+  return `${root}${ELLIPSIS}${tailCells(p, width - stringWidth(root) - stringWidth(ELLIPSIS))}`;
 }
 
 /** The end of `text` that fits in `width` cells. */
@@ -101,6 +102,11 @@ export function momentText(ms: number, now: number): string {
   const delta = now - ms;
   const age = delta >= 0 ? `${formatDuration(Math.floor(delta / 1000) * 1000)} ago` : `in ${formatDuration(Math.ceil(-delta / 1000) * 1000)}`;
   return `${clockTime(ms, now)} (${age})`;
+}
+
+/** What a row waiting for its first probe says in place of a verdict. */
+export function checkingText(): string {
+  return `checking${ELLIPSIS}`;
 }
 
 /** Coarse ages for a table that redraws at most once a minute. */

@@ -91,6 +91,24 @@ export const initialViewState: ViewState = {
   message: undefined,
 };
 
+/** The choices kept from one run to the next (the monitor stores them in the state dir). */
+export interface KeptView {
+  readonly tab: Tab;
+  readonly sortColumn: string | undefined;
+  readonly sortReverse: boolean;
+  readonly problemsOnly: boolean;
+}
+
+export function keptOf(s: ViewState): KeptView {
+  return { tab: s.tab, sortColumn: s.sortColumn, sortReverse: s.sortReverse, problemsOnly: s.problemsOnly };
+}
+
+/** Kept choices as view state; a column the tab does not have is the default order. */
+export function fromKept(k: KeptView): Partial<ViewState> {
+  const known = k.sortColumn !== undefined && columnsFor(k.tab).some((c) => c.id === k.sortColumn);
+  return { tab: k.tab, sortColumn: known ? k.sortColumn : undefined, sortReverse: k.sortReverse, problemsOnly: k.problemsOnly };
+}
+
 export const READ_ONLY_MESSAGE = 'read-only: eviction is off (started with --read-only)';
 
 /** The mode on top of the stack: the one that takes the keys and draws the footer. */

@@ -136,6 +136,11 @@ export class StaticEngine implements Engine {
   processInfo(): undefined {
     return undefined;
   }
+  /** What the test says the engine last checked, by row id. */
+  readonly checked = new Map<string, number>();
+  lastChecked(f: Finding): number | undefined {
+    return this.checked.get(f.id);
+  }
   async settled(): Promise<EngineSnapshot> {
     return this.snap;
   }

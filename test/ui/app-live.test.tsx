@@ -121,7 +121,9 @@ describe('the monitor on a real registry', () => {
     const reg = await agent(m.server);
     await reg('ghost-ro', await deadPid(), 7005);
     await until(() => /!ghost\s+ghost-ro/.test(m.frame()), 5000, 'the ghost');
-    expect(m.frame()).toMatch(/evict \(read-only\)/);
+    // The header says so, and the footer still shows the way to help and out.
+    expect(m.frame()).toMatch(/^ghostwatch read-only/);
+    expect(m.frame()).toMatch(/q\s+quit/);
     for (const key of ['d', 'X', '\u0004']) {
       await m.press(key);
       expect(m.frame()).toContain(READ_ONLY_MESSAGE);

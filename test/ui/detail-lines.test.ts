@@ -57,7 +57,7 @@ describe('the detail view says what the evidence says', () => {
     expect(l.name).toBe('pi');
     expect(l.command).not.toContain('\u001b');
     expect(l.started).toBe(new Date(NOW - 60 * MIN).toISOString().replace('.000Z', 'Z'));
-    expect(l.checked).toBe('200ms ago'); // the owner's facts, read after the port's
+    expect(l.checked).toBe('0.2 s ago'); // the owner's facts, read after the port's
   });
 
   it('raw moments as local time and age, nested values flat, the raw key itself left out', () => {

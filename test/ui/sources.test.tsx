@@ -38,7 +38,8 @@ describe('several sources in the monitor', () => {
 
   it('in a short pane the states fold into the first line', async () => {
     const lines = await frame({ agentctlDown: true, columns: 60, rows: 15 });
-    expect(lines[0]).toMatch(/^ghostwatch  hypivisor connected  agentctl files only/);
+    // The sources in trouble first; the count stays whole.
+    expect(lines[0]).toMatch(/^ghostwatch  agentctl files only  claude-view abs.* 9 problems$/);
     expect(lines.length).toBeLessThanOrEqual(15);
   });
 

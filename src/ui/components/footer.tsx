@@ -4,20 +4,27 @@ import stringWidth from 'string-width';
 import { footerFor, type Mode } from '../keymap.js';
 import { fit } from '../text.js';
 
+/** The keys every footer keeps: help, and quit (or back, in a view over the table). */
+const PINNED: ReadonlySet<string> = new Set(['?', 'q']);
+
 export function Footer({ mode, width, readOnly }: { mode: Mode; width: number; readOnly: boolean }) {
   const parts: { keys: string; word: string; dim: boolean }[] = footerFor(mode).map((e) => ({
     keys: e.keys,
     word: e.evicts && readOnly ? 'evict (read-only)' : e.word,
     dim: e.evicts && readOnly,
   }));
-  let room = width;
-  const shown: typeof parts = [];
+  // Help and the way out are always shown: the others go first, from the end, when the pane is narrow.
+  const widthOf = (p: (typeof parts)[number]) => stringWidth(` ${p.keys}  ${p.word} `);
+  const kept = new Set(parts.filter((p) => PINNED.has(p.keys)));
+  let room = width - [...kept].reduce((w, p) => w + widthOf(p), 0);
   for (const p of parts) {
-    const w = stringWidth(` ${p.keys} ${p.word} `);
-    if (w > room) break;
-    shown.push(p);
-    room -= w;
+    if (kept.has(p)) continue;
+    if (widthOf(p) > room) break;
+    kept.add(p);
+    room -= widthOf(p);
   }
+  const shown = parts.filter((p) => kept.has(p));
+  room = width - shown.reduce((w, p) => w + widthOf(p), 0);
   return (
     <Text>
       {shown.map((p, i) => (

@@ -6,9 +6,10 @@ import stringWidth from 'string-width';
 import type { EngineSnapshot } from '../../engine/types.js';
 import { sanitize } from '../../core/sanitize.js';
 import { STATUS_TRAITS, type SourceState } from '../../engine/index.js';
+import { VERDICT_TRAITS } from '../../core/verdicts.js';
 import { VERDICT_ORDER } from '../columns.js';
 import { TONE_COLOR, VERDICT_TONE, type Tone } from '../theme.js';
-import { clockTime, truncate } from '../text.js';
+import { checkingText, clockTime, truncate } from '../text.js';
 
 interface Segment {
   text: string;
@@ -26,6 +27,9 @@ const STATUS_WORDS: Record<SourceState['status'], [string, Tone]> = {
   unreachable: ['unreachable', 'problem'],
   stopped: ['stopped', 'muted'],
 };
+
+/** Which source states come first when not all fit: the ones in trouble. */
+const TONE_RANK: Record<Tone, number> = { problem: 0, warning: 1, muted: 2, info: 3, ok: 4 };
 
 /** Panes shorter than this keep the header to one line, whatever the number of sources. */
 export const STATE_LINES_MIN_ROWS = 20;
@@ -54,9 +58,45 @@ export function headerTicks(sources: readonly SourceState[]): boolean {
   return sources.some((s) => !STATUS_TRAITS[s.status].reading && s.cause !== undefined);
 }
 
-export function headerSegments(snap: EngineSnapshot, withStates = true, now = snap.computedAt): Segment[] {
+/** A count with its noun: "1 problem", "3 problems". */
+export function plural(n: number, noun: string, many = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : many}`;
+}
+
+/**
+ * The counts, fullest first: every verdict shown; then the problems by verdict; then one
+ * number. The header takes the fullest that leaves room for its name, and never cuts a count.
+ */
+export function countForms(snap: EngineSnapshot): Segment[][] {
+  const all: Segment[] = [];
+  const problems: Segment[] = [];
+  // Rows still waiting for their first probe are "checking", not a mass of `unverified`.
+  const checking = snap.checking ?? 0;
+  for (const v of VERDICT_ORDER) {
+    const n = snap.counts[v] - (v === 'unverified' ? checking : 0);
+    if (n === 0) continue;
+    const seg = { text: ` ${n} ${v}`, color: TONE_COLOR[VERDICT_TONE[v]] };
+    all.push(seg);
+    if (VERDICT_TRAITS[v].problem) problems.push(seg);
+  }
+  if (checking > 0) all.push({ text: ` ${checking} ${checkingText()}`, color: TONE_COLOR.muted });
+  const one: Segment[] = [{ text: ` ${plural(snap.problems, 'problem')}`, color: TONE_COLOR[snap.problems > 0 ? 'problem' : 'ok'] }];
+  return [all, problems.length > 0 ? problems : one, one];
+}
+
+/** The name, and what is always said with it (read-only). */
+function titleSegments(readOnly: boolean): Segment[] {
   const segs: Segment[] = [{ text: 'ghostwatch', bold: true }];
-  for (const s of withStates ? snap.sources : []) {
+  if (readOnly) segs.push({ text: ' ' }, { text: 'read-only', color: TONE_COLOR.warning });
+  return segs;
+}
+
+/** Every source's state, then this host: what is cut first when the line is too narrow. */
+function stateSegments(snap: EngineSnapshot, withStates: boolean, now: number, troubleFirst = false): Segment[] {
+  const segs: Segment[] = [];
+  const sources = withStates ? [...snap.sources] : [];
+  if (troubleFirst) sources.sort((a, b) => TONE_RANK[STATUS_WORDS[a.status][1]] - TONE_RANK[STATUS_WORDS[b.status][1]]);
+  for (const s of sources) {
     const down = downText(s, now);
     // Not read: where, and why in words ("registry ws://…: token refused (401) since …").
     if (down) segs.push({ text: `  ${sanitize(s.name, 20)} ${sanitize(s.url, 80)}: ` }, { text: down, color: TONE_COLOR.problem });
@@ -67,11 +107,42 @@ export function headerSegments(snap: EngineSnapshot, withStates = true, now = sn
   }
   segs.push({ text: `  ${sanitize(snap.host, 40)}`, color: TONE_COLOR.muted });
   segs.push({ text: ' ' });
-  for (const v of VERDICT_ORDER) {
-    const n = snap.counts[v];
-    if (n > 0) segs.push({ text: ` ${n} ${v}`, color: TONE_COLOR[VERDICT_TONE[v]] });
-  }
   return segs;
+}
+
+const widthOf = (segs: readonly Segment[]): number => segs.reduce((w, s) => w + stringWidth(s.text), 0);
+
+/**
+ * The first line's segments for `width` cells: in one flow when all fits; else the counts
+ * (in the fullest form that fits) stay whole at the end and the states before them are cut.
+ */
+export function headerSegments(snap: EngineSnapshot, withStates = true, now = snap.computedAt, width = Number.MAX_SAFE_INTEGER, readOnly = false): Segment[] {
+  const title = titleSegments(readOnly);
+  const states = stateSegments(snap, withStates, now);
+  const forms = countForms(snap);
+  const full = [...title, ...states, ...forms[0]!];
+  if (widthOf(full) <= width) return full;
+  const titleWidth = widthOf(title);
+  const fits = forms.find((f) => titleWidth + widthOf(states) + widthOf(f) <= width);
+  if (fits) return [...title, ...states, ...fits];
+  // Too narrow for every state: the smallest count stays whole, the sources in trouble come first.
+  const counts = forms[forms.length - 1]!;
+  const room = Math.max(0, width - titleWidth - widthOf(counts));
+  return [...title, ...cutSegments(stateSegments(snap, withStates, now, true), room), ...counts];
+}
+
+/** The segments cut to `room` cells (the last kept one ends with an ellipsis), padded to exactly `room`. */
+function cutSegments(segs: readonly Segment[], room: number): Segment[] {
+  const out: Segment[] = [];
+  let left = room;
+  for (const seg of segs) {
+    if (left <= 0) break;
+    const text = truncate(seg.text, left);
+    out.push({ ...seg, text });
+    left -= stringWidth(text);
+  }
+  if (left > 0) out.push({ text: ' '.repeat(left) });
+  return out;
 }
 
 /** One source's state line: name, state, where, and what is wrong or worth knowing there. */
@@ -110,12 +181,12 @@ function Line({ segments, width }: { segments: Segment[]; width: number }) {
   );
 }
 
-export function Header({ snap, width, height = 1, now = snap.computedAt }: { snap: EngineSnapshot; width: number; height?: number; now?: number }) {
+export function Header({ snap, width, height = 1, now = snap.computedAt, readOnly = false }: { snap: EngineSnapshot; width: number; height?: number; now?: number; readOnly?: boolean }) {
   const lines = height > 1 && snap.sources.length > 1;
   const nameWidth = Math.max(...snap.sources.map((s) => sanitize(s.name, 20).length), 4);
   return (
     <Box flexDirection="column" height={lines ? 1 + snap.sources.length : 1} flexShrink={0}>
-      <Line segments={headerSegments(snap, !lines, now)} width={width} />
+      <Line segments={headerSegments(snap, !lines, now, width, readOnly)} width={width} />
       {lines ? snap.sources.map((s, i) => <Line key={i} segments={sourceLineSegments(s, nameWidth, now)} width={width} />) : null}
     </Box>
   );

@@ -1,11 +1,46 @@
-// A scrollable list of label/value lines (detail view, help overlay), cut to the pane.
+// A scrollable list of label/value lines (detail view, help overlay), cut to the pane. A value
+// too long for its line wraps onto the lines under it (wrapLines), never cut off.
 import { Text } from 'ink';
+import stringWidth from 'string-width';
 import type { DetailLine } from '../detail.js';
-import { fit, truncate } from '../text.js';
+import { fit, headCells } from '../text.js';
+import { inert } from '../../core/sanitize.js';
 import { ACCENT, TONE_COLOR } from '../theme.js';
 
+export function labelWidthFor(width: number): number {
+  return Math.min(18, Math.max(8, Math.floor(width / 4)));
+}
+
+/**
+ * The lines as drawn in `width` cells: a long value goes on over as many lines as it takes, under
+ * its label (continuation lines have no label). Breaks at a space when one is near, else anywhere.
+ */
+export function wrapLines(lines: readonly DetailLine[], width: number): DetailLine[] {
+  const room = Math.max(1, width - labelWidthFor(width) - 1);
+  const out: DetailLine[] = [];
+  for (const l of lines) {
+    if (l.heading) {
+      out.push(l);
+      continue;
+    }
+    let rest = inert(l.value);
+    let label = l.label;
+    do {
+      let piece = stringWidth(rest) <= room ? rest : headCells(rest, room);
+      if (piece.length < rest.length) {
+        const space = piece.lastIndexOf(' ');
+        if (space > piece.length / 2) piece = piece.slice(0, space + 1);
+      }
+      out.push({ label, value: piece.trimEnd() });
+      rest = rest.slice(piece.length);
+      label = '';
+    } while (rest.length > 0);
+  }
+  return out;
+}
+
 export function Panel({ lines, scroll, height, width }: { lines: readonly DetailLine[]; scroll: number; height: number; width: number }) {
-  const labelWidth = Math.min(18, Math.max(8, Math.floor(width / 4)));
+  const labelWidth = labelWidthFor(width);
   const shown = lines.slice(scroll, scroll + height);
   return (
     <>
@@ -17,7 +52,7 @@ export function Panel({ lines, scroll, height, width }: { lines: readonly Detail
         ) : (
           <Text key={i}>
             <Text color={TONE_COLOR.muted}>{fit(`  ${l.label}`, labelWidth)}</Text>
-            {fit(` ${truncate(l.value, Math.max(0, width - labelWidth - 1))}`, Math.max(0, width - labelWidth))}
+            {fit(` ${l.value}`, Math.max(0, width - labelWidth))}
           </Text>
         ),
       )}

@@ -5,6 +5,7 @@ import { sanitize } from '../../core/sanitize.js';
 import { STATUS_TRAITS } from '../../engine/index.js';
 import { staleOf, type EngineSnapshot, type EvictProgress, type EvictSummary } from '../../engine/types.js';
 import { keysOf } from '../keymap.js';
+import { plural } from './header.js';
 import { fit, formatAge } from '../text.js';
 import { ACCENT, TONE_COLOR, type Tone } from '../theme.js';
 import { modeOf, type ViewState } from '../view-state.js';
@@ -32,11 +33,11 @@ export function StatusLine(props: { state: ViewState; progress: EvictProgress | 
     const kept = stale.length > 0 ? `; its ${stale.length} row${stale.length === 1 ? ' is' : 's are'} the last known (~, ${formatAge(now - staleOf(stale[0]!)!.since)} old), not evictable until it reconnects` : '';
     return <Text color={TONE_COLOR.problem}>{fit(`${sanitize(broken.name, 20)}: ${broken.lastError ?? broken.cause}${kept}`, width)}</Text>;
   }
-  const bits = [`${rowCount} ${state.tab === 'sessions' ? 'sessions' : 'claims'}`, `${snap.problems} problems`];
+  const bits = [plural(rowCount, state.tab === 'sessions' ? 'session' : 'claim'), plural(snap.problems, 'problem')];
   if (state.marks.size) bits.push(`${state.marks.size} marked`);
   if (state.filter) bits.push(`filter "${state.filter}"`);
   if (state.problemsOnly) bits.push('problems only');
-  if (state.sortColumn) bits.push(`sorted by ${state.sortColumn}${state.sortReverse ? ' (reversed)' : ''}`);
+  if (state.sortColumn || state.sortReverse) bits.push(`sorted by ${state.sortColumn ?? 'verdict'}${state.sortReverse ? ' (reversed)' : ''}`);
   if (snap.os.processTable === 'unavailable' && snap.os.processTableError) bits.push(snap.os.processTableError);
   if (snap.os.notices?.length) bits.push(snap.os.notices[0]!);
   // With several sources their warnings are on their state lines; with one, here.

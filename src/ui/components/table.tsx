@@ -4,7 +4,7 @@
 import { Text } from 'ink';
 import { memo } from 'react';
 import { findingKey } from '../../core/evict-plan.js';
-import { staleOf } from '../../engine/types.js';
+import { checkingOf, staleOf } from '../../engine/types.js';
 import type { Finding } from '../../core/types.js';
 import { GUTTER, type CellContext, type PlacedColumn } from '../columns.js';
 import { fit } from '../text.js';
@@ -25,11 +25,18 @@ export interface TableProps {
 }
 
 export function TitleLine({ placed, width, sortColumn, sortReverse }: Pick<TableProps, 'placed' | 'width' | 'sortColumn' | 'sortReverse'>) {
+  // The default order is by verdict, worst first: its column carries the mark then, so `r` shows.
+  const sorted = sortColumn ?? 'verdict';
   const cells = placed.map(({ column, width: w }) => {
-    const arrow = column.id === sortColumn ? (sortReverse ? '^' : 'v') : '';
+    const arrow = column.id === sorted ? sortArrow(sortReverse) : '';
     return fit(column.title + arrow, w, column.align);
   });
   return <Text bold>{fit(' '.repeat(GUTTER) + cells.join(' '), width)}</Text>;
+}
+
+/** The sorted column's mark, ASCII (arrows are ambiguous-width): v in the default direction, ^ reversed. */
+export function sortArrow(reverse: boolean): string {
+  return reverse ? '^' : 'v';
 }
 
 const Row = memo(function Row(props: { f: Finding; placed: readonly PlacedColumn[]; ctx: CellContext; width: number; isCursor: boolean; marked: boolean }) {
@@ -45,7 +52,7 @@ const Row = memo(function Row(props: { f: Finding; placed: readonly PlacedColumn
   return (
     <Text inverse={isCursor}>
       <Text dimColor={dim}>{gutter}</Text>
-      <Text color={TONE_COLOR[VERDICT_TONE[f.verdict]]} bold={f.problem && !dim} dimColor={dim}>
+      <Text color={checkingOf(f) ? TONE_COLOR.muted : TONE_COLOR[VERDICT_TONE[f.verdict]]} bold={f.problem && !dim} dimColor={dim}>
         {verdictCell}
       </Text>
       <Text dimColor={dim}>{tail}</Text>
