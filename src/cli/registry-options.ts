@@ -3,7 +3,7 @@
 // user can read another's command line in ps). A token (or a URL's password) is never sent in
 // the clear to another host, and a password is never shown.
 
-import { execFileSync } from 'node:child_process';
+import { childProcess } from '../os/builtins.js';
 import { isLoopbackAddress } from '../os/loopback.js';
 import { fsErrorText, readBoundedSync } from '../os/safe-file.js';
 import { isIP } from 'node:net';
@@ -145,7 +145,7 @@ export function lookupAllSync(hostname: string): { addresses: string[] } | { err
   const env: NodeJS.ProcessEnv = { GHOSTWATCH_LOOKUP: hostname };
   for (const k of ['PATH', 'LOCALDOMAIN', 'RES_OPTIONS', 'HOSTALIASES']) if (process.env[k] !== undefined) env[k] = process.env[k];
   try {
-    const out = execFileSync(process.execPath, ['-e', script], { env, encoding: 'utf8', timeout: 5_000, stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = childProcess().execFileSync(process.execPath, ['-e', script], { env, encoding: 'utf8', timeout: 5_000, stdio: ['ignore', 'pipe', 'ignore'] });
     const parsed: unknown = JSON.parse(out);
     if (typeof parsed !== 'object' || parsed === null) return { error: 'no answer' };
     if ('addresses' in parsed && Array.isArray(parsed.addresses)) return { addresses: parsed.addresses.map(String) };

@@ -1,9 +1,10 @@
 // Liveness probing: kill(pid, 0) for every usable pid, plus (full mode) state and start time
 // from /proc on Linux or one `ps` spawn per batch on macOS.
-import { execFile, execFileSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { endianness } from 'node:os';
 import type { KillResult, PidFacts } from '../core/types.js';
 import { isUsablePid } from '../core/pid.js';
+import { childProcess } from './builtins.js';
 
 export interface ProbeOptions {
   /** Also read state and start time (costs a /proc read per live pid, or one ps spawn on macOS). */
@@ -101,18 +102,51 @@ export function linuxClock(): { btimeSec: number; clkTck: number } | undefined {
   try {
     const m = /^btime\s+(\d+)/m.exec(readFileSync('/proc/stat', 'utf8'));
     if (!m?.[1]) throw new Error('no btime in /proc/stat');
-    let clkTck = 100;
-    try {
-      const out = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
-      if (Number.isInteger(out) && out > 0) clkTck = out;
-    } catch {
-      // getconf missing (minimal images): 100 is the value on every mainstream Linux arch.
-    }
-    clockCache = { btimeSec: Number(m[1]), clkTck };
+    clockCache = { btimeSec: Number(m[1]), clkTck: auxvClockTicks() ?? getconfClockTicks() ?? 100 };
   } catch {
     clockCache = null;
   }
   return clockCache ?? undefined;
+}
+
+/** AT_CLKTCK, the auxiliary vector's entry for sysconf(_SC_CLK_TCK). */
+const AT_CLKTCK = 17;
+
+/**
+ * CLK_TCK as the kernel handed it to this process (/proc/self/auxv: pairs of native words), the
+ * value getconf prints, without spawning it (a spawn is ~5 ms of every `status`).
+ */
+export function parseAuxvClockTicks(auxv: Buffer, wordBytes: 4 | 8, order: 'LE' | 'BE'): number | undefined {
+  const word = (at: number): number =>
+    wordBytes === 8 ? Number(order === 'LE' ? auxv.readBigUInt64LE(at) : auxv.readBigUInt64BE(at)) : order === 'LE' ? auxv.readUInt32LE(at) : auxv.readUInt32BE(at);
+  for (let at = 0; at + 2 * wordBytes <= auxv.length; at += 2 * wordBytes) {
+    const type = word(at);
+    if (type === 0) return undefined; // AT_NULL: the end
+    if (type === AT_CLKTCK) {
+      const ticks = word(at + wordBytes);
+      return Number.isInteger(ticks) && ticks > 0 ? ticks : undefined;
+    }
+  }
+  return undefined;
+}
+
+function auxvClockTicks(): number | undefined {
+  try {
+    const wordBytes = process.arch === 'ia32' || process.arch === 'arm' ? 4 : 8;
+    return parseAuxvClockTicks(readFileSync('/proc/self/auxv'), wordBytes, endianness());
+  } catch {
+    return undefined;
+  }
+}
+
+function getconfClockTicks(): number | undefined {
+  try {
+    const out = Number(childProcess().execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    return Number.isInteger(out) && out > 0 ? out : undefined;
+  } catch {
+    // getconf missing (minimal images): the caller falls back on 100, every mainstream Linux arch's value.
+    return undefined;
+  }
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -222,7 +256,7 @@ function readLinuxDetails(facts: Mutable<PidFacts>): void {
 
 function runPs(pids: readonly number[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(
+    childProcess().execFile(
       'ps',
       ['-o', 'pid=,stat=,lstart=', '-p', pids.join(',')],
       { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' }, maxBuffer: 16 * 1024 * 1024 },

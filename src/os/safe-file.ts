@@ -4,10 +4,10 @@
 // that is appended to is opened with O_NOFOLLOW, and a path ghostwatch keeps for itself that is
 // found looser than it should be is tightened, with a warning.
 
-import { randomBytes } from 'node:crypto';
 import { closeSync, constants, type Stats, fstatSync, fsyncSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { chmod, lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { crypto } from './builtins.js';
 
 /** A new file only: never an existing name, never through a symlink. */
 export const CREATE_NEW = constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_WRONLY;
@@ -29,7 +29,7 @@ export function fsErrorText(err: unknown): string {
 
 /** A name for a temporary file next to `path`: in the same folder (so rename is atomic), never guessable. */
 export function tempNameFor(path: string): string {
-  return join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
+  return join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${crypto().randomBytes(6).toString('hex')}`);
 }
 
 /** Opens a new file for writing (O_CREAT|O_EXCL|O_NOFOLLOW, `mode`). EEXIST when the name is taken, a symlink included. */

@@ -6,6 +6,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { PidFacts } from '../../src/core/types.js';
 import {
   killResultFromError,
+  linuxClock,
+  parseAuxvClockTicks,
   parseDarwinPs,
   parseProcStat,
   parseStatBytes,
@@ -187,5 +189,36 @@ describe('parseDarwinPs', () => {
   });
   it('ignores empty output', () => {
     expect(parseDarwinPs('').size).toBe(0);
+  });
+});
+
+describe('CLK_TCK from the auxiliary vector (no getconf spawn)', () => {
+  /** An auxv image: [type, value] pairs in `wordBytes`-byte words of byte order `order`. */
+  const auxv = (pairs: [number, number][], wordBytes: 4 | 8, order: 'LE' | 'BE'): Buffer => {
+    const buf = Buffer.alloc(pairs.length * 2 * wordBytes);
+    pairs.flat().forEach((word, i) => {
+      const at = i * wordBytes;
+      if (wordBytes === 8) order === 'LE' ? buf.writeBigUInt64LE(BigInt(word), at) : buf.writeBigUInt64BE(BigInt(word), at);
+      else order === 'LE' ? buf.writeUInt32LE(word, at) : buf.writeUInt32BE(word, at);
+    });
+    return buf;
+  };
+  it.each([
+    ['64-bit little-endian', [[6, 4096], [17, 100], [0, 0]], 8, 'LE', 100],
+    ['64-bit big-endian', [[6, 4096], [17, 250], [0, 0]], 8, 'BE', 250],
+    ['32-bit little-endian', [[16, 1], [17, 1000], [0, 0]], 4, 'LE', 1000],
+    ['32-bit big-endian', [[17, 300], [0, 0]], 4, 'BE', 300],
+    ['no AT_CLKTCK before AT_NULL', [[6, 4096], [0, 0], [17, 100]], 8, 'LE', undefined],
+    ['no entry at all', [[6, 4096]], 8, 'LE', undefined],
+    ['a zero tick rate', [[17, 0], [0, 0]], 8, 'LE', undefined],
+  ] as const)('%s', (_name, pairs, wordBytes, order, expected) => {
+    expect(parseAuxvClockTicks(auxv(pairs.map(([t, v]) => [t, v]), wordBytes, order), wordBytes, order)).toBe(expected);
+  });
+  it('a truncated last pair is not read', () => {
+    expect(parseAuxvClockTicks(auxv([[17, 100]], 8, 'LE').subarray(0, 12), 8, 'LE')).toBeUndefined();
+  });
+  it.runIf(isLinux && existsSync('/proc/self/auxv'))('on this machine it is what getconf CLK_TCK prints', () => {
+    const getconf = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    expect(linuxClock()?.clkTck).toBe(getconf);
   });
 });

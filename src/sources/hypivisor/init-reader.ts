@@ -2,9 +2,10 @@
 // frame (the `init` snapshot), close. Built on node:http's upgrade instead of the ws package,
 // whose loading alone (zlib, tls, deflate) costs ~30 ms of a status line budgeted at 200 ms.
 // It only ever reads server frames (unmasked) and sends one masked close frame.
-import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { crypto } from '../../os/builtins.js';
 import { parseFrame, urlWithToken } from './wire.js';
 
 export interface InitSnapshot {
@@ -15,6 +16,26 @@ export interface InitSnapshot {
 
 export class InitReadError extends Error {
   override readonly name = 'InitReadError';
+}
+
+/**
+ * Random bytes for the handshake key and the close frame's mask: from /dev/urandom, the kernel's
+ * generator node:crypto also draws on, read directly, since loading node:crypto is a few ms of a
+ * status line; node:crypto where there is no /dev/urandom.
+ */
+function randomBytes(size: number): Buffer {
+  try {
+    const fd = openSync('/dev/urandom', 'r');
+    try {
+      const out = Buffer.alloc(size);
+      if (readSync(fd, out, 0, size, null) === size) return out;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // no /dev/urandom here
+  }
+  return crypto().randomBytes(size);
 }
 
 export async function readInitSnapshot(opts: {

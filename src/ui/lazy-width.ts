@@ -1,0 +1,22 @@
+// string-width, created on first need. Its module builds an Intl.Segmenter and Unicode-property
+// regular expressions (\p{RGI_Emoji} alone takes longer than Node's own start) as it loads,
+// before the first frame, whose text is usually printable ASCII and colour codes. The bundle
+// (scripts/bundle.mjs) gives Ink and ghostwatch this wrapper around each string-width copy:
+// without escape codes (stripped first, as string-width does, by the strip-ansi it uses)
+// printable ASCII is one column a character, string-width's own first answer; anything else is
+// measured by the real one.
+type StringWidth = (input: string, options?: { readonly countAnsiEscapeCodes?: boolean }) => number;
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+export function lazyStringWidth(load: () => StringWidth, stripAnsi: (text: string) => string): StringWidth {
+  let real: StringWidth | undefined;
+  return function stringWidth(input, options) {
+    if (typeof input === 'string') {
+      const text = options?.countAnsiEscapeCodes !== true && (input.includes('\u001b') || input.includes('\u009b')) ? stripAnsi(input) : input;
+      if (PRINTABLE_ASCII.test(text)) return text.length;
+    }
+    real ??= load();
+    return real(input, options);
+  };
+}
