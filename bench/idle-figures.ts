@@ -19,7 +19,9 @@ import { openClient, registerNodes, type NodeParams, type WireClient } from './r
 
 const HERE = new URL('.', import.meta.url).pathname;
 const ROOT = HERE.includes('/dist/') ? join(HERE, '../..') : join(HERE, '..');
-const BIN = join(ROOT, 'bin/ghostwatch.js');
+// GHOSTWATCH_BENCH_BIN: another build's launcher (a copy of an older bin/ and dist/bundle/), to
+// measure before and after in one run.
+const BIN = process.env.GHOSTWATCH_BENCH_BIN ?? join(ROOT, 'bin/ghostwatch.js');
 
 const LIVE = 600;
 const DEAD = 300;
