@@ -111,16 +111,16 @@ describe('the filter', () => {
     await a.send('/');
     await a.send('work/ghostwatch');
     await a.send('\r');
-    const matches = ['a0a0a0a0-old-session', '9e9e9e9e-remote', '7f3a9c1e-live-agent', 'a1a1a1a1-new-session'];
-    await expect.poll(() => a.cursorOn(matches[0])).toBe(matches[0]);
+    const matches: string[] = ['a0a0a0a0-old-session', '9e9e9e9e-remote', '7f3a9c1e-live-agent', 'a1a1a1a1-new-session'];
+    await expect.poll(() => a.cursorOn(matches[0]!)).toBe(matches[0]);
     await a.send('n');
-    await expect.poll(() => a.cursorOn(matches[1])).toBe(matches[1]);
+    await expect.poll(() => a.cursorOn(matches[1]!)).toBe(matches[1]);
     await a.send('nn');
-    await expect.poll(() => a.cursorOn(matches[3])).toBe(matches[3]);
+    await expect.poll(() => a.cursorOn(matches[3]!)).toBe(matches[3]);
     await a.send('n');
-    await expect.poll(() => a.cursorOn(matches[0])).toBe(matches[0]);
+    await expect.poll(() => a.cursorOn(matches[0]!)).toBe(matches[0]);
     await a.send('N');
-    await expect.poll(() => a.cursorOn(matches[3])).toBe(matches[3]);
+    await expect.poll(() => a.cursorOn(matches[3]!)).toBe(matches[3]);
   });
 
   it('n without a filter says how to set one', async () => {
