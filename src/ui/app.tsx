@@ -64,7 +64,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     // Sorting by age depends on the clock; everything else only on the findings and the query.
     [snap.findings, state.tab, state.filter, state.problemsOnly, state.sortColumn, state.sortReverse, ctxCells],
   );
-  const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes), width), [state.tab, width, snap.panes]);
+  const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes, snap.sources.length), width), [state.tab, width, snap.panes, snap.sources.length]);
   // Ids cut so that the rows shown tell apart (UUIDv7 ids share their start).
   const tableCtx: CellContext = useMemo(
     () => ({
@@ -108,6 +108,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     overlayLines: dialogLines ? dialogLines.list.length : (overlay?.length ?? events?.lines.length ?? 0),
     ...(dialogRoom !== undefined ? { overlayPage: dialogRoom } : {}),
     panes: snap.panes,
+    sourceCount: snap.sources.length,
   };
   const latest = useRef({ state, facts });
   latest.current = { state, facts };

@@ -147,7 +147,7 @@ export const SESSION_COLUMNS: readonly Column[] = [
   {
     id: 'host',
     title: 'HOST',
-    width: 12,
+    width: 10,
     priority: 4,
     value: (f, _c, w) => (f.kind === 'session' ? truncate(sanitize(f.entry.machine ?? '-', 64), w) : '-'),
     sortKey: (f) => (f.kind === 'session' ? (f.entry.machine ?? '') : ''),
@@ -162,10 +162,11 @@ export const SESSION_COLUMNS: readonly Column[] = [
     sortKey: (f) => (f.kind === 'session' && isUsablePort(f.entry.port) ? f.entry.port : -1),
   },
   {
-    // Fixed: a registry's status word and a note fit; the room goes to CWD.
+    // Narrow and fixed: the registry's status word ("active", "offline"); a note is cut here and
+    // read whole in the detail view. The room goes to CWD and SESSION.
     id: 'status',
     title: 'STATUS',
-    width: 16,
+    width: 10,
     priority: 6,
     value: (f, ctx, w) => truncate(statusText(f, ctx), w),
     sortKey: (f) => statusText(f),
@@ -227,11 +228,19 @@ export const CLAIM_COLUMNS: readonly Column[] = [
 ];
 
 const SESSION_COLUMNS_NO_PANE = SESSION_COLUMNS.filter((c) => c !== paneColumn);
+const SESSION_COLUMNS_ONE_SOURCE = SESSION_COLUMNS.filter((c) => c !== sourceColumn);
+const SESSION_COLUMNS_NO_PANE_ONE_SOURCE = SESSION_COLUMNS_NO_PANE.filter((c) => c !== sourceColumn);
 
 /** A tab's columns; PANE only while some agent is known to run in a tmux pane (it costs others nothing then). */
-export function columnsFor(tab: Tab, panes?: ReadonlyMap<number, TmuxPane>): readonly Column[] {
+/**
+ * The columns of a tab. PANE only while some agent runs in a tmux pane; SOURCE only when more than
+ * one registry is read (with one, the header names it and the column would repeat it on every row).
+ */
+export function columnsFor(tab: Tab, panes?: ReadonlyMap<number, TmuxPane>, sourceCount = 2): readonly Column[] {
   if (tab === 'claims') return CLAIM_COLUMNS;
-  return panes !== undefined && panes.size > 0 ? SESSION_COLUMNS : SESSION_COLUMNS_NO_PANE;
+  const withPanes = panes !== undefined && panes.size > 0;
+  if (sourceCount > 1) return withPanes ? SESSION_COLUMNS : SESSION_COLUMNS_NO_PANE;
+  return withPanes ? SESSION_COLUMNS_ONE_SOURCE : SESSION_COLUMNS_NO_PANE_ONE_SOURCE;
 }
 
 /** Cells before the first column: the cursor and the mark. */

@@ -5,18 +5,18 @@
 // without escape codes (stripped first, as string-width does, by the strip-ansi it uses)
 // printable ASCII is one column a character, string-width's own first answer; anything else is
 // measured by the real one.
-type StringWidth = (input: string, options?: { readonly countAnsiEscapeCodes?: boolean }) => number;
+type StringWidth = (value: string, options?: { readonly countAnsiEscapeCodes?: boolean }) => number;
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 export function lazyStringWidth(load: () => StringWidth, stripAnsi: (text: string) => string): StringWidth {
   let real: StringWidth | undefined;
-  return function stringWidth(input, options) {
-    if (typeof input === 'string') {
-      const text = options?.countAnsiEscapeCodes !== true && (input.includes('\u001b') || input.includes('\u009b')) ? stripAnsi(input) : input;
+  return function stringWidth(value, options) {
+    if (typeof value === 'string') {
+      const text = options?.countAnsiEscapeCodes !== true && (value.includes('\u001b') || value.includes('\u009b')) ? stripAnsi(value) : value;
       if (PRINTABLE_ASCII.test(text)) return text.length;
     }
     real ??= load();
-    return real(input, options);
+    return real(value, options);
   };
 }

@@ -1,8 +1,11 @@
 // The alternate screen, entered once and left exactly once on every way out: q, Ctrl-C,
 // SIGTERM, SIGHUP, an uncaught error. A monitor that dies must not leave a broken terminal.
 
-const ENTER = '\u001b[?1049h\u001b[H\u001b[?25l'; // alternate screen, home, hide cursor
-const LEAVE = '\u001b[?25h\u001b[?1049l'; // show cursor, main screen back
+// Alternate screen, home, hide cursor, bracketed paste on: the terminal wraps a paste in
+// ESC[200~ ... ESC[201~, so pasted text is one piece (the filter prompt takes it; the table
+// ignores it) and never a run of keys — a pasted "Xy" must not evict anything.
+const ENTER = '\u001b[?1049h\u001b[H\u001b[?25l\u001b[?2004h';
+const LEAVE = '\u001b[?2004l\u001b[?25h\u001b[?1049l'; // paste mode off, show cursor, main screen back
 
 export interface Fullscreen {
   /** Leave the alternate screen (idempotent) and run the cleanup once. */

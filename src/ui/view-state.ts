@@ -52,6 +52,8 @@ export interface ScreenFacts extends RowsOnScreen {
   readonly overlayLines?: number;
   /** Local pid → its tmux pane (the engine's). */
   readonly panes?: ReadonlyMap<number, TmuxPane> | undefined;
+  /** How many registries are read: with one, the table has no SOURCE column to sort by. */
+  readonly sourceCount?: number | undefined;
   /** Lines the overlay scrolls in, when not the page (the confirm dialog's list under its question). */
   readonly overlayPage?: number;
 }
@@ -324,7 +326,7 @@ function jumpTo(s: ViewState, facts: ScreenFacts): ViewTransition {
 }
 
 function sortBy(s: ViewState, dir: 1 | -1, facts: ScreenFacts): ViewState {
-  const ids = [undefined, ...columnsFor(s.tab, facts.panes).map((c) => c.id)];
+  const ids = [undefined, ...columnsFor(s.tab, facts.panes, facts.sourceCount).map((c) => c.id)];
   const at = ids.indexOf(s.sortColumn);
   const next = ids[(at + dir + ids.length) % ids.length];
   return { ...s, sortColumn: next };

@@ -149,6 +149,28 @@ describe.runIf(HAS_TMUX && BUILT)('keys that land, in a real tmux pane', () => {
     expect(audit(state)).toEqual([]);
   });
 
+  it('a paste is one piece: in the table it does nothing (a pasted "Xy" evicts nothing), at the filter prompt it is the text', async () => {
+    for (let i = 0; i < 3; i++) await ghost(`paste-${i}`, 9250 + i);
+    const state = mkdtempSync(join(tmpdir(), 'gw-keys-'));
+    startPane(server.url, state);
+    await until(() => (capture().match(/!ghost\s+paste-/g) ?? []).length === 3, 8000, 'three ghosts on screen');
+    // The monitor asked for bracketed paste: tmux's paste-buffer -p wraps the text in ESC[200~ ... ESC[201~.
+    tmux('set-buffer', 'Xy');
+    tmux('paste-buffer', '-p', '-t', 'gw');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(capture()).not.toMatch(/Evict \d+ entr/);
+    expect(audit(state)).toEqual([]);
+    tmux('send-keys', '-t', 'gw', '/');
+    await until(() => /\/_/.test(capture()) || /filter/.test(capture()), 3000, 'the filter prompt');
+    tmux('set-buffer', 'paste-1\nXy');
+    tmux('paste-buffer', '-p', '-t', 'gw');
+    tmux('send-keys', '-t', 'gw', 'Enter');
+    await until(() => /filter "paste-1 Xy"/.test(capture()), 3000, 'the pasted text as the filter, the line break a space');
+    expect(audit(state)).toEqual([]);
+    tmux('send-keys', '-t', 'gw', '-l', 'qq');
+    await quitAndCheckShell();
+  });
+
   it.each([
     ['Esc', 'Escape'],
     ['Ctrl-C', 'C-c'],

@@ -60,7 +60,7 @@ describe.runIf(HAS_TMUX && BUILT)('ghostwatch and tmux panes, end to end', () =>
   it('the PANE column names each agent’s pane, and a killed one’s while its pane lives', async () => {
     expect(target(agentPanes.live!)).toBe('work:2.1');
     await until(() => /work:2\.1/.test(rowOf('agent-in-pane')) && /work:3\.1/.test(rowOf('ghost-in-pane')), 15_000, 'the panes in the table');
-    expect(capture('gw')).toMatch(/VERDICT\s+SESSION\s+PID\s+PANE/);
+    expect(capture('gw')).toMatch(/VERDICTv?\s+SESSION\s+PID\s+PANE/);
     expect(rowOf('agent-in-pane')).toMatch(/^\S*\s+live\s+agent-in-pane\s+\d+ work:2\.1 /);
     // The second agent dies hard (we started it): its row turns ghost, its pane (the shell) lives on.
     const shell = tmux('display', '-p', '-t', agentPanes.ghost!, '#{pane_pid}').trim();

@@ -128,12 +128,12 @@ describe.runIf(hasTmux && built)('ghostwatch in a real tmux pane', () => {
     const lines = paneLines();
     expect(lines.length).toBeLessThanOrEqual(15);
     expect(lines[0]).toMatch(/^ghostwatch {2}/);
-    expect(lines[1]).toMatch(/^ {2}VERDICT\s+SESSION/);
+    expect(lines[1]).toMatch(/^ {2}VERDICTv?\s+SESSION/);
     expect(lines[2]).toMatch(/^> /);
     expect(lines.filter((l) => /^[> ] [!?\- ]\w/.test(l))).toHaveLength(10);
     expect(capture().match(/^ghostwatch {2}/gm), 'one frame, not frames stacked').toHaveLength(1);
     for (const line of lines) expect(stringWidth(line)).toBeLessThanOrEqual(60);
-    expect(capture()).toMatch(/VERDICT\s+SESSION\s+PID/);
+    expect(capture()).toMatch(/VERDICTv?\s+SESSION\s+PID/);
     tmux('send-keys', '-t', 'gw', 'C-c');
     await until(() => tmux('display', '-p', '-t', 'gw', '#{alternate_on}').trim() === '0', 3000, 'the main screen');
     await until(() => PROMPT.test(capture()), 3000, 'the shell prompt');
@@ -141,7 +141,7 @@ describe.runIf(hasTmux && built)('ghostwatch in a real tmux pane', () => {
 
   it.each(['SIGTERM', 'SIGHUP'] as const)('restores the shell when the monitor gets %s', async (signal) => {
     startPane(80, 24);
-    await until(() => /VERDICT\s+SESSION/.test(capture()), 8000, 'the table');
+    await until(() => /VERDICTv?\s+SESSION/.test(capture()), 8000, 'the table');
     const shellPid = tmux('display', '-p', '-t', 'gw', '#{pane_pid}').trim();
     const node = execFileSync('pgrep', ['-P', shellPid, '-f', 'ghostwatch.js'], { encoding: 'utf8' }).trim().split('\n')[0]!;
     process.kill(Number(node), signal);

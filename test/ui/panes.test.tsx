@@ -61,7 +61,7 @@ describe('the PANE column', () => {
   it('is the first column a narrow pane drops', () => {
     const wide = layoutColumns(SESSION_COLUMNS, 140).map((p) => p.column.id);
     expect(wide).toContain('pane');
-    const narrower = layoutColumns(SESSION_COLUMNS, 100).map((p) => p.column.id);
+    const narrower = layoutColumns(SESSION_COLUMNS, 96).map((p) => p.column.id);
     expect(narrower).not.toContain('pane');
     expect(narrower).toContain('source');
   });

@@ -151,7 +151,7 @@ describe('before the first probe, and how long a ghost has been dead', () => {
     const rows = demoFindings().map((f) => (f.id === 'c0ffee00-ghost' ? { ...f, deadSince: FIXED_NOW - 7 * 60_000 } : f));
     const lines = await frameOf(new StaticEngine(rows), { columns: 80, rows: 24 });
     // Registered 5 h ago; dead for 7 minutes.
-    expect(lines.find((l) => /c0ffee00-ghost/.test(l))).toMatch(/40777\s+7m /);
+    expect(lines.find((l) => /c0ffee00-gh/.test(l))).toMatch(/40777\s+7m /);
     const detail = (await frameOf(new StaticEngine(rows), { columns: 80, rows: 24 }, { keys: ['\r'] })).join('\n');
     expect(detail).toMatch(/dead since\s+\d\d:\d\d:\d\d \(7m00s ago\)/);
   });

@@ -61,7 +61,7 @@ describe('a registry that is not read, in the monitor', () => {
     const r = await open(downEngine({ cause: 'token refused (401)', status: 'auth-refused', kept: true }));
     const rows = lines(r).filter((l) => /session|ghost|live|zombie/.test(l) && !l.startsWith('ghostwatch'));
     expect(rows.length).toBeGreaterThan(5);
-    expect(lines(r).find((l) => l.includes('c0ffee00-ghost'))).toMatch(/^> ?~!ghost .*stale 2m, /);
+    expect(lines(r).find((l) => l.includes('c0ffee00-ghost'))).toMatch(/^> ?~!ghost .*stale 2m,/);
     expect(lines(r).find((l) => l.includes('7f3a9c1e-live-agent'))).toMatch(/~ live .*stale 2m/);
     expect(lines(r).at(-2)).toMatch(/its 15 rows are the last known/);
     r.unmount();
