@@ -33,6 +33,10 @@ export interface AgentctlOptions {
   readonly random?: () => number;
   /** A reply line longer than this closes the connection (a broken or hostile daemon). */
   readonly maxLineBytes?: number;
+  /** stop() waits this long for the replies still due (default 1 s); the socket waits up to `lingerMs`. */
+  readonly closeWaitMs?: number;
+  /** The longest a stopped connection stays open for replies still due before it is ended anyway (default 15 s). */
+  readonly lingerMs?: number;
   /** How long a session.status answer for a manual lock's setter is kept before it is asked again. */
   readonly holderLookupMs?: number;
   readonly now?: () => number;
@@ -50,6 +54,8 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   private readonly dir: string;
   private readonly firstSeen = new FirstSeen();
   private socket: Socket | undefined;
+  /** Ids of the requests written on `socket` and not answered yet, timed out or not. */
+  private outstanding = new Set<string>();
   private connected = false;
   private buffer = '';
   private readonly rpc: RpcTable<unknown>;
@@ -78,6 +84,8 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       requestTimeoutMs: options.requestTimeoutMs ?? 8_000,
       maxLineBytes: options.maxLineBytes ?? 32 * 1024 * 1024,
       holderLookupMs: options.holderLookupMs ?? 30_000,
+      closeWaitMs: options.closeWaitMs ?? 1_000,
+      lingerMs: options.lingerMs ?? 15_000,
       now: this.now,
     };
     this.backoff = new Backoff({ initialMs: options.backoffInitialMs, maxMs: options.backoffMaxMs, random: options.random });
@@ -96,13 +104,22 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     this.connect();
   }
 
+  /**
+   * Stops asking. The connection is ended only once every request on it is answered (bounded):
+   * agentctl has no 'error' handler on its client sockets, so closing while a reply is in flight
+   * crashes the daemon (protocols.md §3). Resolves after the replies or `closeWaitMs`; the socket
+   * itself may linger (keeping the process alive) up to `lingerMs`, then it is ended gently.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.pollTimer = this.reconnectTimer = undefined;
-    this.drop('stopped');
+    const closed = this.drop('stopped', 'gently');
     await this.polling?.catch(() => undefined);
+    let waited: NodeJS.Timeout | undefined;
+    await Promise.race([closed, new Promise<void>((resolve) => (waited = setTimeout(resolve, this.opts.closeWaitMs)))]);
+    clearTimeout(waited);
     this.setStatus('stopped');
   }
 
@@ -214,9 +231,9 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     });
   }
 
-  /** The daemon is gone (or was never there): fall back to its files and try again later. */
-  private lostDaemon(why: string): void {
-    this.drop(why);
+  /** The daemon is gone (or was never there, or is not to be read any more): fall back to its files and try again later. */
+  private lostDaemon(why: string, close: 'gently' | 'now' = 'now'): void {
+    void this.drop(why, close);
     if (this.stopped) return;
     void this.readFiles().then((found) => {
       if (this.stopped || this.connected) return;
@@ -232,14 +249,65 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     }, this.backoff.next());
   }
 
-  private drop(why: string): void {
+  /**
+   * Stop using the connection. 'now': it is already dead (an error, the daemon closed it).
+   * 'gently': it is open, and requests on it may still be answered: it is ended only after.
+   */
+  private drop(why: string, close: 'gently' | 'now'): Promise<void> {
     this.connected = false;
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.pollTimer = undefined;
     const socket = this.socket;
+    const outstanding = this.outstanding;
     this.socket = undefined;
-    socket?.destroy();
+    this.outstanding = new Set();
     this.rpc.failAll(`agentctl daemon: ${why}`);
+    if (!socket) return Promise.resolve();
+    if (close === 'now') {
+      socket.destroy();
+      return Promise.resolve();
+    }
+    return this.endWhenAnswered(socket, outstanding);
+  }
+
+  /**
+   * End `socket` once every request written on it is answered, or after `lingerMs`. Until then it
+   * stays fully open, not even half-closed: agentctl's server ends its side when it reads our
+   * FIN, and a reply it writes in that moment, like one written to a closed socket (EPIPE), is an
+   * unhandled 'error' that kills it. The open socket and the timer keep the process alive.
+   */
+  private endWhenAnswered(socket: Socket, outstanding: Set<string>): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let buffer = '';
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (): void => {
+        clearTimeout(timer);
+        socket.removeListener('data', onData);
+        if (!socket.destroyed) socket.end();
+        // A daemon that never answers our FIN must not hold the process forever.
+        setTimeout(() => socket.destroy(), 2_000).unref();
+        resolve();
+      };
+      const onData = (chunk: string): void => {
+        buffer += chunk;
+        let nl: number;
+        while ((nl = buffer.indexOf('\n')) >= 0) {
+          const reply = parseReply(buffer.slice(0, nl));
+          buffer = buffer.slice(nl + 1);
+          if (reply.kind !== 'bad') outstanding.delete(reply.id);
+        }
+        // A reply too long to read is not parsed: its request waits for the bound.
+        if (buffer.length > this.opts.maxLineBytes) buffer = '';
+        if (outstanding.size === 0) finish();
+      };
+      if (outstanding.size === 0 || socket.destroyed) {
+        finish();
+        return;
+      }
+      socket.on('data', onData);
+      socket.once('close', finish);
+      timer = setTimeout(finish, this.opts.lingerMs);
+    });
   }
 
   private onData(socket: Socket, chunk: string): void {
@@ -247,7 +315,8 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     this.buffer += chunk;
     if (this.buffer.length > this.opts.maxLineBytes) {
       this.counters.oversize++;
-      this.lostDaemon(`a reply longer than ${this.opts.maxLineBytes} bytes`);
+      this.buffer = '';
+      this.lostDaemon(`a reply longer than ${this.opts.maxLineBytes} bytes`, 'gently');
       return;
     }
     let nl: number;
@@ -262,6 +331,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
         else this.counters.badFrames++;
         continue;
       }
+      this.outstanding.delete(reply.id);
       const matched =
         reply.kind === 'error'
           ? this.rpc.answer(reply.id, { error: Object.assign(new Error(`agentctl: ${reply.message} (${reply.code})`), { daemon: true }) })
@@ -273,7 +343,12 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   private request(method: string, params: Record<string, unknown>): Promise<unknown> {
     const socket = this.socket;
     if (!socket || !this.connected) return Promise.reject(new Error('the agentctl daemon is not connected'));
-    return this.rpc.call(method, (id) => socket.write(`${JSON.stringify({ id, method, params })}\n`));
+    const outstanding = this.outstanding;
+    return this.rpc.call(method, (id) => {
+      // Answered or not in time, it stays outstanding until its reply: the socket is ended only after.
+      outstanding.add(id);
+      socket.write(`${JSON.stringify({ id, method, params })}\n`);
+    });
   }
 
   // ------------------------------------------------------------ reading
