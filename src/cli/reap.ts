@@ -105,12 +105,26 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
     }
     const summary = await engine.evict({ selection: plan, force: false });
     for (const r of summary.results) process.stdout.write(`${line(r.outcome, r.finding, r.detail ? `: ${sanitize(r.detail, 500)}` : '')}\n`);
+    // What a request removed besides (agentctl's prune takes every dead record): named, never silent.
+    for (const a of summary.alsoRemoved ?? []) {
+      if (a.selected) continue;
+      const pid = a.pid !== undefined ? ` pid ${sanitize(a.pid, 12)}` : '';
+      process.stdout.write(
+        `${'also-removed'.padEnd(12)} ${a.kind.padEnd(7)} ${several ? `${sanitize(a.source, 16)} ` : ''}${sanitize(a.id, 60)}${pid}: ${sanitize(a.change, 40)} after the request for ${sanitize(a.by.id, 60)}\n`,
+      );
+    }
     const c = summary.counts;
     process.stdout.write(
-      `evicted ${c.evicted}, already gone ${c['already-gone']}, skipped ${c.skipped}, refused ${c.refused}, failed ${c.failed}\n`,
+      `evicted ${c.evicted}, already gone ${c['already-gone']}, skipped ${c.skipped}, refused ${c.refused}, failed ${c.failed}${alsoText(summary.alsoRemoved)}\n`,
     );
     return c.skipped + c.refused + c.failed === 0 ? 0 : 1;
   } finally {
     await engine.stop();
   }
+}
+
+/** ", also removed N not selected" when a request took unselected records with it. */
+function alsoText(also: readonly { readonly selected: boolean }[] | undefined): string {
+  const n = also?.filter((a) => !a.selected).length ?? 0;
+  return n > 0 ? `, also removed ${n} not selected` : '';
 }

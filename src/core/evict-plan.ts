@@ -5,7 +5,8 @@ import type { Finding } from './types.js';
 
 export type EvictionAction =
   | { readonly type: 'deregister'; readonly source: string; readonly id: string }
-  | { readonly type: 'release-claim'; readonly source: string; readonly resource: string };
+  /** `claim`: which of several claims on the resource (the entry's `key`), when its source has several. */
+  | { readonly type: 'release-claim'; readonly source: string; readonly resource: string; readonly claim?: string | undefined };
 
 export interface PlannedEviction {
   readonly finding: Finding;
@@ -21,15 +22,17 @@ export interface EvictionPlan {
   readonly needsForce: readonly Finding[];
 }
 
-/** A stable identity for a finding across reconciles: kind, source and id. */
-export function findingKey(f: Pick<Finding, 'kind' | 'source' | 'id'>): string {
-  return `${f.kind}\u0000${f.source}\u0000${f.id}`;
+/** A stable identity for a finding across reconciles: kind, source and id (a claim's key, when it has one). */
+export function findingKey(f: Pick<Finding, 'kind' | 'source' | 'id'> | Finding): string {
+  const key = f.kind === 'claim' && 'entry' in f ? (f.entry as { readonly key?: string | undefined }).key : undefined;
+  return `${f.kind}\u0000${f.source}\u0000${key ?? f.id}`;
 }
 
 export function actionFor(f: Finding): EvictionAction {
-  return f.kind === 'session'
-    ? { type: 'deregister', source: f.source, id: f.id }
-    : { type: 'release-claim', source: f.source, resource: f.id };
+  if (f.kind === 'session') return { type: 'deregister', source: f.source, id: f.id };
+  return f.entry.key === undefined
+    ? { type: 'release-claim', source: f.source, resource: f.id }
+    : { type: 'release-claim', source: f.source, resource: f.id, claim: f.entry.key };
 }
 
 export function planEviction(selection: readonly Finding[], opts: { readonly force: boolean }): EvictionPlan {

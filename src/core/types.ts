@@ -67,6 +67,12 @@ export interface SessionEntry {
 export interface ClaimEntry {
   readonly source: string;
   readonly resource: string;
+  /**
+   * Which claim this is, when a registry allows several on one resource (agentctl: a manual lock
+   * on top of an auto-lock, a second auto-lock with --force): unique within its source. Undefined:
+   * the resource alone names the claim.
+   */
+  readonly key?: string | undefined;
   /** The id of the holding session, when the registry names one. */
   readonly holder?: string | undefined;
   readonly pid?: unknown;

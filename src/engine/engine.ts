@@ -187,6 +187,7 @@ class LiveEngineImpl implements LiveEngine {
           }),
           applyFresh: (fresh) => this.tracker.applyFresh(fresh.pids, fresh.ports),
           stopped: () => this.stopped,
+          shown: () => this.snapshot.findings,
         },
         { ...request, onProgress },
       ),

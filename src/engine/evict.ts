@@ -3,12 +3,13 @@
 // engine itself never signals a process; an eviction is a registry request, nothing else.
 
 import { randomUUID } from 'node:crypto';
-import { planEviction, recheck, type PlannedEviction } from '../core/evict-plan.js';
+import { findingKey, planEviction, recheck, type PlannedEviction } from '../core/evict-plan.js';
+import { sanitize } from '../core/sanitize.js';
 import type { Finding } from '../core/types.js';
-import { STATUS_TRAITS, type RegistryAnswer, type Source } from '../sources/types.js';
+import { STATUS_TRAITS, type AlsoRemoved, type RegistryAnswer, type Source } from '../sources/types.js';
 import { auditError, type AuditLog } from './audit-log.js';
 import { freshFinding, type Fresh, type FreshContext } from './fresh-finding.js';
-import { staleOf, type EvictProgress, type EvictRequest, type EvictResult, type EvictionOutcome, type EvictSummary } from './types.js';
+import { staleOf, type AlsoRemovedResult, type EvictProgress, type EvictRequest, type EvictResult, type EvictionOutcome, type EvictSummary } from './types.js';
 
 export interface EvictorContext {
   readonly sources: readonly Source[];
@@ -22,7 +23,14 @@ export interface EvictorContext {
   /** Facts read by the re-probe, for the live view. */
   readonly applyFresh: (fresh: Fresh) => void;
   readonly stopped: () => boolean;
+  /** The findings shown when the run starts: the verdict and evidence of what a request removed besides. */
+  readonly shown?: (() => readonly Finding[]) | undefined;
 }
+
+/** What a request of this run removed besides its own entry, by the key of the finding it was shown as. */
+type RemovedBy = Map<string, { readonly by: Finding; readonly also: AlsoRemoved }>;
+
+const keyOfAlso = (source: string, also: AlsoRemoved): string => findingKey({ kind: also.kind, source, id: also.key ?? also.id });
 
 export const READ_ONLY_DETAIL = 'read-only mode: nothing is evicted';
 
@@ -40,27 +48,38 @@ export async function executeEviction(ctx: EvictorContext, request: EvictRequest
 
   const plan = planEviction(request.selection, { force: request.force });
   const results: EvictResult[] = [];
+  const removedBy: RemovedBy = new Map();
+  // Read as the run starts: a request's reply refreshes the view before its side effects are written.
+  const shownAtStart = new Map((ctx.shown?.() ?? []).map((f) => [findingKey(f), f]));
+  const findingFor = (key: string): Finding | undefined => shownAtStart.get(key);
   const total = plan.send.length;
   const cancelled = () => request.signal?.aborted === true;
   for (let i = 0; i < total; i++) {
-    if (cancelled()) return cancelRun(ctx, plan.send.slice(i), results, plan.needsForce);
+    if (cancelled()) return cancelRun(ctx, plan.send.slice(i), results, plan.needsForce, removedBy);
     const planned = plan.send[i]!;
     const at = { index: i + 1, total, finding: planned.finding };
     report({ ...at, phase: 'checking' });
-    const done = await evictOne(ctx, planned, () => report({ ...at, phase: 'sending' }), cancelled);
-    if (done === 'cancelled') return cancelRun(ctx, plan.send.slice(i), results, plan.needsForce);
+    const done = await evictOne(ctx, planned, () => report({ ...at, phase: 'sending' }), cancelled, removedBy, findingFor);
+    if (done === 'cancelled') return cancelRun(ctx, plan.send.slice(i), results, plan.needsForce, removedBy);
     const { outcome, detail } = done;
+    for (const also of done.also ?? []) removedBy.set(keyOfAlso(planned.action.source, also), { by: planned.finding, also });
     results.push({ finding: planned.finding, outcome, detail, forced: planned.forced });
     report({ ...at, phase: outcome, detail });
   }
-  return summary(results, plan.needsForce);
+  return summary(results, plan.needsForce, removedBy, request.selection);
 }
 
 /**
  * The run stops between entries: what was handled stays as it is, the rest was never audited or
  * sent, and one `cancel` line in the audit log says which entries those are.
  */
-async function cancelRun(ctx: EvictorContext, rest: readonly PlannedEviction[], results: readonly EvictResult[], needsForce: readonly Finding[]): Promise<EvictSummary> {
+async function cancelRun(
+  ctx: EvictorContext,
+  rest: readonly PlannedEviction[],
+  results: readonly EvictResult[],
+  needsForce: readonly Finding[],
+  removedBy: RemovedBy,
+): Promise<EvictSummary> {
   const record = {
     ts: isoNow(ctx),
     kind: 'cancel',
@@ -72,20 +91,35 @@ async function cancelRun(ctx: EvictorContext, rest: readonly PlannedEviction[], 
   };
   // The summary says what was not sent whether or not the line could be written.
   await tryAppend(ctx, record);
-  return { ...summary(results, needsForce), notSent: rest.map((p) => p.finding) };
+  return { ...summary(results, needsForce, removedBy, [...results.map((r) => r.finding), ...rest.map((p) => p.finding)]), notSent: rest.map((p) => p.finding) };
 }
 
 /** What became of one entry, with its one-line detail. */
 interface EntryOutcome {
   readonly outcome: EvictionOutcome;
   readonly detail?: string | undefined;
+  /** What the request removed besides (audited already). */
+  readonly also?: readonly AlsoRemoved[] | undefined;
 }
 
 /** 'cancelled': the run was cancelled before anything of this entry was audited or sent. */
-async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: () => void, cancelled: () => boolean): Promise<EntryOutcome | 'cancelled'> {
+async function evictOne(
+  ctx: EvictorContext,
+  planned: PlannedEviction,
+  sending: () => void,
+  cancelled: () => boolean,
+  removedBy: RemovedBy,
+  findingFor: (key: string) => Finding | undefined,
+): Promise<EntryOutcome | 'cancelled'> {
   if (ctx.stopped()) return { outcome: 'failed', detail: 'ghostwatch stopped before it was sent' };
   const source = ctx.sources.find((s) => s.name === planned.action.source);
   if (!source) return { outcome: 'failed', detail: `no source named ${planned.action.source}` };
+  // An earlier request of this run took it with it (agentctl's prune): that request removed it,
+  // and its also-removed line in the audit log says so. Nothing more is sent for it.
+  const earlier = removedBy.get(findingKey(planned.finding));
+  if (earlier) {
+    return { outcome: 'evicted', detail: `removed by the request sent for ${sanitize(earlier.by.id, 60)} (${earlier.also.change}; audited there as also-removed)` };
+  }
 
   // A row of a source that is not reading is the last known, not the registry's view now: never
   // sent, forced or not. One chosen while stale is not sent either: the person chose what was stale.
@@ -164,31 +198,38 @@ async function evictOne(ctx: EvictorContext, planned: PlannedEviction, sending: 
   }
   const done = entryOutcomeOf(answer);
   let unaudited = await tryAppend(ctx, { ts: isoNow(ctx), kind: 'outcome', id, outcome: done.outcome, detail: done.detail });
-  // What the registry removed along with it (agentctl prunes every dead record at once) is
-  // recorded in full too: nothing evicted is lost, even what was not selected.
-  if (answer.outcome === 'evicted') {
-    for (const also of answer.alsoRemoved ?? []) {
-      unaudited ??= await tryAppend(ctx, { ts: isoNow(ctx), kind: 'also-removed', id, source: source.name, removed: also.kind, removedId: also.id, entry: also.raw });
-    }
+  // What the registry removed along with it (agentctl prunes every dead record at once, whether
+  // it removed this one, kept it, or its answer never came) is recorded in full too, with the
+  // verdict and evidence it was shown with: nothing removed is lost, even what was not selected.
+  const also = answer.outcome === 'already-gone' ? [] : (answer.alsoRemoved ?? []);
+  for (const a of also) {
+    const shown = findingFor(keyOfAlso(source.name, a));
+    unaudited ??= await tryAppend(ctx, {
+      ts: isoNow(ctx),
+      kind: 'also-removed',
+      id,
+      source: source.name,
+      removed: a.kind,
+      removedId: a.id,
+      ...(a.key !== undefined ? { claim: a.key } : {}),
+      change: a.change,
+      verdict: shown?.verdict ?? null,
+      reason: shown?.reason ?? null,
+      evidence: shown?.evidence ?? null,
+      entry: a.raw,
+      ...(a.after !== undefined ? { after: a.after } : {}),
+    });
   }
-  return unaudited ? { outcome: done.outcome, detail: done.detail ? `${done.detail} (${unaudited})` : unaudited } : done;
+  const result = unaudited ? { outcome: done.outcome, detail: done.detail ? `${done.detail} (${unaudited})` : unaudited } : done;
+  return also.length > 0 ? { ...result, also } : result;
 }
 
 function entryOutcomeOf(answer: RegistryAnswer): EntryOutcome {
-  switch (answer.outcome) {
-    case 'evicted': {
-      const also = answer.alsoRemoved?.length ?? 0;
-      const parts = [answer.detail, also > 0 ? `the registry also removed ${also} other dead record${also === 1 ? '' : 's'}` : undefined];
-      const detail = parts.filter(Boolean).join('; ');
-      return detail ? { outcome: 'evicted', detail } : { outcome: 'evicted' };
-    }
-    case 'already-gone':
-      return { outcome: 'already-gone', detail: 'the registry no longer had it' };
-    case 'refused':
-      return { outcome: 'refused', detail: answer.error };
-    case 'failed':
-      return { outcome: 'failed', detail: answer.error };
-  }
+  if (answer.outcome === 'already-gone') return { outcome: 'already-gone', detail: 'the registry no longer had it' };
+  const n = answer.alsoRemoved?.length ?? 0;
+  const also = n > 0 ? `the registry also removed ${n} other dead record${n === 1 ? '' : 's'}` : undefined;
+  const detail = [answer.outcome === 'evicted' ? answer.detail : answer.error, also].filter(Boolean).join('; ');
+  return detail ? { outcome: answer.outcome, detail } : { outcome: answer.outcome };
 }
 
 /**
@@ -230,8 +271,14 @@ function progressReporter(onProgress: EvictRequest['onProgress']): (p: EvictProg
   };
 }
 
-function summary(results: readonly EvictResult[], needsForce: readonly Finding[]): EvictSummary {
+function summary(results: readonly EvictResult[], needsForce: readonly Finding[], removedBy?: RemovedBy, selection: readonly Finding[] = []): EvictSummary {
   const counts: Record<EvictionOutcome, number> = { evicted: 0, 'already-gone': 0, skipped: 0, refused: 0, failed: 0 };
   for (const r of results) counts[r.outcome]++;
-  return { results, counts, needsForce };
+  if (!removedBy || removedBy.size === 0) return { results, counts, needsForce };
+  const selected = new Set(selection.map(findingKey));
+  const alsoRemoved = [...removedBy].map(([key, { by, also }]): AlsoRemovedResult => {
+    const raw = also.raw as { pid?: unknown } | undefined;
+    return { source: by.source, kind: also.kind, id: also.id, pid: raw?.pid, change: also.change, by, selected: selected.has(key) };
+  });
+  return { results, counts, needsForce, alsoRemoved };
 }

@@ -84,7 +84,8 @@ function relatedEntries(
     const entry = sessions.find((s) => s.id === planned.id);
     return entry ? { sessions: withSiblings(entry, sessions, known), claims: [] } : undefined;
   }
-  const claim = claims.find((c) => c.resource === planned.id);
+  const key = planned.entry.key ?? planned.id;
+  const claim = claims.find((c) => (c.key ?? c.resource) === key);
   if (!claim) return undefined;
   const holder = claim.holder === undefined ? undefined : sessions.find((s) => s.id === claim.holder);
   return { sessions: holder ? withSiblings(holder, sessions, known) : [], claims: [claim] };

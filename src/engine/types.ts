@@ -115,8 +115,26 @@ export interface EvictProgress {
   readonly detail?: string | undefined;
 }
 
+/** A record or lock a request of the run removed besides the entry it was sent for (agentctl's prune). */
+export interface AlsoRemovedResult {
+  readonly source: string;
+  readonly kind: 'session' | 'claim';
+  /** The session's id or the claim's resource. */
+  readonly id: string;
+  /** As the registry sent it, unsanitized. */
+  readonly pid?: unknown;
+  /** What happened to it ("no longer listed", "marked stopped"). */
+  readonly change: string;
+  /** The finding whose request removed it. */
+  readonly by: Finding;
+  /** It was selected too: its own result says which request removed it. */
+  readonly selected: boolean;
+}
+
 export interface EvictSummary {
   readonly results: readonly EvictResult[];
+  /** What the run's requests removed besides the entries they were sent for, each once. */
+  readonly alsoRemoved?: readonly AlsoRemovedResult[] | undefined;
   readonly counts: Readonly<Record<EvictionOutcome, number>>;
   /** Selected but not evicted because they need force and force was not given. */
   readonly needsForce: readonly Finding[];

@@ -103,16 +103,27 @@ export type RegistryAnswer =
   /** `detail`: where it went (a trash file); `alsoRemoved`: other records the registry removed in the same request. */
   | { readonly outcome: 'evicted'; readonly detail?: string | undefined; readonly alsoRemoved?: readonly AlsoRemoved[] | undefined }
   | { readonly outcome: 'already-gone' }
-  /** The registry said no: its error text, sanitized, shown as it is. */
-  | { readonly outcome: 'refused'; readonly error: string }
-  /** It could not be asked: not connected, timed out. */
-  | { readonly outcome: 'failed'; readonly error: string };
+  /**
+   * The registry said no: its error text, sanitized, shown as it is. `alsoRemoved`: what the same
+   * request removed anyway (agentctl's prune acts on every dead record, whatever it did to this one).
+   */
+  | { readonly outcome: 'refused'; readonly error: string; readonly alsoRemoved?: readonly AlsoRemoved[] | undefined }
+  /** It could not be asked, or got no answer in time (not connected, timed out): what changed anyway is in `alsoRemoved`. */
+  | { readonly outcome: 'failed'; readonly error: string; readonly alsoRemoved?: readonly AlsoRemoved[] | undefined };
 
 /** A record a registry removed on its own as part of an eviction (agentctl's prune removes every dead one). */
 export interface AlsoRemoved {
   readonly kind: 'session' | 'claim';
+  /** The session's id, or the claim's resource. */
   readonly id: string;
+  /** A claim's key, when its source tells several claims on one resource apart. */
+  readonly key?: string | undefined;
+  /** What happened to it, in a few words ("removed", "marked stopped"). */
+  readonly change: string;
+  /** The entry as the registry sent it before the request. */
   readonly raw: unknown;
+  /** The entry as the registry sends it now, when it is still listed (marked rather than removed). */
+  readonly after?: unknown;
 }
 
 export interface Source {

@@ -10,7 +10,7 @@ import { AgentctlSource } from '../../src/sources/agentctl/index.js';
 import { TestAgentctlDaemon } from '../support/agentctl-daemon.js';
 import { deadPid, engineFor, HOST, onCleanup, sleeper, tempDir, until } from '../engine/helpers.js';
 
-async function daemon(opts: { legacyList?: boolean } = {}): Promise<TestAgentctlDaemon> {
+async function daemon(opts: { wrappedList?: boolean } = {}): Promise<TestAgentctlDaemon> {
   const d = new TestAgentctlDaemon({ dir: tempDir(), ...opts });
   await d.start();
   onCleanup(() => d.stop());
@@ -55,8 +55,8 @@ describe('agentctl source', () => {
     expect(state.eviction?.note).toMatch(/prunes every dead record at once/);
   });
 
-  it('reads the bare array older daemons answer session.list with', async () => {
-    const d = await daemon({ legacyList: true });
+  it('also reads session.list as {sessions, warnings} (v1.9.1 answers the bare array)', async () => {
+    const d = await daemon({ wrappedList: true });
     d.addSession({ id: 'old-1', pid: await deadPid() });
     const engine = engineFor([source(d.socketPath)]);
     await until(() => find(engine.getSnapshot().findings, 'old-1')?.verdict === 'ghost', 5000, 'old-1 ghost');
@@ -79,7 +79,7 @@ describe('agentctl source', () => {
     const result = await engine.evict({ selection: [find(snap.findings, 'ghost-1')!], force: false });
     expect(result.counts.evicted).toBe(1);
     expect(result.results[0]!.detail).toMatch(/pruned 2 records.*also removed 1 other/);
-    expect([...d.sessions.keys()]).toEqual(['live-1']);
+    expect([...d.sessions.values()].map((s) => s.status)).toEqual(['running', 'stopped', 'stopped']); // marked, not deleted
     expect(d.calls).toContain('session.prune');
     expect(d.calls).not.toContain('session.stop');
     const lines = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -1,6 +1,10 @@
-// A test daemon speaking agentctl's socket protocol as protocols.md §3 documents it: one unix
-// socket, newline-delimited JSON requests {id, method, params}, replies {id, result} or
-// {id, error: {code, message}}. It keeps sessions and locks in memory and mirrors them to
+// A test daemon speaking agentctl's socket protocol as protocols.md §3 documents it (the real
+// v1.9.1 daemon's behaviour): one unix socket, newline-delimited JSON requests {id, method,
+// params}, replies {id, result} or {id, error: {code: "ERR", message}}; a malformed line gets no
+// reply. `session.list` answers a bare array and never lists records marked stopped or error;
+// `session.status {id}` still returns them; `session.prune` marks dead running/idle records
+// stopped (it deletes nothing) and drops auto-locks whose pid is dead; `lock.release` answers
+// null and removes manual locks only. It keeps sessions and locks in memory and mirrors them to
 // state.json / locks.json (tmp + rename, as agentctl does), so the file fallback reads what the
 // daemon last had. Knobs for the failure modes: delays, garbage lines, unanswered requests.
 import { renameSync, writeFileSync } from 'node:fs';
@@ -32,8 +36,8 @@ export interface Lock {
 export interface TestDaemonOptions {
   /** ~/.agentctl equivalent: the socket and the files live here. */
   readonly dir: string;
-  /** Answer session.list with the bare array older daemons send. */
-  readonly legacyList?: boolean;
+  /** Answer session.list with `{sessions, warnings}` (a shape ghostwatch also reads) instead of v1.9.1's bare array. */
+  readonly wrappedList?: boolean;
 }
 
 function alive(pid: number | undefined): boolean {
@@ -45,6 +49,9 @@ function alive(pid: number | undefined): boolean {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/** Statuses agentctl's session.list never lists again once a record has them. */
+const MARKED_OVER: ReadonlySet<string> = new Set(['stopped', 'error']);
 
 export class TestAgentctlDaemon {
   readonly socketPath: string;
@@ -143,32 +150,43 @@ export class TestAgentctlDaemon {
   private handle(method: string, params: Record<string, unknown>): unknown {
     switch (method) {
       case 'session.list': {
-        const all = [...this.sessions.values()].filter((s) => params.all === true || s.status === 'running' || s.status === 'idle');
-        return this.opts.legacyList ? all : { sessions: all, warnings: this.warnings };
+        // Records agentctl marked stopped or error are never listed again, even with all: true.
+        const listed = [...this.sessions.values()].filter((s) => (params.all === true ? !MARKED_OVER.has(s.status) : s.status === 'running' || s.status === 'idle'));
+        return this.opts.wrappedList ? { sessions: listed, warnings: this.warnings } : listed;
+      }
+      case 'session.status': {
+        // Exact id, else a unique prefix (agentctl's getSession); stopped records included.
+        const id = String(params.id);
+        const exact = this.sessions.get(id);
+        if (exact) return exact;
+        const byPrefix = [...this.sessions.values()].filter((s) => s.id.startsWith(id));
+        if (byPrefix.length === 1) return byPrefix[0];
+        throw new Error(`Session not found: ${id}`);
       }
       case 'lock.list':
         return this.locks;
       case 'session.prune': {
+        // Marks, deletes nothing: state.json only grows. Records without a pid are left alone.
         let pruned = 0;
         for (const [id, s] of this.sessions) {
-          if (!alive(s.pid)) {
-            this.sessions.delete(id);
+          if ((s.status === 'running' || s.status === 'idle') && s.pid && !alive(s.pid)) {
+            this.sessions.set(id, { ...s, status: 'stopped', stoppedAt: new Date().toISOString() });
             pruned++;
           }
         }
-        const before = this.locks.length;
-        this.locks = this.locks.filter((l) => l.type === 'manual' || alive(l.pid));
-        pruned += before - this.locks.length;
+        // N counts the dead pids of the auto-locks dropped, not the locks (agentctl's cleanupDeadLocks).
+        const deadPids = new Set(this.locks.filter((l) => l.type === 'auto' && l.pid !== undefined && !alive(l.pid)).map((l) => l.pid));
+        this.locks = this.locks.filter((l) => !(l.type === 'auto' && deadPids.has(l.pid)));
+        pruned += deadPids.size;
         this.persist();
         return { pruned };
       }
       case 'lock.release': {
-        const lock = this.locks.find((l) => l.directory === params.directory);
-        if (!lock) throw new Error(`No lock on ${String(params.directory)}`);
-        if (lock.type !== 'manual') throw new Error('Cannot release an auto-lock');
-        this.locks = this.locks.filter((l) => l !== lock);
+        const directory = String(params.directory);
+        if (!this.locks.some((l) => l.directory === directory && l.type === 'manual')) throw new Error(`No manual lock on ${directory}`);
+        this.locks = this.locks.filter((l) => !(l.directory === directory && l.type === 'manual'));
         this.persist();
-        return { ok: true };
+        return null;
       }
       case 'session.stop':
         throw new Error('session.stop must never be called by ghostwatch');

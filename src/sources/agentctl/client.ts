@@ -14,7 +14,7 @@ import { FirstSeen } from '../first-seen.js';
 import { RpcTable } from '../rpc.js';
 import { SnapshotHolder } from '../snapshot-holder.js';
 import type { RegistryAnswer, Source } from '../types.js';
-import { describe, evicted, type Lists } from './prune-outcome.js';
+import { claimKeyOf, describe, prunedText, sideEffects, targetRemoved, type Lists, type Target } from './prune-outcome.js';
 import { readStateFiles } from './state-files.js';
 import { entriesOf, isManualLock, parseReply, sessionListOf } from './wire.js';
 
@@ -33,8 +33,17 @@ export interface AgentctlOptions {
   readonly random?: () => number;
   /** A reply line longer than this closes the connection (a broken or hostile daemon). */
   readonly maxLineBytes?: number;
+  /** stop() waits this long for the replies still due (default 1 s); the socket waits up to `lingerMs`. */
+  readonly closeWaitMs?: number;
+  /** The longest a stopped connection stays open for replies still due before it is ended anyway (default 15 s). */
+  readonly lingerMs?: number;
+  /** How long a session.status answer for a manual lock's setter is kept before it is asked again. */
+  readonly holderLookupMs?: number;
   readonly now?: () => number;
 }
+
+/** At most this many manual-lock setters looked up per read (session.status asks every adapter). */
+const MAX_HOLDER_LOOKUPS = 50;
 
 export const PRUNE_NOTE = 'agentctl prunes every dead record at once: session.prune removes all sessions and auto-locks whose pid is dead, not only these';
 const FILES_READ_ONLY =
@@ -45,6 +54,8 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   private readonly dir: string;
   private readonly firstSeen = new FirstSeen();
   private socket: Socket | undefined;
+  /** Ids of the requests written on `socket` and not answered yet, timed out or not. */
+  private outstanding = new Set<string>();
   private connected = false;
   private buffer = '';
   private readonly rpc: RpcTable<unknown>;
@@ -61,6 +72,8 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   /** state.json and locks.json as last read (mtime and size), read again only when changed. */
   private fileStamp = '';
   private fileWarnings: string[] = [];
+  /** session.status answers for the setters of manual locks that session.list does not return (null: nothing answers to that name). */
+  private readonly holderLookups = new Map<string, { readonly record: unknown; readonly at: number }>();
 
   constructor(options: AgentctlOptions) {
     super(options.name ?? 'agentctl', options.socketPath, options.now ?? Date.now);
@@ -70,6 +83,9 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       pollIntervalMs: options.pollIntervalMs ?? 2_000,
       requestTimeoutMs: options.requestTimeoutMs ?? 8_000,
       maxLineBytes: options.maxLineBytes ?? 32 * 1024 * 1024,
+      holderLookupMs: options.holderLookupMs ?? 30_000,
+      closeWaitMs: options.closeWaitMs ?? 1_000,
+      lingerMs: options.lingerMs ?? 15_000,
       now: this.now,
     };
     this.backoff = new Backoff({ initialMs: options.backoffInitialMs, maxMs: options.backoffMaxMs, random: options.random });
@@ -88,13 +104,22 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     this.connect();
   }
 
+  /**
+   * Stops asking. The connection is ended only once every request on it is answered (bounded):
+   * agentctl has no 'error' handler on its client sockets, so closing while a reply is in flight
+   * crashes the daemon (protocols.md §3). Resolves after the replies or `closeWaitMs`; the socket
+   * itself may linger (keeping the process alive) up to `lingerMs`, then it is ended gently.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.pollTimer = this.reconnectTimer = undefined;
-    this.drop('stopped');
+    const closed = this.drop('stopped', 'gently');
     await this.polling?.catch(() => undefined);
+    let waited: NodeJS.Timeout | undefined;
+    await Promise.race([closed, new Promise<void>((resolve) => (waited = setTimeout(resolve, this.opts.closeWaitMs)))]);
+    clearTimeout(waited);
     this.setStatus('stopped');
   }
 
@@ -112,32 +137,58 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   private async evictNow(action: EvictionAction): Promise<RegistryAnswer> {
     if (!this.connected) return { outcome: 'failed', error: FILES_READ_ONLY };
     const before = this.lists;
-    try {
-      if (action.type === 'deregister') {
-        const entry = before.sessions.find((s) => s.id === action.id);
-        if (!entry) return { outcome: 'already-gone' };
-        const pruned = await this.request('session.prune', {});
-        await this.poll();
-        if (this.lists.sessions.some((s) => s.id === action.id)) {
-          return { outcome: 'refused', error: `agentctl kept it: session.prune removes only records whose pid it finds dead (${describe(entry)})` };
-        }
-        return evicted(before, this.lists, { kind: 'session', id: action.id }, pruned);
-      }
-      const lock = before.claims.find((c) => c.resource === action.resource);
-      if (!lock) return { outcome: 'already-gone' };
-      let answer: unknown;
-      if (isManualLock(lock.raw)) answer = await this.request('lock.release', { directory: action.resource });
-      else answer = await this.request('session.prune', {});
-      await this.poll();
-      if (this.lists.claims.some((c) => c.resource === action.resource)) {
-        const why = isManualLock(lock.raw) ? 'lock.release did not remove it' : 'session.prune removes only auto-locks whose pid it finds dead';
-        return { outcome: 'refused', error: `agentctl kept the lock: ${why}` };
-      }
-      return evicted(before, this.lists, { kind: 'claim', id: action.resource }, isManualLock(lock.raw) ? undefined : answer);
-    } catch (error) {
-      const message = (error as Error).message;
-      return (error as { daemon?: boolean }).daemon ? { outcome: 'refused', error: message } : { outcome: 'failed', error: message };
+    if (action.type === 'deregister') {
+      const entry = before.sessions.find((s) => s.id === action.id);
+      if (!entry) return { outcome: 'already-gone' };
+      return this.send('session.prune', {}, before, { kind: 'session', id: action.id }, {
+        kept: `agentctl kept it: session.prune removes only records whose pid it finds dead (${describe(entry)})`,
+        sideEffects: true,
+      });
     }
+    // Several locks may share the directory: the action names which (its key), else the first there.
+    const lock = before.claims.find((c) => (action.claim === undefined ? c.resource === action.resource : claimKeyOf(c) === action.claim));
+    if (!lock) return { outcome: 'already-gone' };
+    const target = { kind: 'claim', key: claimKeyOf(lock) } as const;
+    if (isManualLock(lock.raw)) {
+      return this.send('lock.release', { directory: lock.resource }, before, target, { kept: 'agentctl kept the lock: lock.release did not remove it', sideEffects: false });
+    }
+    return this.send('session.prune', {}, before, target, {
+      kept: 'agentctl kept the lock: session.prune removes only auto-locks whose pid it finds dead',
+      sideEffects: true,
+    });
+  }
+
+  /**
+   * One eviction request, then a fresh read whatever it answered: the outcome comes from the
+   * lists before and after. For a prune, everything else it changed (it acts on every dead
+   * record and lock at once, even when it keeps the one asked for or its answer never came) is
+   * returned in `alsoRemoved`, to be audited and reported.
+   */
+  private async send(method: string, params: Record<string, unknown>, before: Lists, target: Target, opts: { kept: string; sideEffects: boolean }): Promise<RegistryAnswer> {
+    let answer: unknown;
+    let failure: { message: string; daemon: boolean } | undefined;
+    try {
+      answer = await this.request(method, params);
+    } catch (error) {
+      failure = { message: (error as Error).message, daemon: (error as { daemon?: boolean }).daemon === true };
+    }
+    let after: Lists | undefined;
+    let unread: string | undefined;
+    try {
+      await this.poll();
+      after = this.lists;
+    } catch (error) {
+      unread = (error as Error).message;
+    }
+    const also = after && opts.sideEffects ? sideEffects(before, after, target) : [];
+    if (after && targetRemoved(before, after, target)) {
+      const late = failure ? `${method} failed (${failure.message}), yet the daemon's lists show it done` : undefined;
+      const detail = [late, method === 'session.prune' ? prunedText(answer) : undefined].filter(Boolean).join('; ');
+      return { outcome: 'evicted', detail: detail || undefined, alsoRemoved: also };
+    }
+    if (failure) return { outcome: failure.daemon ? 'refused' : 'failed', error: failure.message, alsoRemoved: also };
+    if (!after) return { outcome: 'failed', error: `${method} was sent, but the lists could not be read after it: ${unread ?? 'unknown'}`, alsoRemoved: also };
+    return { outcome: 'refused', error: opts.kept, alsoRemoved: also };
   }
 
   // ------------------------------------------------------------ the socket
@@ -180,9 +231,9 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     });
   }
 
-  /** The daemon is gone (or was never there): fall back to its files and try again later. */
-  private lostDaemon(why: string): void {
-    this.drop(why);
+  /** The daemon is gone (or was never there, or is not to be read any more): fall back to its files and try again later. */
+  private lostDaemon(why: string, close: 'gently' | 'now' = 'now'): void {
+    void this.drop(why, close);
     if (this.stopped) return;
     void this.readFiles().then((found) => {
       if (this.stopped || this.connected) return;
@@ -198,14 +249,65 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     }, this.backoff.next());
   }
 
-  private drop(why: string): void {
+  /**
+   * Stop using the connection. 'now': it is already dead (an error, the daemon closed it).
+   * 'gently': it is open, and requests on it may still be answered: it is ended only after.
+   */
+  private drop(why: string, close: 'gently' | 'now'): Promise<void> {
     this.connected = false;
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.pollTimer = undefined;
     const socket = this.socket;
+    const outstanding = this.outstanding;
     this.socket = undefined;
-    socket?.destroy();
+    this.outstanding = new Set();
     this.rpc.failAll(`agentctl daemon: ${why}`);
+    if (!socket) return Promise.resolve();
+    if (close === 'now') {
+      socket.destroy();
+      return Promise.resolve();
+    }
+    return this.endWhenAnswered(socket, outstanding);
+  }
+
+  /**
+   * End `socket` once every request written on it is answered, or after `lingerMs`. Until then it
+   * stays fully open, not even half-closed: agentctl's server ends its side when it reads our
+   * FIN, and a reply it writes in that moment, like one written to a closed socket (EPIPE), is an
+   * unhandled 'error' that kills it. The open socket and the timer keep the process alive.
+   */
+  private endWhenAnswered(socket: Socket, outstanding: Set<string>): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let buffer = '';
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (): void => {
+        clearTimeout(timer);
+        socket.removeListener('data', onData);
+        if (!socket.destroyed) socket.end();
+        // A daemon that never answers our FIN must not hold the process forever.
+        setTimeout(() => socket.destroy(), 2_000).unref();
+        resolve();
+      };
+      const onData = (chunk: string): void => {
+        buffer += chunk;
+        let nl: number;
+        while ((nl = buffer.indexOf('\n')) >= 0) {
+          const reply = parseReply(buffer.slice(0, nl));
+          buffer = buffer.slice(nl + 1);
+          if (reply.kind !== 'bad') outstanding.delete(reply.id);
+        }
+        // A reply too long to read is not parsed: its request waits for the bound.
+        if (buffer.length > this.opts.maxLineBytes) buffer = '';
+        if (outstanding.size === 0) finish();
+      };
+      if (outstanding.size === 0 || socket.destroyed) {
+        finish();
+        return;
+      }
+      socket.on('data', onData);
+      socket.once('close', finish);
+      timer = setTimeout(finish, this.opts.lingerMs);
+    });
   }
 
   private onData(socket: Socket, chunk: string): void {
@@ -213,7 +315,8 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     this.buffer += chunk;
     if (this.buffer.length > this.opts.maxLineBytes) {
       this.counters.oversize++;
-      this.lostDaemon(`a reply longer than ${this.opts.maxLineBytes} bytes`);
+      this.buffer = '';
+      this.lostDaemon(`a reply longer than ${this.opts.maxLineBytes} bytes`, 'gently');
       return;
     }
     let nl: number;
@@ -228,6 +331,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
         else this.counters.badFrames++;
         continue;
       }
+      this.outstanding.delete(reply.id);
       const matched =
         reply.kind === 'error'
           ? this.rpc.answer(reply.id, { error: Object.assign(new Error(`agentctl: ${reply.message} (${reply.code})`), { daemon: true }) })
@@ -239,7 +343,12 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   private request(method: string, params: Record<string, unknown>): Promise<unknown> {
     const socket = this.socket;
     if (!socket || !this.connected) return Promise.reject(new Error('the agentctl daemon is not connected'));
-    return this.rpc.call(method, (id) => socket.write(`${JSON.stringify({ id, method, params })}\n`));
+    const outstanding = this.outstanding;
+    return this.rpc.call(method, (id) => {
+      // Answered or not in time, it stays outstanding until its reply: the socket is ended only after.
+      outstanding.add(id);
+      socket.write(`${JSON.stringify({ id, method, params })}\n`);
+    });
   }
 
   // ------------------------------------------------------------ reading
@@ -263,7 +372,44 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       this.counters.badFrames++;
       throw new Error('agentctl answered session.list or lock.list in an unknown shape');
     }
-    this.take(sessions.records, locks, sessions.warnings);
+    const holders = await this.lockHolders(sessions.records, locks);
+    this.take([...sessions.records, ...holders], locks, sessions.warnings);
+  }
+
+  /**
+   * The sessions manual locks name that session.list did not return: it never lists a record
+   * agentctl marked stopped or error again, but session.status still answers for it, and
+   * state.json (files-only mode) still holds it. Each is looked up so the lock is judged by what
+   * its setter is, as files-only mode judges it. A name nothing answers to (agentctl's "Session
+   * not found", or a record of another id: it also matches by prefix) names no holder. Answers
+   * are kept a while: session.status asks every agent adapter.
+   */
+  private async lockHolders(records: readonly unknown[], locks: readonly unknown[]): Promise<unknown[]> {
+    const listed = new Set(records.map((r) => (typeof r === 'object' && r !== null ? (r as { id?: unknown }).id : undefined)));
+    const names = new Set<string>();
+    for (const l of locks) {
+      const by = isManualLock(l) ? (l as { lockedBy?: unknown }).lockedBy : undefined;
+      if (typeof by === 'string' && by !== '' && !listed.has(by) && names.size < MAX_HOLDER_LOOKUPS) names.add(by);
+    }
+    const now = this.now();
+    const found: unknown[] = [];
+    for (const name of names) {
+      let known = this.holderLookups.get(name);
+      if (!known || now - known.at >= this.opts.holderLookupMs) {
+        try {
+          const record = await this.request('session.status', { id: name });
+          known = { record: typeof record === 'object' && record !== null && (record as { id?: unknown }).id === name ? record : null, at: now };
+        } catch (error) {
+          // Not answered (a timeout, the connection): unknown this time, asked again next poll.
+          if ((error as { daemon?: boolean }).daemon !== true) continue;
+          known = { record: null, at: now };
+        }
+        this.holderLookups.set(name, known);
+      }
+      if (known.record !== null) found.push(known.record);
+    }
+    for (const name of this.holderLookups.keys()) if (!names.has(name)) this.holderLookups.delete(name);
+    return found;
   }
 
   /** Turn records into entries, unless the registry says exactly what it said last time. */

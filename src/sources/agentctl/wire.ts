@@ -98,11 +98,15 @@ export function toClaimEntry(lock: unknown, source: string, host: string, sessio
   } else {
     holder = lockedBy !== undefined && sessionIds.has(lockedBy) ? lockedBy : undefined;
   }
+  // Several locks may share a directory (a manual lock on top of an auto-lock, a second auto-lock
+  // with --force): each is told apart by its type and its pid or setter.
+  const key = `${lock.directory}\u0000${type}\u0000${type === 'auto' ? `pid ${String(pid ?? '')} session ${sessionId ?? ''}` : `by ${lockedBy ?? ''}`}`;
   // The note is display text built from the daemon's strings: sanitized as it is made.
   const who = type === 'manual' ? `manual lock${lockedBy ? ` by ${sanitize(lockedBy, 60)}` : ''}` : `auto-lock${sessionId ? ` of session ${sanitize(sessionId, 60)}` : ''}`;
   return {
     source,
     resource: lock.directory,
+    key,
     holder,
     pid,
     machine: host,
@@ -119,8 +123,9 @@ export function isManualLock(raw: unknown): boolean {
 }
 
 /**
- * A read's records and locks as entries: one per id and per directory (a repeat is dropped
- * like a record without a usable id); `seen` holds the session ids kept.
+ * A read's records and locks as entries: one per session id and one per lock (directory, type,
+ * pid or setter: a directory may hold several); a repeat is dropped like a record without a
+ * usable id. `seen` holds the session ids kept.
  */
 export function entriesOf(
   records: readonly unknown[],
@@ -138,11 +143,11 @@ export function entriesOf(
     sessions.push(entry);
   }
   const claims: ClaimEntry[] = [];
-  const dirs = new Set<string>();
+  const keys = new Set<string>();
   for (const l of locks) {
     const claim = toClaimEntry(l, source, host, seen);
-    if (!claim || dirs.has(claim.resource)) continue;
-    dirs.add(claim.resource);
+    if (!claim || keys.has(claim.key ?? claim.resource)) continue;
+    keys.add(claim.key ?? claim.resource);
     claims.push(claim);
   }
   return { sessions, claims, seen };

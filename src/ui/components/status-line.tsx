@@ -68,6 +68,8 @@ export function summaryText(s: EvictSummary): { text: string; tone: MessageTone 
   if (c.skipped) parts.push(`${c.skipped} skipped`);
   if (c.refused) parts.push(`${c.refused} refused`);
   if (c.failed) parts.push(`${c.failed} failed`);
+  const also = s.alsoRemoved?.filter((a) => !a.selected) ?? [];
+  if (also.length) parts.push(`also removed ${also.length} not selected (${also.slice(0, 2).map((a) => sanitize(a.id, 24)).join(', ')}${also.length > 2 ? ', …' : ''})`);
   const notSent = s.notSent?.length ?? 0;
   if (notSent) parts.unshift(`cancelled: ${notSent} not sent`);
   const firstProblem = s.results.find((r) => r.outcome === 'skipped' || r.outcome === 'refused' || r.outcome === 'failed');
