@@ -44,7 +44,7 @@ describe('agentctl: resumed sessions (issue 17, 4)', () => {
     const resumed = find(all, 'resumed')!;
     expect(resumed).toMatchObject({ verdict: 'live', problem: false });
     expect(resumed.evidence.start?.reference).toBe('first_observed');
-    expect(resumed.entry.registeredAt).toBeUndefined();
+    expect(resumed.kind === 'session' && resumed.entry.registeredAt).toBeUndefined();
     expect(find(all, 'launched')).toMatchObject({ verdict: 'reused', evidence: { start: { reference: 'registered_at' } } });
   });
 });

@@ -47,7 +47,9 @@ export interface AgentctlOptions {
   readonly now?: () => number;
 }
 
-export const PRUNE_NOTE = 'agentctl prunes every dead record at once: session.prune removes all sessions and auto-locks whose pid is dead, not only these';
+/** session.prune marks records stopped (deleting nothing: state.json only grows) and drops auto-locks; "dead" by agentctl's check, which counts EPERM as dead. */
+export const PRUNE_NOTE =
+  "agentctl prunes every dead record at once: session.prune marks every session whose pid is dead stopped and drops every auto-lock whose pid is dead, not only these (agentctl counts another user's process as dead)";
 const FILES_READ_ONLY =
   'the agentctl daemon is not running: its state.json and locks.json are read-only to ghostwatch (agentctl rewrites them when it starts)';
 

@@ -24,7 +24,10 @@ function isoMs(v: unknown): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
-/** One line from the daemon. */
+/**
+ * One line from the daemon. Errors come as `{id, error: {code: "ERR", message}}`; a line the
+ * daemon cannot parse gets no reply at all, so every request has its own timeout.
+ */
 export function parseReply(line: string): Reply {
   let data: unknown;
   try {
@@ -40,7 +43,11 @@ export function parseReply(line: string): Reply {
   return { kind: 'result', id: data.id, result: data.result };
 }
 
-/** `session.list` answers `{sessions, warnings}` (v1.9); older daemons answer the bare array. */
+/**
+ * `session.list` answers a bare `SessionRecord[]` (v1.9.1, observed: no `warnings`); an object
+ * `{sessions, warnings}` is read too, its warnings kept. The call is not read-only: the daemon
+ * asks every adapter and marks dead launched sessions stopped, which it then lists no more.
+ */
 export function sessionListOf(result: unknown): { records: unknown[]; warnings: string[] } | undefined {
   if (Array.isArray(result)) return { records: result, warnings: [] };
   if (!isObject(result) || !Array.isArray(result.sessions)) return undefined;
