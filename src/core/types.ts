@@ -37,7 +37,7 @@ export interface SessionEntry {
   readonly cwd?: string | undefined;
   readonly port?: unknown;
   readonly pid?: unknown;
-  /** The registry says this session is offline (it will sweep it later). */
+  /** The registry says this session is offline (what it then does with it: `cleanup`). */
   readonly offline?: boolean | undefined;
   /**
    * With `offline`: the registry itself records the session as over (agentctl's stopped,
@@ -45,6 +45,18 @@ export interface SessionEntry {
    * registering connection dropped (hypivisor), and a dead process behind it is a ghost.
    */
   readonly ended?: boolean | undefined;
+  /**
+   * What the registry itself does with this record once it is offline, in a few words for the
+   * reason ("the registry sweeps it once its TTL has passed", "agentctl never removes it"). Set
+   * by the adapter, which knows its registry; none: the reason claims no cleanup at all.
+   */
+  readonly cleanup?: string | undefined;
+  /**
+   * The registry's own liveness check counts EPERM (a process another user owns) as dead, as
+   * agentctl's does. Where such a registry calls the record over and kill says EPERM, the finding
+   * carries a warning; ghostwatch never follows the registry there (EPERM is alive).
+   */
+  readonly epermCountsDead?: boolean | undefined;
   /** Registry status text, for display only (e.g. "active", "offline", "stopped"). */
   readonly status?: string | undefined;
   /** Registry clock. */
@@ -178,8 +190,8 @@ export function defaultPolicy(hostName: string, overrides: Partial<Policy> = {})
   };
 }
 
-/** Which time a start-time comparison was made against. */
-export type StartReference = 'pid_started_at' | 'registered_at' | 'first_observed';
+/** Which time a start-time comparison was made against (acquired_at: a claim's, for its own pid). */
+export type StartReference = 'pid_started_at' | 'registered_at' | 'first_observed' | 'acquired_at';
 
 /** Everything a verdict was decided on. JSON-safe: shown in the detail view, `check --json` and the audit log. */
 export interface Evidence {

@@ -71,6 +71,8 @@ class LiveEngineImpl implements LiveEngine {
   /** The events pane's ring, and the frame the next diff starts from (none before the first settled snapshot). */
   private events: readonly WatchEvent[] = [];
   private eventBase: EventFrame | undefined;
+  /** Per source: whether it was last told that a problem of its is shown (showProblems). */
+  private readonly problemsTold: (boolean | undefined)[];
   /** Rows our evictions removed, told as 'evicted' when sent: their leaving is not told again. */
   private readonly evictedKeys = new Set<string>();
 
@@ -90,6 +92,7 @@ class LiveEngineImpl implements LiveEngine {
     this.tracker = new OsFactsTracker({ intervalScale: this.scale, probes: this.probes, clock: this.clock, now: this.now, onChange: this.onFactsChanged });
     this.coalescer = new Coalescer(() => this.recompute(), PUBLISH_GAP_MS, this.clock);
     this.sourceSettled = this.sources.map(() => false);
+    this.problemsTold = this.sources.map(() => undefined);
     this.policy = policyFor([], this.hostName, this.hostAliases, this.pendingTtlMs);
     this.snapshot = buildSnapshot({
       findings: [],
@@ -291,6 +294,7 @@ class LiveEngineImpl implements LiveEngine {
     const judged = markProgress(reconcile(this.view, this.tracker.facts, now, this.policy), this.tracker);
     const findings = markStale(judged, this.lastSnaps.map((s) => s.state));
     this.recomputes++;
+    this.tellProblems(findings);
     const settled = this.isSettled();
     this.scheduleTtl(findings, now);
     if (!inputDriven && settled === this.snapshot.settled && sameFindings(this.snapshot.findings, findings)) return;
@@ -323,6 +327,19 @@ class LiveEngineImpl implements LiveEngine {
     if (!listsChanged) return;
     this.view = mergeView(snaps);
     this.tracker.setTargets(this.targets.compute(this.view));
+  }
+
+  /** Each source that wants to know (a polling one paces itself by it): is a problem of its shown now? Told on change only. */
+  private tellProblems(findings: readonly Finding[]): void {
+    if (!this.sources.some((s) => s.showProblems)) return;
+    const shown = new Set<string>();
+    for (const f of findings) if (f.problem) shown.add(f.source);
+    for (const [i, s] of this.sources.entries()) {
+      const now = shown.has(s.name);
+      if (!s.showProblems || this.problemsTold[i] === now) continue;
+      this.problemsTold[i] = now;
+      s.showProblems(now);
+    }
   }
 
   /** Latched: every source has had its first snapshot (or failed), and every target its first probe. */

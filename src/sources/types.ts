@@ -126,6 +126,20 @@ export interface AlsoRemoved {
   readonly after?: unknown;
 }
 
+/** The timers a polling source arms: the engine's Clock fits (tests hand it a hand-driven one). */
+export interface SourceTimers {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  /** Only ever given what this setTimeout returned. */
+  clearTimeout(handle: unknown): void;
+}
+
+export const realTimers: SourceTimers = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
 export interface Source {
   readonly name: string;
   start(): void;
@@ -136,6 +150,11 @@ export interface Source {
   evict(action: EvictionAction): Promise<RegistryAnswer>;
   /** Re-read the whole registry now. */
   resync(): Promise<void>;
+  /**
+   * The engine says whether a problem of this source is shown now (told on every change). A
+   * source that polls reads faster while one is (agentctl: a read costs its daemon real work).
+   */
+  showProblems?(shown: boolean): void;
 }
 
 export function emptyCounters(): InputCounters {

@@ -179,7 +179,7 @@ export function multiSourceEngine(opts: { agentctlDown: boolean }): StaticEngine
   for (const pid of [40321, 40322, 40323, 40401]) pids.set(pid, { pid, kill: 'ESRCH', checkedAt: FIXED_NOW });
   pids.set(40402, { pid: 40402, kill: 'ok', state: 'S', startedAt: S(51), checkedAt: FIXED_NOW });
   const findings = reconcile({ sessions, claims }, { pids, ports: facts.ports }, FIXED_NOW, defaultPolicy(HOST));
-  const prune = 'agentctl prunes every dead record at once: session.prune removes all sessions and auto-locks whose pid is dead, not only these';
+  const prune = "agentctl prunes every dead record at once: session.prune marks every session whose pid is dead stopped and drops every auto-lock whose pid is dead, not only these (agentctl counts another user's process as dead)";
   const sources: SourceState[] = [
     source(),
     opts.agentctlDown

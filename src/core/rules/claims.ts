@@ -1,5 +1,6 @@
 // Rule: claims. A claim / lock is held while its holder lives; it is stale when its own pid is
-// dead, its heartbeat is older than the claim manager's limit, its holder is missing from the
+// dead or recycled (its process started after the claim was taken: the identity rule of sessions,
+// with acquired_at / lockedAt as the reference), its heartbeat is older than the claim manager's limit, its holder is missing from the
 // registry, or its holder's verdict is a problem (offline included, when the process behind it is).
 
 import { formatDuration } from '../duration.js';
@@ -12,6 +13,7 @@ import {
   type ClaimVerdict,
   type Evidence,
   type OsFacts,
+  type PidFacts,
   type Policy,
   type SessionFinding,
 } from '../types.js';
@@ -82,12 +84,14 @@ export function judgeClaim(
   const unusable = claim.pid === undefined ? undefined : pidProblem(claim.pid);
   if (claim.pid !== undefined) evidence.pid = { value: unusable ? null : (claim.pid as number), raw: claim.pid, unusable };
   const facts = local && unusable === undefined ? os.pids.get(claim.pid as number) : undefined;
+  let recycled: string | undefined;
   if (facts) {
     evidence.kill = facts.kill;
     evidence.checkedAt = facts.checkedAt;
     evidence.state = facts.state;
     if (facts.kill === 'ESRCH') return stale(`its pid ${facts.pid} is gone (ESRCH)`);
     if (facts.state === 'Z' && facts.kill !== 'error') return stale(`its pid ${facts.pid} is a zombie`);
+    if (facts.kill !== 'error') recycled = startAfterClaim(claim, facts, policy, evidence);
   }
   if (claim.heartbeatAt !== undefined && claim.staleAfterMs !== undefined) {
     const ageMs = Math.max(0, now - toLocal(policy, claim.source, claim.heartbeatAt));
@@ -96,6 +100,8 @@ export function judgeClaim(
       return stale(`last heartbeat ${formatDuration(ageMs)} ago (stale after ${formatDuration(claim.staleAfterMs)})`);
     }
   }
+  // After the heartbeat, which a claim manager that keeps one judges by first (its own rule).
+  if (recycled !== undefined) return stale(recycled);
   if (claim.holder !== undefined && !holder) return stale(`holder ${holderName} is not in the registry`);
   const where = holder && holder.source !== claim.source ? ` (in ${sanitize(holder.source, 20)})` : '';
   if (holder?.problem) return stale(`holder ${holderName}${where} is ${holder.verdict}: ${holder.reason}`);
@@ -109,6 +115,22 @@ export function judgeClaim(
   }
   if (facts && (facts.kill === 'ok' || facts.kill === 'EPERM')) return held(`held by pid ${facts.pid}, which is alive`);
   return held('names no holder and no pid that can be checked here', 'unverified');
+}
+
+/**
+ * The identity rule of sessions (identity.ts) for a claim's own pid: a process that started more
+ * than the start tolerance after the claim was taken cannot be the one that took it. The claim's
+ * time is on its registry's clock (hypivisor's acquired_at, whole seconds: the tolerance covers the
+ * rounding; agentctl's lockedAt, taken after the agent was spawned).
+ */
+function startAfterClaim(claim: ClaimEntry, facts: PidFacts, policy: Policy, evidence: EvidenceDraft): string | undefined {
+  if (facts.startedAt === undefined || claim.acquiredAt === undefined) return undefined;
+  const referenceAt = toLocal(policy, claim.source, claim.acquiredAt);
+  const deltaMs = facts.startedAt - referenceAt;
+  const toleranceMs = policy.startToleranceMs;
+  evidence.start = { processStartedAt: facts.startedAt, reference: 'acquired_at', referenceAt, deltaMs, toleranceMs };
+  if (deltaMs <= toleranceMs) return undefined;
+  return `its pid ${facts.pid} belongs to a process started ${formatDuration(deltaMs)} after the claim was taken: the pid was recycled`;
 }
 
 function claimFinding(claim: ClaimEntry, verdict: ClaimVerdict, reason: string, evidence: EvidenceDraft, note?: string): ClaimFinding {

@@ -53,6 +53,7 @@ const REFERENCE_WORDS: Record<StartReference, string> = {
   pid_started_at: 'the registered process started',
   registered_at: 'the entry was registered',
   first_observed: 'ghostwatch first saw the entry',
+  acquired_at: 'the claim was taken',
 };
 
 /** What the process behind the entry must have started by: pid_started_at, registered_at, first observed. */

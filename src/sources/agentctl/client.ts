@@ -1,8 +1,13 @@
 // The agentctl adapter (protocols.md §3). Connected: the daemon's socket, newline-delimited JSON,
-// polled with `session.list {all: true}` and `lock.list` (the daemon pushes nothing). Down: its
-// state.json and locks.json, read-only, and eviction unavailable, saying why. Eviction goes
-// through `session.prune` (every dead record at once: the daemon offers nothing finer) and
-// `lock.release` for manual locks; never `session.stop`, which can kill a live process.
+// polled with `session.list {all: true}` and `lock.list` (the daemon pushes nothing). Polling is
+// not free and not read-only: every session.list asks each agent adapter (up to 5 s each) and
+// marks dead sessions stopped, so the pace is adaptive (poll-pace.ts): every 2 s while something
+// changes or a problem is shown, every 10 s once steady. Down: its state.json and locks.json,
+// read-only, and eviction unavailable, saying why. Eviction goes through `session.prune` (it marks
+// every dead record stopped and drops every dead auto-lock at once, deleting nothing: the daemon
+// offers nothing finer) and `lock.release` for manual locks (it answers `null`); never
+// `session.stop`, which can kill a live process. The daemon answers errors with code "ERR", and a
+// malformed line not at all. Its own liveness checks count EPERM as dead; ghostwatch does not.
 
 import { randomUUID } from 'node:crypto';
 import { createConnection, type Socket } from 'node:net';
@@ -13,7 +18,8 @@ import { Backoff } from '../backoff.js';
 import { FirstSeen } from '../first-seen.js';
 import { RpcTable } from '../rpc.js';
 import { SnapshotHolder } from '../snapshot-holder.js';
-import type { RegistryAnswer, Source } from '../types.js';
+import { DEFAULT_CALM_READS, DEFAULT_FAST_POLL_MS, PollPace } from '../poll-pace.js';
+import { realTimers, type RegistryAnswer, type Source, type SourceTimers } from '../types.js';
 import { claimKeyOf, describe, prunedText, sideEffects, targetRemoved, type Lists, type Target } from './prune-outcome.js';
 import { readStateFiles } from './state-files.js';
 import { entriesOf, isManualLock, parseReply, sessionListOf } from './wire.js';
@@ -24,7 +30,12 @@ export interface AgentctlOptions {
   readonly socketPath: string;
   /** This host: the daemon and its agents run here. */
   readonly host: string;
+  /** Between reads while something changes or a problem is shown. Default 2 s. */
   readonly pollIntervalMs?: number;
+  /** Between reads once steady (DEFAULT_CALM_READS reads found nothing new). Default 5 × pollIntervalMs (10 s). */
+  readonly slowPollIntervalMs?: number;
+  /** The poll and reconnect timers; the process's own by default. */
+  readonly timers?: SourceTimers;
   /** session.list fans out to every agent adapter (up to 5 s each in agentctl), so not too short. */
   readonly requestTimeoutMs?: number;
   readonly backoffInitialMs?: number;
@@ -45,12 +56,21 @@ export interface AgentctlOptions {
 /** At most this many manual-lock setters looked up per read (session.status asks every adapter). */
 const MAX_HOLDER_LOOKUPS = 50;
 
-export const PRUNE_NOTE = 'agentctl prunes every dead record at once: session.prune removes all sessions and auto-locks whose pid is dead, not only these';
+/** session.prune marks records stopped (deleting nothing: state.json only grows) and drops auto-locks; "dead" by agentctl's check, which counts EPERM as dead. */
+export const PRUNE_NOTE =
+  "agentctl prunes every dead record at once: session.prune marks every session whose pid is dead stopped and drops every auto-lock whose pid is dead, not only these (agentctl counts another user's process as dead)";
 const FILES_READ_ONLY =
   'the agentctl daemon is not running: its state.json and locks.json are read-only to ghostwatch (agentctl rewrites them when it starts)';
 
 export class AgentctlSource extends SnapshotHolder implements Source {
-  private readonly opts: Required<Omit<AgentctlOptions, 'name' | 'random' | 'backoffInitialMs' | 'backoffMaxMs'>>;
+  private readonly opts: Required<Omit<AgentctlOptions, 'name' | 'random' | 'backoffInitialMs' | 'backoffMaxMs' | 'slowPollIntervalMs' | 'timers'>>;
+  private readonly timers: SourceTimers;
+  private readonly pace: PollPace;
+  /** Timers' time: when the last read ended, and when the next one is due (undefined: none armed). */
+  private lastReadAt = 0;
+  private pollDue: number | undefined;
+  /** What the pace counts as a change: ids, statuses, pids and locks (not tokens or costs). */
+  private lastShape = '';
   private readonly dir: string;
   private readonly firstSeen = new FirstSeen();
   private socket: Socket | undefined;
@@ -61,8 +81,8 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   private readonly rpc: RpcTable<unknown>;
   private readonly backoff: Backoff;
   private stopped = true;
-  private pollTimer: NodeJS.Timeout | undefined;
-  private reconnectTimer: NodeJS.Timeout | undefined;
+  private pollTimer: unknown;
+  private reconnectTimer: unknown;
   private polling: Promise<void> | undefined;
   /** Polls asked for and not yet finished (a re-sync queues behind the one under way). */
   private inFlight = 0;
@@ -80,7 +100,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     this.opts = {
       socketPath: options.socketPath,
       host: options.host,
-      pollIntervalMs: options.pollIntervalMs ?? 2_000,
+      pollIntervalMs: options.pollIntervalMs ?? DEFAULT_FAST_POLL_MS,
       requestTimeoutMs: options.requestTimeoutMs ?? 8_000,
       maxLineBytes: options.maxLineBytes ?? 32 * 1024 * 1024,
       holderLookupMs: options.holderLookupMs ?? 30_000,
@@ -88,6 +108,12 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       lingerMs: options.lingerMs ?? 15_000,
       now: this.now,
     };
+    this.timers = options.timers ?? realTimers;
+    this.pace = new PollPace({
+      fastMs: this.opts.pollIntervalMs,
+      slowMs: options.slowPollIntervalMs ?? 5 * this.opts.pollIntervalMs,
+      calmReads: DEFAULT_CALM_READS,
+    });
     this.backoff = new Backoff({ initialMs: options.backoffInitialMs, maxMs: options.backoffMaxMs, random: options.random });
     this.rpc = new RpcTable<unknown>({
       timeoutMs: this.opts.requestTimeoutMs,
@@ -112,9 +138,9 @@ export class AgentctlSource extends SnapshotHolder implements Source {
    */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    this.pollTimer = this.reconnectTimer = undefined;
+    this.cancelPoll();
+    if (this.reconnectTimer !== undefined) this.timers.clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
     const closed = this.drop('stopped', 'gently');
     await this.polling?.catch(() => undefined);
     let waited: NodeJS.Timeout | undefined;
@@ -204,23 +230,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       this.connected = true;
       this.backoff.reset();
       this.buffer = '';
-      const tick = (): void => {
-        // A slow daemon (session.list asks every agent adapter) must not pile up polls.
-        if (this.inFlight > 0) return;
-        this.poll().then(
-          () => {
-            if (socket !== this.socket || !this.connected) return;
-            this.setStatus('connected', '', this.opts.socketPath);
-            this.setEviction({ available: true, note: PRUNE_NOTE });
-          },
-          (error: Error) => {
-            // Connected but not answering sensibly: say so, keep the last lists, keep asking.
-            if (socket === this.socket && this.connected) this.setStatus('unreachable', error.message, this.opts.socketPath);
-          },
-        );
-      };
-      tick();
-      this.pollTimer = setInterval(tick, this.opts.pollIntervalMs);
+      this.tick(socket);
     });
     socket.on('data', (chunk: string) => this.onData(socket, chunk));
     socket.on('error', (error) => {
@@ -229,6 +239,54 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     socket.on('close', () => {
       if (socket === this.socket) this.lostDaemon('the daemon closed the connection');
     });
+  }
+
+  /**
+   * One read, then the next one armed at the pace's delay after it ended (one read at a time:
+   * a slow daemon, whose session.list asks every agent adapter, never gets a queue of them).
+   */
+  private tick(socket: Socket): void {
+    this.pollDue = undefined;
+    const read = this.inFlight > 0 ? (this.polling ?? Promise.resolve()) : this.poll();
+    read.then(
+      () => {
+        if (socket !== this.socket || !this.connected) return;
+        this.setStatus('connected', '', this.opts.socketPath);
+        this.setEviction({ available: true, note: PRUNE_NOTE });
+      },
+      (error: Error) => {
+        // Connected but not answering sensibly: say so, keep the last lists, keep asking.
+        if (socket === this.socket && this.connected) this.setStatus('unreachable', error.message, this.opts.socketPath);
+        this.pace.read(true);
+      },
+    ).finally(() => {
+      if (this.stopped || socket !== this.socket || !this.connected) return;
+      this.lastReadAt = this.timers.now();
+      this.armPoll(socket, this.lastReadAt + this.pace.delay());
+    });
+  }
+
+  private armPoll(socket: Socket, due: number): void {
+    this.cancelPoll();
+    this.pollDue = due;
+    this.pollTimer = this.timers.setTimeout(() => {
+      this.pollTimer = undefined;
+      this.tick(socket);
+    }, Math.max(0, due - this.timers.now()));
+  }
+
+  private cancelPoll(): void {
+    if (this.pollTimer !== undefined) this.timers.clearTimeout(this.pollTimer);
+    this.pollTimer = this.pollDue = undefined;
+  }
+
+  /** A problem shown makes a slow pace fast at once: the next read moves up to the fast delay after the last. */
+  showProblems(shown: boolean): void {
+    if (!this.pace.showProblems(shown)) return;
+    const socket = this.socket;
+    if (!socket || !this.connected || this.pollDue === undefined) return;
+    const due = Math.max(this.timers.now(), this.lastReadAt + this.pace.fastMs);
+    if (due < this.pollDue) this.armPoll(socket, due);
   }
 
   /** The daemon is gone (or was never there, or is not to be read any more): fall back to its files and try again later. */
@@ -242,7 +300,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       else this.setStatus('unreachable', `${why}; ${found}`);
       this.setEviction({ available: false, why: FILES_READ_ONLY, note: PRUNE_NOTE });
     });
-    this.reconnectTimer = setTimeout(() => {
+    this.reconnectTimer = this.timers.setTimeout(() => {
       this.reconnectTimer = undefined;
       this.reconnects++;
       this.connect();
@@ -255,8 +313,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
    */
   private drop(why: string, close: 'gently' | 'now'): Promise<void> {
     this.connected = false;
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    this.pollTimer = undefined;
+    this.cancelPoll();
     const socket = this.socket;
     const outstanding = this.outstanding;
     this.socket = undefined;
@@ -364,6 +421,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     return run;
   }
 
+  /** One read of both lists; the pace counts it as a change when a record or lock came, went or changed status or pid. */
   private async pollOnce(): Promise<void> {
     if (!this.connected) throw new Error('the agentctl daemon is not connected');
     const [listed, locks] = await Promise.all([this.request('session.list', { all: true }), this.request('lock.list', {})]);
@@ -374,6 +432,20 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     }
     const holders = await this.lockHolders(sessions.records, locks);
     this.take([...sessions.records, ...holders], locks, sessions.warnings);
+    this.pace.read(this.shapeChanged(sessions.records, locks));
+  }
+
+  /** Tokens and costs of a working agent change on every read: only ids, statuses, pids and locks count. */
+  private shapeChanged(records: readonly unknown[], locks: readonly unknown[]): boolean {
+    const parts: unknown[] = [locks];
+    for (const r of records) {
+      const o = typeof r === 'object' && r !== null ? (r as Record<string, unknown>) : {};
+      parts.push(o.id, o.status, o.pid);
+    }
+    const shape = JSON.stringify(parts);
+    if (shape === this.lastShape) return false;
+    this.lastShape = shape;
+    return true;
   }
 
   /**

@@ -24,7 +24,10 @@ function isoMs(v: unknown): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
-/** One line from the daemon. */
+/**
+ * One line from the daemon. Errors come as `{id, error: {code: "ERR", message}}`; a line the
+ * daemon cannot parse gets no reply at all, so every request has its own timeout.
+ */
 export function parseReply(line: string): Reply {
   let data: unknown;
   try {
@@ -40,7 +43,11 @@ export function parseReply(line: string): Reply {
   return { kind: 'result', id: data.id, result: data.result };
 }
 
-/** `session.list` answers `{sessions, warnings}` (v1.9); older daemons answer the bare array. */
+/**
+ * `session.list` answers a bare `SessionRecord[]` (v1.9.1, observed: no `warnings`); an object
+ * `{sessions, warnings}` is read too, its warnings kept. The call is not read-only: the daemon
+ * asks every adapter and marks dead launched sessions stopped, which it then lists no more.
+ */
 export function sessionListOf(result: unknown): { records: unknown[]; warnings: string[] } | undefined {
   if (Array.isArray(result)) return { records: result, warnings: [] };
   if (!isObject(result) || !Array.isArray(result.sessions)) return undefined;
@@ -54,11 +61,33 @@ export function stateFileRecords(data: unknown): unknown[] | undefined {
   return Object.entries(data.sessions).map(([key, record]) => (isObject(record) && record.id === undefined ? { ...record, id: key } : record));
 }
 
-/** A SessionRecord as an entry on this host (the daemon runs here), or undefined when it has no id. */
+/**
+ * What agentctl does on its own with an ended record (protocols.md §3). A record it launched or
+ * tracked is marked stopped by its 30 s sweep, by `session.list` or by `session.prune`, and then
+ * kept: nothing deletes it. A record an adapter discovers (a claude transcript) is listed again on
+ * every `session.list` while the transcript exists: neither the sweep nor prune touches it.
+ */
+export const AGENTCTL_KEEPS_LAUNCHED = 'agentctl never deletes it: its sweep and session.prune only mark records stopped (state.json only grows)';
+export const AGENTCTL_KEEPS_DISCOVERED = 'agentctl never removes it: it lists it from its transcript, which neither its sweep nor session.prune touches';
+
+/** A record an agent adapter discovered (a claude transcript) rather than one agentctl launched: it has `meta.projectDir`. */
+export function isDiscovered(record: Record<string, unknown>): boolean {
+  return isObject(record.meta) && typeof record.meta.projectDir === 'string';
+}
+
+/**
+ * A SessionRecord as an entry on this host (the daemon runs here), or undefined when it has no id.
+ * A discovered record's `startedAt` is its transcript file's birth time (a session resumed days
+ * later looks days old) and its `stoppedAt` the last transcript write: neither is a registration
+ * or a death, so it gets no registration time (the reuse check uses when ghostwatch first saw
+ * it) and its stoppedAt is its last activity (`lastSeen`), not when it went offline.
+ * agentctl's liveness checks count EPERM as dead (its `process.kill(pid, 0)` sits in a catch-all).
+ */
 export function toSessionEntry(record: unknown, source: string, host: string, firstObservedAt: (id: string, pid: unknown) => number): SessionEntry | undefined {
   if (!isObject(record) || typeof record.id !== 'string' || record.id === '') return undefined;
   const status = text(record.status);
   const ended = status !== undefined && ENDED_STATUSES.has(status);
+  const discovered = isDiscovered(record);
   return {
     source,
     id: record.id,
@@ -68,10 +97,12 @@ export function toSessionEntry(record: unknown, source: string, host: string, fi
     pid: capDepth(record.pid),
     offline: ended,
     ended,
+    cleanup: discovered ? AGENTCTL_KEEPS_DISCOVERED : AGENTCTL_KEEPS_LAUNCHED,
+    epermCountsDead: true,
     status,
-    lastSeen: undefined,
-    offlineSince: ended ? isoMs(record.stoppedAt) : undefined,
-    registeredAt: isoMs(record.startedAt),
+    lastSeen: discovered ? isoMs(record.stoppedAt) : undefined,
+    offlineSince: ended && !discovered ? isoMs(record.stoppedAt) : undefined,
+    registeredAt: discovered ? undefined : isoMs(record.startedAt),
     pidStartedAt: undefined,
     firstObservedAt: firstObservedAt(record.id, record.pid),
     joinSeq: undefined,

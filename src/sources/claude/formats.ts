@@ -61,6 +61,8 @@ function session(ctx: ParseContext, fields: Omit<SessionEntry, 'source' | 'first
     pid: capDepth(fields.pid),
     offline: undefined,
     ended: undefined,
+    cleanup: undefined,
+    epermCountsDead: undefined,
     status: fields.status,
     lastSeen: fields.lastSeen,
     offlineSince: undefined,

@@ -191,6 +191,8 @@ function relabel(s: SessionEntry, id: string): SessionEntry {
     pid: s.pid,
     offline: s.offline,
     ended: s.ended,
+    cleanup: s.cleanup,
+    epermCountsDead: s.epermCountsDead,
     status: s.status,
     lastSeen: s.lastSeen,
     offlineSince: s.offlineSince,

@@ -98,6 +98,9 @@ export function nodeKey(node: unknown): { id: string; pid: unknown } | undefined
   return { id: node.id, pid: node.pid };
 }
 
+/** hypivisor's own cleanup of an offline node (protocols.md §1: a sweep every 15 s, TTL 30 s by default). */
+const SWEEP = 'the registry sweeps it once its TTL has passed (30 s by default)';
+
 /**
  * A NodeInfo as a SessionEntry, or undefined when it has no usable id. Registry timestamps are
  * Unix seconds on the registry's clock; entries keep them in ms, still on the registry's clock.
@@ -123,6 +126,8 @@ export function toSessionEntry(
     pid: node.pid,
     offline: status === 'offline',
     ended: undefined,
+    cleanup: SWEEP,
+    epermCountsDead: undefined,
     status,
     lastSeen: seconds(node.last_seen),
     offlineSince: seconds(node.offline_since),

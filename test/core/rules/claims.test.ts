@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { findHolder, indexHolders, judgeClaim } from '../../../src/core/rules/claims.js';
 import { sessionFinding } from '../../../src/core/rules/judgement.js';
 import type { ClaimEntry, Evidence, OsFacts, SessionFinding, SessionVerdict } from '../../../src/core/types.js';
-import { alive, claim, gone, localEvidence, NOW, os, pidFacts, POLICY, session } from './support.js';
+import { defaultPolicy } from '../../../src/core/types.js';
+import { alive, claim, gone, HOST, localEvidence, NOW, os, pidFacts, POLICY, session } from './support.js';
 
 const HERE: Evidence['host'] = { machine: 'devbox', local: true, matchedAs: 'exact' };
 const AWAY: Evidence['host'] = { machine: 'laptop', local: false, matchedAs: undefined };
@@ -34,6 +35,17 @@ const cases: [name: string, c: ClaimEntry, h: SessionFinding | undefined, host: 
   ['heartbeat at the limit', claim('r', { pid: 9, heartbeatAt: NOW - 60_000, staleAfterMs: 60_000 }), undefined, HERE, os([alive(9)]), 'held', /held by pid 9/],
   ['heartbeat without a limit is not judged', claim('r', { pid: 9, heartbeatAt: NOW - 10_000_000 }), undefined, HERE, os([alive(9)]), 'held', /held by pid 9/],
   ['nothing to check', claim('r'), undefined, HERE, os(), 'held', /^names no holder and no pid that can be checked here$/, 'unverified'],
+  // The identity rule of sessions, with the claim's acquired_at / lockedAt as the reference (tolerance 2 s).
+  ['own pid recycled: started after the claim', claim('r', { pid: 9, acquiredAt: NOW - 60_000 }), undefined, HERE, os([alive(9, { startedAt: NOW - 10_000 })]), 'stale-claim', /^its pid 9 belongs to a process started 50s after the claim was taken: the pid was recycled$/],
+  ['own pid recycled, even with a live holder', claim('r', { holder: 'h', pid: 9, acquiredAt: NOW - 60_000 }), holder('live'), HERE, os([alive(9, { startedAt: NOW - 10_000 })]), 'stale-claim', /the pid was recycled/],
+  ['own pid started within the tolerance after the claim', claim('r', { pid: 9, acquiredAt: NOW - 60_000 }), undefined, HERE, os([alive(9, { startedAt: NOW - 58_000 })]), 'held', /^held by pid 9, which is alive$/],
+  ['own pid started 1 ms past the tolerance', claim('r', { pid: 9, acquiredAt: NOW - 60_000 }), undefined, HERE, os([alive(9, { startedAt: NOW - 57_999 })]), 'stale-claim', /started 2s after the claim was taken/],
+  ['own pid started before the claim', claim('r', { pid: 9, acquiredAt: NOW - 60_000 }), undefined, HERE, os([alive(9, { startedAt: NOW - 3_600_000 })]), 'held', /held by pid 9/],
+  ['own pid of another user, recycled', claim('r', { pid: 9, acquiredAt: NOW - 60_000 }), undefined, HERE, os([pidFacts(9, 'EPERM', { state: 'S', startedAt: NOW - 1_000 })]), 'stale-claim', /the pid was recycled/],
+  ['own pid, start time unknown (hidepid)', claim('r', { pid: 9, acquiredAt: NOW - 60_000 }), undefined, HERE, os([pidFacts(9, 'EPERM', { detailsHidden: 'hidepid' })]), 'held', /held by pid 9/],
+  ['own pid unreadable: its start time is not used', claim('r', { pid: 9, acquiredAt: NOW - 60_000 }), undefined, HERE, os([pidFacts(9, 'error', { startedAt: NOW - 1_000 })]), 'held', /names no holder/, 'unverified'],
+  ['no time of taking: nothing to compare', claim('r', { pid: 9 }), undefined, HERE, os([alive(9, { startedAt: NOW - 1_000 })]), 'held', /held by pid 9/],
+  ['recycled on another host: not checked', claim('r', { pid: 9, acquiredAt: NOW - 60_000 }), undefined, AWAY, os([alive(9, { startedAt: NOW - 1_000 })]), 'held', /names no holder/, 'unverified'],
 ];
 
 describe('rule: claims', () => {
@@ -55,6 +67,19 @@ describe('rule: claims', () => {
       heartbeat: { at: NOW - 5_000, ageMs: 5_000, staleAfterMs: 60_000 },
     });
     expect(f).toMatchObject({ kind: 'claim', id: 'r', holder: 'h', source: 'hypivisor' });
+  });
+});
+
+describe('rule: claims, the recycled-pid check', () => {
+  it('compares on the local clock: the registry clock offset is taken off acquired_at', () => {
+    // The registry's clock runs 30 s ahead: its acquired_at NOW - 30 s is NOW - 60 s here.
+    const policy = defaultPolicy(HOST, { registryClockOffsetMs: { hypivisor: 30_000 } });
+    const c = claim('r', { pid: 9, acquiredAt: NOW - 30_000 });
+    const f = judgeClaim(c, undefined, HERE, os([alive(9, { startedAt: NOW - 50_000 })]), NOW, policy);
+    expect(f).toMatchObject({ verdict: 'stale-claim', reason: expect.stringMatching(/started 10s after/) });
+    expect(f.evidence.start).toEqual({ processStartedAt: NOW - 50_000, reference: 'acquired_at', referenceAt: NOW - 60_000, deltaMs: 10_000, toleranceMs: 2_000 });
+    // Without the offset the same process started before the claim: held.
+    expect(judgeClaim(c, undefined, HERE, os([alive(9, { startedAt: NOW - 50_000 })]), NOW, POLICY).verdict).toBe('held');
   });
 });
 

@@ -1,0 +1,78 @@
+// agentctl's own liveness checks count EPERM as dead (every process.kill(pid, 0) in its source
+// sits in a catch-all), so it marks another user's live agent stopped. ghostwatch never follows
+// it there: kill says EPERM, the process is alive, and the finding carries a warning, never a
+// problem. Real: the built CLI runs as nobody against a stand-in daemon, a root-owned agent.
+import { execFile } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestAgentctlDaemon } from '../support/agentctl-daemon.js';
+import { isLinux, killAndReap, spawnSleep } from '../os/helpers.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+const requirement = !isLinux
+  ? 'needs Linux'
+  : process.getuid?.() !== 0
+    ? 'needs root (to run the CLI as another user)'
+    : !existsSync(join(ROOT, 'dist/bundle/main.js'))
+      ? 'dist/ is not built: run npm run build'
+      : undefined;
+const maybe = requirement === undefined || process.env.CI === 'true' ? describe : describe.skip;
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { env, timeout: 20_000 }, (error, stdout, stderr) =>
+      resolve({ code: typeof error?.code === 'number' ? error.code : error ? 99 : 0, stdout, stderr }),
+    );
+  });
+}
+
+maybe('agentctl calls a live process of another user dead (EPERM)', () => {
+  let dir: string;
+  let daemon: TestAgentctlDaemon;
+  const agent = isLinux ? spawnSleep(120) : undefined;
+  let deadPid = 0;
+
+  beforeAll(async () => {
+    if (requirement !== undefined) throw new Error(`CI=true and this test ${requirement}`);
+    dir = mkdtempSync(join(tmpdir(), 'gw-eperm-'));
+    chmodSync(dir, 0o755);
+    cpSync(join(ROOT, 'bin'), join(dir, 'bin'), { recursive: true });
+    cpSync(join(ROOT, 'dist/bundle'), join(dir, 'dist/bundle'), { recursive: true });
+    cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
+    cpSync(join(ROOT, 'node_modules/ws'), join(dir, 'node_modules/ws'), { recursive: true, dereference: true });
+    const dead = spawnSleep(30);
+    await killAndReap(dead);
+    deadPid = dead.pid!;
+    const agentctlDir = join(dir, 'agentctl');
+    mkdirSync(agentctlDir, { mode: 0o755 });
+    daemon = new TestAgentctlDaemon({ dir: agentctlDir });
+    const old = new Date(Date.now() - 60_000).toISOString();
+    // As agentctl leaves them: the root-owned agent marked stopped (its check got EPERM), and a really dead one.
+    daemon.addSession({ id: 'other-user', pid: agent!.pid, status: 'stopped', startedAt: new Date().toISOString(), stoppedAt: new Date().toISOString(), cwd: '/srv/a' });
+    daemon.addSession({ id: 'really-dead', pid: deadPid, status: 'stopped', startedAt: old, stoppedAt: new Date().toISOString(), cwd: '/srv/b' });
+    await daemon.start();
+    chmodSync(daemon.socketPath, 0o777);
+  });
+  afterAll(async () => {
+    if (agent) await killAndReap(agent);
+    await daemon?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('`check` as nobody: the stopped record whose pid answers EPERM is offline with a warning, not a problem', async () => {
+    const env = { PATH: process.env.PATH, HOME: dir, XDG_CONFIG_HOME: join(dir, 'none'), XDG_STATE_HOME: join(dir, 'state'), NO_COLOR: '1' };
+    const r = await run('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, join(dir, 'bin/ghostwatch.js'), 'check', '--source', 'agentctl', '--agentctl-socket', daemon.socketPath, '--json'], env);
+    expect(r.stderr).toBe('');
+    const report = JSON.parse(r.stdout) as { findings: { id: string; verdict: string; problem: boolean; note?: string; reason: string; evidence: { kill?: string } }[] };
+    const other = report.findings.find((f) => f.id === 'other-user');
+    expect(other).toMatchObject({ verdict: 'offline', problem: false, note: 'alive (EPERM)', evidence: { kill: 'EPERM' } });
+    expect(other?.reason).toMatch(new RegExp(`; but pid ${agent!.pid} is alive \\(EPERM: another user owns it\\), and the registry counts EPERM as dead$`));
+    const dead = report.findings.find((f) => f.id === 'really-dead');
+    expect(dead).toMatchObject({ verdict: 'offline', problem: false, evidence: { kill: 'ESRCH' } });
+    expect(dead?.note).toBeUndefined();
+    expect(dead?.reason).not.toMatch(/EPERM/);
+    expect(r.code).toBe(0); // no problem: a warning is not a verdict
+  });
+});
