@@ -62,17 +62,27 @@ export class FakeStdin extends EventEmitter {
   pause(): void {}
 }
 
-/** Ink decides "in CI, render nothing live" once, when it is first imported (is-in-ci). */
+/**
+ * Ink decides "in CI, render nothing live" once, when it is first imported (is-in-ci), and chalk
+ * decides whether to colour by the process's own stdout (a pipe under the bench runner): import
+ * both as under a terminal, so frames carry the colours (and their cost) a terminal gets.
+ */
 export async function importInkOutsideCi(): Promise<{ ink: typeof import('ink'); app: typeof import('../src/ui/app.js') }> {
   const saved: Record<string, string | undefined> = {};
-  for (const k of ['CI', 'CONTINUOUS_INTEGRATION']) {
+  for (const k of ['CI', 'CONTINUOUS_INTEGRATION', 'FORCE_COLOR']) {
     saved[k] = process.env[k];
     delete process.env[k];
   }
+  // 16 colours are all the theme uses; a FORCE_COLOR given to the bench wins.
+  if (saved.FORCE_COLOR === undefined) process.env.FORCE_COLOR = '1';
+  else process.env.FORCE_COLOR = saved.FORCE_COLOR;
   try {
     return { ink: await import('ink'), app: await import('../src/ui/app.js') };
   } finally {
-    for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   }
 }
 

@@ -1,4 +1,6 @@
 // `npm run bench`: every figure the issues name, as a table, or as one JSON object with --json.
+// First: React's production build, as the CLI runs it (before anything loads React).
+import './production-env.js';
 import { hostname, cpus } from 'node:os';
 import { coreFigures } from './core-figures.js';
 import type { Figures } from './figures.js';

@@ -1,6 +1,7 @@
 // UI figures. key_to_frame: the real App rendered by Ink into a fake TTY, 10,000 sessions and
-// 2,000 claims, keys in, frames out. rss_10k and idle_bytes: the built CLI in a real tmux pane
-// against a real registry (in this process) holding 10,000 registered nodes.
+// 2,000 claims, keys in, frames out. rss_10k and idle_*: the built CLI in a real tmux pane
+// against a real registry (in this process) holding 10,000 registered nodes, over a minute and
+// its age tick. demo_*: the busy demo in a real tmux pane, bytes the pane receives.
 import { hasTmux, killAndReap, spawnSleep } from './children.js';
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -92,6 +93,8 @@ interface KeyFigures {
   readonly p99: number;
   /** Bytes written per key, on average (the frames and their synchronized-update wrappers). */
   readonly bytesPerKey: number;
+  /** CPU time of this process from the key to its frame, median: the work, less the machine's other load. */
+  readonly cpuP50: number;
 }
 
 export async function keyToFrame(sessions = 10_000, claims = 2_000, render: { incrementalRendering: boolean } = RENDER_OPTIONS): Promise<KeyFigures> {
@@ -116,17 +119,24 @@ export async function keyToFrame(sessions = 10_000, claims = 2_000, render: { in
   });
   try {
     await firstFrame.finally(() => clearTimeout(noFrame));
+    // A frame without colours costs Ink less than the one a terminal gets: not the figure.
+    if (!/\u001b\[3\dm/.test(stdout.lastFrame)) throw new Error('the first frame has no colours (chalk imported before importInkOutsideCi?)');
+    const cpu: number[] = [];
     const press = async (key: string): Promise<number> => {
+      let cpuAt: NodeJS.CpuUsage | undefined;
       const frame = new Promise<number>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no frame after key ${JSON.stringify(key)}`)), 2_000);
         stdout.onFrame = (at) => {
+          cpuAt = process.cpuUsage(cpu0);
           clearTimeout(timer);
           resolve(at);
         };
       });
+      const cpu0 = process.cpuUsage();
       const t0 = performance.now();
       stdin.write(key);
       const ms = (await frame) - t0;
+      if (cpuAt) cpu.push((cpuAt.user + cpuAt.system) / 1000);
       await sleep(KEY_GAP_MS);
       return ms;
     };
@@ -134,12 +144,13 @@ export async function keyToFrame(sessions = 10_000, claims = 2_000, render: { in
     for (let i = 0; i < 3; i++) await press(PAGE_DOWN);
     for (let i = 0; i < 60; i++) await press(i % 2 ? 'k' : 'j');
     const times: number[] = [];
+    cpu.length = 0;
     const bytesBefore = stdout.bytes;
     for (let i = 0; i < 200; i++) {
       const key = i % 20 === 18 ? PAGE_DOWN : i % 20 === 19 ? PAGE_UP : i % 2 ? 'k' : 'j';
       times.push(await press(key));
     }
-    return { p50: round(median(times)), p99: round(percentile(times, 99)), bytesPerKey: Math.round((stdout.bytes - bytesBefore) / times.length) };
+    return { p50: round(median(times)), p99: round(percentile(times, 99)), bytesPerKey: Math.round((stdout.bytes - bytesBefore) / times.length), cpuP50: round(median(cpu)) };
   } finally {
     instance.unmount();
     instance.cleanup();
@@ -149,7 +160,33 @@ export async function keyToFrame(sessions = 10_000, claims = 2_000, render: { in
 // ------------------------------------------------------------ the real CLI in tmux, 10,000 nodes
 
 const NODES = 10_000;
-const IDLE_MS = 10_000;
+/** At least this long, and past the first minute boundary at which the new rows' ages read "1m". */
+const IDLE_MS = 65_000;
+/** Bytes this soon after a minute boundary belong to its age tick (the clock fires 5 ms after it). */
+const TICK_MS = 1_500;
+
+/**
+ * Polls a growing file (a pane's pipe-pane output) for `ms`: the bytes that arrived within
+ * TICK_MS after a minute boundary, those that arrived at any other time, and how many minute
+ * boundaries the window held.
+ */
+async function watchBytes(file: string, ms: number): Promise<{ tickBytes: number; otherBytes: number; ticks: number }> {
+  const start = Date.now();
+  let size = statSync(file).size;
+  let tickBytes = 0;
+  let otherBytes = 0;
+  while (Date.now() - start < ms) {
+    await sleep(50);
+    const now = statSync(file).size;
+    if (now > size) {
+      if (Date.now() % 60_000 < TICK_MS) tickBytes += now - size;
+      else otherBytes += now - size;
+      size = now;
+    }
+  }
+  const ticks = Math.floor((start + ms) / 60_000) - Math.floor(start / 60_000);
+  return { tickBytes, otherBytes, ticks };
+}
 /**
  * Live pids the entries share (~30 entries each, so most are superseded). Keep the groups small:
  * reconcile's supersede builds each entry's sibling list and text, O(k^2) in a group of k, and
@@ -201,7 +238,7 @@ async function registerAll(server: RegistryServer, live: number[], dead: number[
   if (server.registry.listNodes().length !== NODES) throw new Error(`registry holds ${server.registry.listNodes().length} nodes, not ${NODES}`);
 }
 
-async function cliFigures(): Promise<{ rssMb: number; idleBytesPerS: number }> {
+async function cliFigures(): Promise<{ rssMb: number; tickBytes: number; betweenTicks: number }> {
   const socket = `gw-bench-${process.pid}`;
   const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
   const capture = (): string => tmux('capture-pane', '-p', '-t', 'gw');
@@ -222,6 +259,7 @@ async function cliFigures(): Promise<{ rssMb: number; idleBytesPerS: number }> {
     for (let i = 0; i < 8; i++) children.push(doomed[i] = await spawnSleep(300));
     await Promise.all(doomed.map(killAndReap));
     admin = new WebSocket(server.url);
+    const registeredAt = Date.now();
     await registerAll(
       server,
       live.map((c) => c.pid),
@@ -240,17 +278,18 @@ async function cliFigures(): Promise<{ rssMb: number; idleBytesPerS: number }> {
     if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('ghostwatch')) throw new Error(`pane pid ${pid} is not ghostwatch`);
     const rssKb = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]);
 
-    // The age column follows a minute clock: a window holding a minute boundary may show a
-    // designed once-a-minute redraw, which is not what this figure is about.
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute + IDLE_MS + 1_000 > 60_000) await sleep(60_000 - intoMinute + 1_000);
+    // Over a whole minute and its age tick: bytes within TICK_MS after a minute boundary are the
+    // designed once-a-minute redraw (the ages); any byte outside that is an idle write.
     tmux('pipe-pane', '-o', '-t', 'gw', `cat >> '${out}'`);
     await until(() => existsSync(out), 3_000, 'the pipe-pane file');
-    await sleep(IDLE_MS);
-    const bytes = statSync(out).size;
+    // Ages are "<1m" until a minute boundary 60 s after the registration: run past the first
+    // such boundary, so the tick changes what the rows show and its bytes are a real redraw.
+    const firstVisibleTick = (Math.floor((registeredAt + 60_000) / 60_000) + 1) * 60_000;
+    const idle = await watchBytes(out, Math.max(IDLE_MS, firstVisibleTick + TICK_MS + 500 - Date.now()));
+    if (idle.ticks === 0) throw new Error('no minute boundary in the idle window');
     if (!existsSync(`/proc/${pid}`)) throw new Error('ghostwatch exited during the idle window: its 0 bytes would mean nothing');
     // MB as /proc counts them: 1024 kB.
-    return { rssMb: Math.round((rssKb / 1024) * 10) / 10, idleBytesPerS: bytes / (IDLE_MS / 1000) };
+    return { rssMb: Math.round((rssKb / 1024) * 10) / 10, tickBytes: idle.tickBytes / idle.ticks, betweenTicks: idle.otherBytes };
   } finally {
     try {
       execFileSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });
@@ -265,6 +304,57 @@ async function cliFigures(): Promise<{ rssMb: number; idleBytesPerS: number }> {
   }
 }
 
+/** Two of the demo's new ghosts (one every ~30 s) and a minute tick: between them it draws nothing. */
+const DEMO_MS = 60_000;
+const BSU = '\u001b[?2026h';
+
+/**
+ * The busy demo (agents joining, dying, a new ghost every ~30 s) in a real tmux pane, 120x40,
+ * for DEMO_MS: bytes written per second, frames per second (Ink wraps each frame in a
+ * synchronized update), and a full repaint's size (the largest frame: the standard renderer
+ * repaints the whole frame on every change, so frames near this size are full repaints).
+ */
+async function demoFigures(): Promise<{ bytesPerS: number; framesPerS: number; fullFrameBytes: number; medianFrameBytes: number }> {
+  const socket = `gw-bench-demo-${process.pid}`;
+  const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+  const dir = mkdtempSync(join(tmpdir(), 'gw-bench-demo-'));
+  const out = join(dir, 'pty-output.bin');
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'CI' && !k.startsWith('CI_')));
+  Object.assign(env, { XDG_STATE_HOME: dir, TERM: 'xterm-256color' });
+  let socketPath: string | undefined;
+  try {
+    execFileSync('tmux', ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'gw', '-x', String(COLUMNS), '-y', String(ROWS), `exec node '${BIN}' demo`], { env });
+    socketPath = tmux('display', '-p', '#{socket_path}').trim();
+    await until(() => /\b\d+ ghost/.test(tmux('capture-pane', '-p', '-t', 'gw')), 30_000, 'the demo on screen');
+    tmux('pipe-pane', '-o', '-t', 'gw', `cat >> '${out}'`);
+    await until(() => existsSync(out), 3_000, 'the pipe-pane file');
+    await sleep(DEMO_MS);
+    const text = readFileSync(out, 'latin1');
+    const frames = text.split(BSU).slice(1).map((f) => f.length);
+    return {
+      bytesPerS: Math.round(text.length / (DEMO_MS / 1000)),
+      framesPerS: round(frames.length / (DEMO_MS / 1000)),
+      fullFrameBytes: frames.length > 0 ? Math.max(...frames) : 0,
+      medianFrameBytes: frames.length > 0 ? median(frames) : 0,
+    };
+  } finally {
+    try {
+      // q: the demo ends every process it started, then exits, and the pane with it.
+      execFileSync('tmux', ['-L', socket, 'send-keys', '-t', 'gw', 'q'], { stdio: 'ignore' });
+      await until(() => !/\bgw:/.test(execFileSync('tmux', ['-L', socket, 'ls'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })), 10_000, 'the demo to quit');
+    } catch {
+      // gone already (no server left to ask), or did not quit: the server goes below
+    }
+    try {
+      execFileSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });
+    } catch {
+      // never started
+    }
+    if (socketPath) rmSync(socketPath, { force: true });
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function uiFigures(): Promise<Figures> {
   const figures: Figures = {};
   // GHOSTWATCH_BENCH_UI=cli: only the figures of the real CLI in tmux (rss_10k_mb, idle_bytes_per_s).
@@ -275,6 +365,7 @@ export async function uiFigures(): Promise<Figures> {
     figures.key_to_frame_p50_ms = { value: keys.p50, unit: 'ms' };
     figures.key_to_frame_p99_ms = { value: keys.p99, unit: 'ms', target: '<= 16' };
     figures.key_bytes_per_frame = { value: keys.bytesPerKey, unit: 'bytes' };
+    figures.key_cpu_p50_ms = { value: keys.cpuP50, unit: 'ms' };
     figures.key_to_frame_incremental_p99_ms = { value: incremental.p99, unit: 'ms' };
     figures.key_bytes_per_frame_incremental = { value: incremental.bytesPerKey, unit: 'bytes' };
     // 50,000 registered nodes (issue 13): the same keys over five times the rows.
@@ -284,12 +375,18 @@ export async function uiFigures(): Promise<Figures> {
   }
   const built = existsSync(join(ROOT, 'dist/src/cli/main.js'));
   if (process.platform !== 'linux' || !hasTmux() || !built) {
-    process.stderr.write('bench: ui: rss_10k_mb and idle_bytes_per_s need Linux, tmux and a built dist/: skipped\n');
+    process.stderr.write('bench: ui: rss_10k_mb, idle_* and demo_* need Linux, tmux and a built dist/: skipped\n');
     return figures;
   }
   const cli = await cliFigures();
   figures.rss_10k_mb = { value: cli.rssMb, unit: 'MB', target: '<= 100' };
-  figures.idle_bytes_per_s = { value: cli.idleBytesPerS, unit: 'bytes/s', target: '0' };
+  figures.idle_tick_bytes = { value: cli.tickBytes, unit: 'bytes/min' };
+  figures.idle_bytes_between_ticks = { value: cli.betweenTicks, unit: 'bytes', target: '0' };
+  const demo = await demoFigures();
+  figures.demo_bytes_per_s = { value: demo.bytesPerS, unit: 'bytes/s' };
+  figures.demo_frames_per_s = { value: demo.framesPerS, unit: 'frames/s' };
+  figures.demo_frame_bytes_p50 = { value: demo.medianFrameBytes, unit: 'bytes' };
+  figures.demo_full_frame_bytes = { value: demo.fullFrameBytes, unit: 'bytes' };
   return figures;
 }
 

@@ -212,16 +212,16 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   }
 
   return (
-    <Box flexDirection="column" height={height} width={width} overflow="hidden">
+    <Box flexDirection="column" height={height} width={width} overflowY="hidden">
       <Header snap={snap} width={width} height={headerLines} now={tickNow} readOnly={readOnly} />
-      <Box flexDirection="column" height={bodyHeight + 1} flexShrink={0} overflow="hidden">
+      <Box flexDirection="column" height={bodyHeight + 1} flexShrink={0} overflowY="hidden">
         {body}
       </Box>
       {/* One line each, whatever Yoga measures for their text: a wrap must never steal a row from the table. */}
-      <Box height={1} flexShrink={0} overflow="hidden">
+      <Box height={1} flexShrink={0} overflowY="hidden">
         <StatusLine state={state} progress={progress} rowCount={rows.length} snap={snap} width={width} now={tickNow} />
       </Box>
-      <Box height={1} flexShrink={0} overflow="hidden">
+      <Box height={1} flexShrink={0} overflowY="hidden">
         <Footer mode={mode} width={width} readOnly={readOnly} />
       </Box>
     </Box>
