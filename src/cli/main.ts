@@ -1,8 +1,8 @@
 // Entry point of the built CLI: picks the command, turns usage mistakes into one line + exit 2.
 // `ghostwatch [options]` with no command is the live monitor (`watch`).
 import { readFileSync } from 'node:fs';
-import { isUtf8Locale, useAsciiEllipsis } from '../core/sanitize.js';
 import { errorLines, formatOptions, UsageError } from './args.js';
+import { applyLocale } from './locale.js';
 import { MONITOR_OPTIONS } from './settings.js';
 import { watchCommand } from './watch.js';
 
@@ -55,8 +55,7 @@ export function usage(): string {
 const EVERYWHERE: ReadonlySet<string> = new Set(['--no-color']);
 
 export async function main(argv: readonly string[]): Promise<number> {
-  // A cut is marked "..." where the locale cannot show "…" (LANG=C, a bare cron environment).
-  useAsciiEllipsis(!isUtf8Locale(process.env));
+  applyLocale();
   try {
     if (argv.length === 1 && argv[0] === '--version') {
       process.stdout.write(`${version()}\n`);

@@ -34,14 +34,17 @@ export interface RegistryFlags {
   readonly insecure?: boolean | undefined;
   readonly caFile?: string | undefined;
   readonly maxPayload?: number | undefined;
+  /** How an error names a setting: `--token-file`, or `"token-file" in ~/.config/ghostwatch/config.json` when the file set it. */
+  readonly label?: ((name: string) => string) | undefined;
 }
 
 /** The addresses a host name resolves to (every one, as dns.lookup with all: true), or why not. */
 export type LookupAll = (hostname: string) => { readonly addresses: readonly string[] } | { readonly error: string };
 
 export function resolveRegistry(flags: RegistryFlags, env: NodeJS.ProcessEnv = process.env, lookup: LookupAll = lookupAllSync): RegistryTarget {
+  const label = flags.label ?? ((name: string) => `--${name}`);
   const fromFlag = flags.registry !== undefined;
-  const what = fromFlag ? '--registry' : 'HYPIVISOR_WS';
+  const what = fromFlag ? label('registry') : 'HYPIVISOR_WS';
   const raw = flags.registry ?? (env.HYPIVISOR_WS || undefined) ?? DEFAULT_REGISTRY;
   let url: URL;
   try {
@@ -56,10 +59,10 @@ export function resolveRegistry(flags: RegistryFlags, env: NodeJS.ProcessEnv = p
   if (url.href.includes('#')) {
     throw new UsageError(`${what} has a #fragment, which a WebSocket URL cannot have: remove "${url.hash || '#'}" from "${redactUrl(raw)}"`);
   }
-  let token = flags.tokenFile !== undefined ? readTokenFile(flags.tokenFile) : env.HYPI_TOKEN || undefined;
+  let token = flags.tokenFile !== undefined ? readTokenFile(flags.tokenFile, label('token-file')) : env.HYPI_TOKEN || undefined;
   const inUrl = takeToken(url);
   if (inUrl !== undefined) {
-    if (fromFlag) throw new UsageError('do not put the token in --registry (argv is public): use HYPI_TOKEN or --token-file');
+    if (fromFlag) throw new UsageError(`do not put the token in ${what} (argv and config files are read by others): use HYPI_TOKEN or ${label('token-file')}`);
     token ??= inUrl;
   }
   const secret = token !== undefined ? 'the token' : url.password !== '' ? 'the password of the URL' : undefined;
@@ -67,9 +70,9 @@ export function resolveRegistry(flags: RegistryFlags, env: NodeJS.ProcessEnv = p
     const why = notLoopback(url.hostname, lookup);
     if (why !== undefined) throw new UsageError(`refusing to send ${secret} over plain ws:// to ${why}: ${secureAdvice(url)}`);
   }
-  const ca = flags.caFile !== undefined ? readFile(flags.caFile, '--ca-file') : undefined;
+  const ca = flags.caFile !== undefined ? readFile(flags.caFile, label('ca-file')) : undefined;
   if (flags.maxPayload !== undefined && (!Number.isInteger(flags.maxPayload) || flags.maxPayload < 1024)) {
-    throw new UsageError('--max-payload needs a whole number of bytes, at least 1024');
+    throw new UsageError(`${label('max-payload')} needs a whole number of bytes, at least 1024`);
   }
   return { url: url.toString(), token, ca, maxPayload: flags.maxPayload };
 }
@@ -155,9 +158,9 @@ export function lookupAllSync(hostname: string): { addresses: string[] } | { err
   }
 }
 
-function readTokenFile(path: string): string {
-  const token = readFile(path, '--token-file').toString('utf8').trim();
-  if (token === '') throw new UsageError(`--token-file ${path} is empty`);
+function readTokenFile(path: string, what: string): string {
+  const token = readFile(path, what).toString('utf8').trim();
+  if (token === '') throw new UsageError(`${what} ${path} is empty`);
   return token;
 }
 

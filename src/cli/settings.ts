@@ -146,6 +146,7 @@ export function monitorSettings(options: CommandOptions, env: NodeJS.ProcessEnv 
           insecure: options.flag('insecure'),
           caFile: options.string('ca-file'),
           maxPayload: options.number('max-payload'),
+          label: (name) => options.label(name),
         },
         env,
       )

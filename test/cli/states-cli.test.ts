@@ -142,6 +142,14 @@ describe.runIf(BUILT)('the CLI, end to end', () => {
     expect(fromFlag.stderr).toBe('ghostwatch: --interval needs a number of seconds from 0.05 to 60\n');
     writeFileSync(file, JSON.stringify({ source: ['nope'] }));
     expect((await gw(['check'])).stderr).toMatch(/unknown "source" in .*config\.json "nope"/);
+    // The registry's own settings too: the URL, the token file, the payload limit.
+    writeFileSync(file, JSON.stringify({ registry: 'not a url' }));
+    expect((await gw(['check'], { HYPIVISOR_WS: '' })).stderr).toBe(`ghostwatch: "registry" in ${file} is not a URL: "not a url"\n`);
+    writeFileSync(file, JSON.stringify({ 'token-file': join(config, 'absent') }));
+    expect((await gw(['check'])).stderr).toMatch(new RegExp(`^ghostwatch: "token-file" in ${file.replace(/[.]/g, '\\.')} .*absent: cannot read it`));
+    writeFileSync(file, JSON.stringify({ 'max-payload': 10 }));
+    expect((await gw(['check'])).stderr).toBe(`ghostwatch: "max-payload" in ${file} needs a whole number of bytes, at least 1024\n`);
+    expect((await gw(['check', '--max-payload', '10'])).stderr).toBe('ghostwatch: --max-payload needs a whole number of bytes, at least 1024\n');
   });
 
   it('--version is aligned with the other options in --help', async () => {
