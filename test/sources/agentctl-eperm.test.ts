@@ -2,6 +2,8 @@
 // sits in a catch-all), so it marks another user's live agent stopped. ghostwatch never follows
 // it there: kill says EPERM, the process is alive, and the finding carries a warning, never a
 // problem. Real: the built CLI runs as nobody against a stand-in daemon, a root-owned agent.
+// The daemon never lists a record it marked stopped again (protocols.md §3), so while it runs
+// ghostwatch sees neither; with the daemon down it reads them from state.json as agentctl left them.
 import { execFile } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -61,11 +63,21 @@ maybe('agentctl calls a live process of another user dead (EPERM)', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('`check` as nobody: the stopped record whose pid answers EPERM is offline with a warning, not a problem', async () => {
+  it('`check` as nobody, the daemon down: the stopped record whose pid answers EPERM is offline with a warning, not a problem', async () => {
     const env = { PATH: process.env.PATH, HOME: dir, XDG_CONFIG_HOME: join(dir, 'none'), XDG_STATE_HOME: join(dir, 'state'), NO_COLOR: '1' };
-    const r = await run('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, join(dir, 'bin/ghostwatch.js'), 'check', '--source', 'agentctl', '--agentctl-socket', daemon.socketPath, '--json'], env);
+    type Report = { sources: { status: string }[]; findings: { id: string; verdict: string; problem: boolean; note?: string; reason: string; evidence: { kill?: string } }[] };
+    const check = () => run('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, join(dir, 'bin/ghostwatch.js'), 'check', '--source', 'agentctl', '--agentctl-socket', daemon.socketPath, '--json'], env);
+    const up = await check();
+    expect(up.stderr).toBe('');
+    const upReport = JSON.parse(up.stdout) as Report;
+    expect(upReport.sources[0]?.status).toBe('connected');
+    expect(upReport.findings).toEqual([]); // records agentctl marked stopped are never listed again
+
+    await daemon.stop();
+    const r = await check();
     expect(r.stderr).toBe('');
-    const report = JSON.parse(r.stdout) as { findings: { id: string; verdict: string; problem: boolean; note?: string; reason: string; evidence: { kill?: string } }[] };
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report.sources[0]?.status).toBe('files-only');
     const other = report.findings.find((f) => f.id === 'other-user');
     expect(other).toMatchObject({ verdict: 'offline', problem: false, note: 'alive (EPERM)', evidence: { kill: 'EPERM' } });
     expect(other?.reason).toMatch(new RegExp(`; but pid ${agent!.pid} is alive \\(EPERM: another user owns it\\), and the registry counts EPERM as dead$`));

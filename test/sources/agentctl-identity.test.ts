@@ -69,15 +69,36 @@ describe('agentctl: locks get the recycled-pid check (issue 17, 5)', () => {
 describe('agentctl: reasons say what agentctl really does (issue 17, 7)', () => {
   it('a stopped record from a transcript: "last active", and agentctl never removes it; never "it will sweep it"', async () => {
     const d = await daemon();
-    const gone = await deadPid();
-    d.addSession({ id: 'transcript', pid: gone, status: 'stopped', startedAt: iso(Date.now() - DAY), stoppedAt: iso(Date.now() - 6 * 60_000), meta: { projectDir: '/work/a' } });
-    d.addSession({ id: 'launched', pid: gone, status: 'stopped', startedAt: iso(Date.now() - DAY), stoppedAt: iso(Date.now() - 60_000), meta: {} });
-    const all = await findings(d, 2);
+    // What the claude adapter reports for a finished transcript, on every session.list: stopped, no pid.
+    d.addSession({ id: 'transcript', status: 'stopped', startedAt: iso(Date.now() - DAY), stoppedAt: iso(Date.now() - 6 * 60_000), meta: { projectDir: '/work/a' } });
+    const all = await findings(d, 1);
     const transcript = find(all, 'transcript')!;
     expect(transcript).toMatchObject({ verdict: 'offline', problem: false });
     expect(transcript.reason).toMatch(/^the registry marked it stopped \(last active 6m0\ds ago\); agentctl never removes it: it lists it from its transcript, which neither its sweep nor session\.prune touches$/);
-    const launched = find(all, 'launched')!;
+    expect(transcript.reason).not.toMatch(/will sweep|offline for/);
+  });
+
+  it('a stopped record agentctl launched: never listed by the daemon again; read from state.json with the daemon down, agentctl never deletes it', async () => {
+    const d = await daemon();
+    const gone = await deadPid();
+    const agent = sleeper();
+    d.addSession({ id: 'launched', pid: gone, status: 'stopped', startedAt: iso(Date.now() - DAY), stoppedAt: iso(Date.now() - 60_000), meta: {} });
+    d.addSession({ id: 'running', pid: agent.pid, status: 'running', meta: {} });
+    const engine = engineFor([source(d.socketPath)]);
+    const up = await until(() => {
+      const s = engine.getSnapshot();
+      return s.settled && s.sources[0]?.status === 'connected' && s.findings.length === 1 ? s : undefined;
+    }, 8000, 'the daemon lists the running record only');
+    expect(up.findings[0]!.id).toBe('running');
+
+    await d.stop();
+    const down = await until(() => {
+      const s = engine.getSnapshot();
+      return s.settled && s.sources[0]?.status === 'files-only' && s.findings.length === 2 && s.findings.every((f) => f.note !== 'checking…') ? s : undefined;
+    }, 8000, 'files-only with both records');
+    const launched = find(down.findings, 'launched')!;
+    expect(launched).toMatchObject({ verdict: 'offline', problem: false });
     expect(launched.reason).toMatch(/^the registry marked it stopped 1m0\ds ago; agentctl never deletes it: its sweep and session\.prune only mark records stopped \(state\.json only grows\)$/);
-    for (const f of all) expect(f.reason).not.toMatch(/will sweep|offline for/);
+    for (const f of down.findings) expect(f.reason).not.toMatch(/will sweep|offline for/);
   });
 });

@@ -1,12 +1,15 @@
 // A test daemon speaking agentctl's socket protocol as protocols.md §3 documents it (the real
 // v1.9.1 daemon's behaviour): one unix socket, newline-delimited JSON requests {id, method,
 // params}, replies {id, result} or {id, error: {code: "ERR", message}}; a malformed line gets no
-// reply. `session.list` answers a bare array and never lists records marked stopped or error;
-// `session.status {id}` still returns them; `session.prune` marks dead running/idle records
-// stopped (it deletes nothing) and drops auto-locks whose pid is dead; `lock.release` answers
-// null and removes manual locks only. It keeps sessions and locks in memory and mirrors them to
-// state.json / locks.json (tmp + rename, as agentctl does), so the file fallback reads what the
-// daemon last had. Knobs for the failure modes: delays, garbage lines, unanswered requests.
+// reply. `session.list` answers a bare array; with `all: true` it lists every record an adapter
+// reports (a claude transcript: `meta.projectDir`) whatever its status, and never a record
+// agentctl itself marked stopped or error; `session.status {id}` still returns those;
+// `session.prune` marks dead running/idle records of its own stopped (it deletes nothing, and
+// leaves adapter-reported records alone) and drops auto-locks whose pid is dead; `lock.release`
+// answers null and removes manual locks only. It keeps sessions and locks in memory and mirrors
+// them to state.json / locks.json (tmp + rename, as agentctl does), so the file fallback reads
+// what the daemon last had (adapter-reported records included, which the real state.json holds
+// only for sessions agentctl launched or tracked). Knobs for the failure modes: delays, garbage lines, unanswered requests.
 import { renameSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -51,7 +54,12 @@ function alive(pid: number | undefined): boolean {
   }
 }
 
-/** Statuses agentctl's session.list never lists again once a record has them. */
+/** A record an agent adapter reports (a claude transcript) rather than one of state.json: it has `meta.projectDir`. */
+function isDiscovered(s: SessionRecord): boolean {
+  return typeof s.meta?.projectDir === 'string';
+}
+
+/** Statuses agentctl's session.list never lists again once it gave them to a record of state.json. */
 const MARKED_OVER: ReadonlySet<string> = new Set(['stopped', 'error']);
 
 export class TestAgentctlDaemon {
@@ -151,8 +159,18 @@ export class TestAgentctlDaemon {
   private handle(method: string, params: Record<string, unknown>): unknown {
     switch (method) {
       case 'session.list': {
-        // Records agentctl marked stopped or error are never listed again, even with all: true.
-        const listed = [...this.sessions.values()].filter((s) => (params.all === true ? !MARKED_OVER.has(s.status) : s.status === 'running' || s.status === 'idle'));
+        // Pinned from agentctl 5923ee3 (v1.9.1), src/daemon/server.ts `session.list` and
+        // src/daemon/session-tracker.ts `reconcileAndEnrich`: the list is (1) every session each
+        // adapter's discover() returns, with the adapter's own status — the claude adapter reports a
+        // finished transcript `stopped` (stoppedAt = its last write, no pid) with
+        // nativeMetadata {projectDir}, which becomes `meta` — plus (2) the records of state.json
+        // (the ones agentctl launched or tracked) that are still running or idle; a record of
+        // state.json it marked stopped or error is never listed again, even with all: true (the
+        // adapter's report wins when both have an id). Without all: true, running and idle only.
+        // Here a record with `meta.projectDir` stands for (1), any other for (2).
+        const listed = [...this.sessions.values()].filter((s) =>
+          params.all === true ? isDiscovered(s) || !MARKED_OVER.has(s.status) : s.status === 'running' || s.status === 'idle',
+        );
         return this.opts.wrappedList ? { sessions: listed, warnings: this.warnings } : listed;
       }
       case 'session.status': {
@@ -167,10 +185,11 @@ export class TestAgentctlDaemon {
       case 'lock.list':
         return this.locks;
       case 'session.prune': {
-        // Marks, deletes nothing: state.json only grows. Records without a pid are left alone.
+        // Marks, deletes nothing: state.json only grows. Records without a pid are left alone, and
+        // so are the ones an adapter reports (agentctl's cleanupDeadLaunches walks state.json only).
         let pruned = 0;
         for (const [id, s] of this.sessions) {
-          if ((s.status === 'running' || s.status === 'idle') && s.pid && !alive(s.pid)) {
+          if ((s.status === 'running' || s.status === 'idle') && !isDiscovered(s) && s.pid && !alive(s.pid)) {
             this.sessions.set(id, { ...s, status: 'stopped', stoppedAt: new Date().toISOString() });
             pruned++;
           }
