@@ -20,7 +20,7 @@ describe('resolveRegistry', () => {
     expect(resolveRegistry({}, {}).token).toBeUndefined();
   });
   it('refuses a token in --registry, where ps would show it', () => {
-    expect(() => resolveRegistry({ registry: 'ws://localhost/ws?token=x' }, {})).toThrow(/argv is public/);
+    expect(() => resolveRegistry({ registry: 'ws://localhost/ws?token=x' }, {})).toThrow(/do not put the token in --registry \(argv and config files are read by others\)/);
   });
   it('moves a token found in $HYPIVISOR_WS out of the URL', () => {
     const r = resolveRegistry({}, { HYPIVISOR_WS: 'ws://localhost:9/ws?a=1&token=a%20b+c&z=2' });
