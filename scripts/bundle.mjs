@@ -53,6 +53,15 @@ const common = {
 };
 
 /**
+ * Built-ins that cost a few ms each to load and that neither a status line nor a first frame
+ * needs: child_process (Ink's terminal-size fallback, the tmux and process-table probes, which
+ * run after it), crypto (eviction ids, temp names), fs/promises (the trash, the audit log, the
+ * state file; the config is read synchronously). Their importers get an object whose names load
+ * them on first use.
+ */
+const LAZY_BUILTINS = ['child_process', 'crypto', 'fs/promises'];
+
+/**
  * `import … from 'node:fs'` becomes a require() through the wrapper's `require` (a file compiled
  * by vm.Script has no import statements), evaluated where the importing module is.
  */
@@ -63,7 +72,21 @@ const requireAtRunTime = {
       if (!RUNTIME_REQUIRED.has(args.path)) return undefined;
       return args.namespace === 'run-time' ? { path: args.path, external: true } : { path: args.path, namespace: 'run-time' };
     });
-    b.onLoad({ filter: /.*/, namespace: 'run-time' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+    b.onLoad({ filter: /.*/, namespace: 'run-time' }, async (args) => {
+      const id = args.path.replace(/^node:/, '');
+      if (!LAZY_BUILTINS.includes(id)) return { contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' };
+      // An object of the module's names whose getters load it on first use: importing it costs nothing.
+      const names = Object.keys(await import(`node:${id}`)).filter((n) => n !== 'default');
+      return {
+        contents: [
+          `let real;`,
+          `const lazy = {};`,
+          `for (const name of ${JSON.stringify(names)}) Object.defineProperty(lazy, name, { enumerable: true, get: () => (real ??= require(${JSON.stringify(`node:${id}`)}))[name] });`,
+          `module.exports = lazy;`,
+        ].join('\n'),
+        loader: 'js',
+      };
+    });
   },
 };
 
@@ -150,7 +173,16 @@ const [commands] = await Promise.all([
     inject: [src('cli/locale.ts')],
     plugins: [requireAtRunTime, heavyExternal, lazyStringWidth],
   }),
-  // The loader itself: a plain ES module the launcher imports.
-  build({ ...common, entryPoints: { loader: src('os/code-cache.ts') }, outdir }),
+  // The loader itself: CommonJS, like the launcher that requires it (no ES module loader at start).
+  build({
+    ...common,
+    format: 'cjs',
+    define: { 'import.meta.url': '__gwLoaderUrl' },
+    banner: { js: "const __gwLoaderUrl = require('node:url').pathToFileURL(__filename).href;" },
+    entryPoints: { loader: src('os/code-cache.ts') },
+    outdir,
+    outExtension: { '.js': '.cjs' },
+    plugins: [requireAtRunTime],
+  }),
 ]);
 for (const file of commands.outputFiles) writeFileSync(file.path, wrap(basename(file.path, '.js'), file.text));
