@@ -160,11 +160,20 @@ export async function idleFigures(): Promise<Figures> {
       const ms = performance.now() - start;
       process.kill(pid, 'SIGSTOP');
       const cpuMs = threadsCpuMs(pid);
-      tmux('kill-session', '-t', name);
+      // A stopped process would sleep through the pane's SIGHUP: it goes with SIGKILL.
+      process.kill(pid, 'SIGKILL');
+      try {
+        tmux('kill-session', '-t', name);
+      } catch {
+        // the pane closed with its process, and its session with it
+      }
       return { ms, cpuMs };
     };
     const firstFrames: { ms: number; cpuMs: number | undefined }[] = [];
     const bareNodes: { ms: number; cpuMs: number | undefined }[] = [];
+    // A session that outlives the measured ones: the tmux server exits with its last session,
+    // and the next new-session raced its exit ("server exited unexpectedly").
+    newPane('keep', 'exec sleep 600');
     // The file cache, and the code cache: a monitor that runs past a second writes it.
     const warm = newPane('warm', `exec node '${BIN}' --registry ${server.url}`);
     await sleep(2_500);
