@@ -11,30 +11,43 @@ if ((process.env.NO_COLOR ?? '') !== '' || process.argv.includes('--no-color')) 
 // generation at its start size and let the old one grow by a fifth between full collections. Set
 // before anything else runs; V8 reads both on each collection. The CPU cost stays in the noise
 // (bench: idle_cpu_pct, startup_first_frame_ms).
-const { setFlagsFromString } = await import('node:v8');
-setFlagsFromString('--semi-space-growth-factor=1');
-setFlagsFromString('--heap-growing-percent=20');
+const { setFlagsFromString } = require('node:v8');
+const V8_FLAGS = ['--semi-space-growth-factor=1', '--heap-growing-percent=20'];
+for (const flag of V8_FLAGS) setFlagsFromString(flag);
 // React's development build records every render with performance.measure and keeps the records:
 // with 10,000 rows that grows the heap by ~100 MB a second. Run the production build.
 process.env.NODE_ENV ??= 'production';
-// Node 22.1+ can keep compiled code between runs (in the OS temp folder); Node 20 has no such cache.
-const { enableCompileCache } = await import('node:module');
+// Node 22.1+ can keep compiled modules between runs (in the OS temp folder): the unbundled
+// fallback. Node 20 has no such cache.
 try {
-  enableCompileCache?.();
+  if (Number(process.versions.node.split('.')[0]) >= 22) require('node:module').enableCompileCache?.();
 } catch {
   // a read-only temp folder: start without the cache
 }
-// The bundle (one file per lazily loaded command) starts far faster than ~150 separate modules;
-// the unbundled build is the fallback when only `tsc` ran.
-const { existsSync } = await import('node:fs');
-const bundle = new URL('../dist/bundle/main.js', import.meta.url);
-const entry = existsSync(bundle) ? bundle.href : '../dist/src/cli/main.js';
+// The bundle (one file per lazily loaded command) starts far faster than ~150 separate modules,
+// and its loader compiles each file with V8's code cache of an earlier run (src/os/code-cache.ts,
+// in $XDG_CACHE_HOME/ghostwatch/code; GHOSTWATCH_CODE_CACHE=0 turns it off). This file is
+// CommonJS (bin/package.json), like the loader: Node then starts without its ES module loader
+// (~5 ms of every run). The unbundled build is the fallback when only `tsc` ran.
+const { join } = require('node:path');
+const bundle = join(__dirname, '../dist/bundle');
+let loader;
 try {
-  await import(entry);
+  loader = require(join(bundle, 'loader.cjs'));
 } catch (error) {
-  if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/src/cli/main.js')) {
-    console.error('ghostwatch: not built yet; run `npm run build` in the ghostwatch folder');
-    process.exit(2);
-  }
-  throw error;
+  if (error?.code !== 'MODULE_NOT_FOUND') throw error;
+}
+if (loader !== undefined) {
+  const { codeCacheDir, createChunkLoader } = loader;
+  createChunkLoader({ dir: bundle, cacheDir: codeCacheDir(), flags: V8_FLAGS })('main').catch((error) => {
+    throw error;
+  });
+} else {
+  import('../dist/src/cli/main.js').catch((error) => {
+    if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/src/cli/main.js')) {
+      console.error('ghostwatch: not built yet; run `npm run build` in the ghostwatch folder');
+      process.exit(2);
+    }
+    throw error;
+  });
 }

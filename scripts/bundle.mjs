@@ -1,25 +1,32 @@
-// The CLI as ESM bundles (dist/bundle/), so a start resolves and compiles a few files instead of
-// some 150 modules of Ink, React and friends: start-up is mostly module loading, and each file
-// the ESM loader resolves, reads and links costs ~0.4 ms before any of its code runs.
+// The CLI as bundles (dist/bundle/), so a start compiles a few files instead of some 150 modules
+// of Ink, React and friends, and compiles them from V8's code cache once it has run before.
 //
-// Two builds into one folder:
-// - main.js, one file, no chunks: the dispatcher, the options, --version/--help and the whole of
-//   `status` (the line a tmux status bar runs every few seconds). Modules it imports lazily are
-//   inlined and evaluated only when used.
+// - main.js: the dispatcher, the options, --version/--help and the whole of `status` (the line a
+//   tmux status bar runs every few seconds). Modules it imports lazily are inlined and evaluated
+//   only when used.
 // - the heavy commands (the monitor with Ink and React, the engine with ws and ps-list, check,
-//   reap, restore, serve, demo), code-split among themselves. main.js loads them by their fixed
-//   file names, only when a command needs them. They carry their own copy of the small shared
-//   modules (args, settings, core): nothing with identity crosses from one build to the other but
-//   plain data and errors (UsageError is recognised by its brand, not its class object).
+//   reap, restore, serve, demo), one file each, loaded by name only when a command needs them.
+//   Each carries its own copy of the small shared modules (args, settings, core): nothing with
+//   identity crosses from one file to another but plain data, the engine object and errors
+//   (UsageError is recognised by its brand, not its class object).
+// - loader.js (src/os/code-cache.ts): the launcher's loader of the files above. Each of them is an
+//   async function expression compiled with vm.Script, which takes V8's cached data (Node 20
+//   has no module compile cache; ES modules cannot be given cached data there).
 // The unbundled dist/src stays for the tests and benchmarks that import modules one by one.
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { createHash } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { basename, dirname } from 'node:path';
+import { Script } from 'node:vm';
+
+/** The first line of every wrapped file (src/os/code-cache.ts reads it). */
+const BUILD_HASH_PREFIX = '//gw-build ';
 
 const src = (path) => new URL(`../src/${path}`, import.meta.url).pathname;
 const outdir = new URL('../dist/bundle/', import.meta.url).pathname;
 
-/** What main.js reaches only through import() of these files: each is an entry of the heavy build. */
+/** What main.js (or another of these) reaches only through import() of them: each a file of its own. */
 const HEAVY = {
   monitor: 'cli/monitor.ts',
   'engine-setup': 'cli/engine-setup.ts',
@@ -31,6 +38,9 @@ const HEAVY = {
 };
 const heavyByPath = new Map(Object.entries(HEAVY).map(([name, path]) => [src(path).replace(/\.ts$/, ''), name]));
 
+/** Node's built-ins, and the optional add-ons ws and Ink try: required at run time, never bundled. */
+const RUNTIME_REQUIRED = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`), 'bufferutil', 'utf-8-validate', 'react-devtools-core']);
+
 const common = {
   bundle: true,
   format: 'esm',
@@ -39,16 +49,48 @@ const common = {
   // Whitespace and syntax only: identifiers keep their names, so stack traces and CPU profiles read.
   minifyWhitespace: true,
   minifySyntax: true,
-  // React and Ink pick their production builds by this; the launcher sets it too.
-  define: { 'process.env.NODE_ENV': '"production"' },
-  // ws loads these optional native add-ons only if present; yoga and friends are plain JS/wasm.
-  external: ['bufferutil', 'utf-8-validate', 'react-devtools-core'],
-  // CommonJS packages inside an ESM bundle still call require(): give them one.
-  banner: { js: "import { createRequire as __gwCreateRequire } from 'node:module'; const require = __gwCreateRequire(import.meta.url);" },
   logLevel: 'warning',
 };
 
-/** In main.js, `import('./monitor.js')` and friends stay imports, of the heavy build's files. */
+/**
+ * Built-ins that cost a few ms each to load and that neither a status line nor a first frame
+ * needs: child_process (Ink's terminal-size fallback, the tmux and process-table probes, which
+ * run after it), crypto (eviction ids, temp names), fs/promises (the trash, the audit log, the
+ * state file; the config is read synchronously). Their importers get an object whose names load
+ * them on first use.
+ */
+const LAZY_BUILTINS = ['child_process', 'crypto', 'fs/promises'];
+
+/**
+ * `import … from 'node:fs'` becomes a require() through the wrapper's `require` (a file compiled
+ * by vm.Script has no import statements), evaluated where the importing module is.
+ */
+const requireAtRunTime = {
+  name: 'require-at-run-time',
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, (args) => {
+      if (!RUNTIME_REQUIRED.has(args.path)) return undefined;
+      return args.namespace === 'run-time' ? { path: args.path, external: true } : { path: args.path, namespace: 'run-time' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'run-time' }, async (args) => {
+      const id = args.path.replace(/^node:/, '');
+      if (!LAZY_BUILTINS.includes(id)) return { contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' };
+      // An object of the module's names whose getters load it on first use: importing it costs nothing.
+      const names = Object.keys(await import(`node:${id}`)).filter((n) => n !== 'default');
+      return {
+        contents: [
+          `let real;`,
+          `const lazy = {};`,
+          `for (const name of ${JSON.stringify(names)}) Object.defineProperty(lazy, name, { enumerable: true, get: () => (real ??= require(${JSON.stringify(`node:${id}`)}))[name] });`,
+          `module.exports = lazy;`,
+        ].join('\n'),
+        loader: 'js',
+      };
+    });
+  },
+};
+
+/** `import('./monitor.js')` and friends stay imports here; wrap() turns them into the loader's calls. */
 const heavyExternal = {
   name: 'heavy-external',
   setup(b) {
@@ -89,15 +131,56 @@ const lazyStringWidth = {
   },
 };
 
+/**
+ * One esbuild output as the loader runs it (src/os/code-cache.ts): an async function expression
+ * of (require, the file's URL, the loader) that returns the exports, under a first line with the
+ * hash of the text. Async, so the top-level awaits of yoga and Ink stay as they are.
+ */
+function wrap(name, text) {
+  let body = text;
+  let returned = '{}';
+  const at = body.lastIndexOf('export{');
+  if (at >= 0) {
+    const m = /^export\{([^}]*)\};?/.exec(body.slice(at));
+    if (!m) throw new Error(`${name}: cannot read its export statement`);
+    body = body.slice(0, at) + body.slice(at + m[0].length);
+    const pairs = m[1].split(',').map((part) => part.trim().split(/\s+as\s+/));
+    returned = `{${pairs.map(([local, exported]) => `${JSON.stringify(exported ?? local)}:${local}`).join(',')}}`;
+  }
+  body = body.replace(/\bimport\("\.\/([\w-]+)\.js"\)/g, (_, heavy) => {
+    if (!(heavy in HEAVY)) throw new Error(`${name}: import() of ${heavy}.js, which is not a file of the bundle`);
+    return `__gwLoad(${JSON.stringify(heavy)})`;
+  });
+  const wrapped = `(async function(require,__gwUrl,__gwLoad){${body}\nreturn ${returned};})\n`;
+  // No import or export statement, no import.meta is left: the text compiles as a script.
+  new Script(wrapped, { filename: `${name}.js` });
+  return `${BUILD_HASH_PREFIX}${createHash('sha256').update(wrapped).digest('hex')}\n${wrapped}`;
+}
+
 rmSync(outdir, { recursive: true, force: true });
-await Promise.all([
-  build({ ...common, entryPoints: { main: src('cli/main.ts') }, outdir, splitting: false, plugins: [heavyExternal, lazyStringWidth] }),
+mkdirSync(outdir, { recursive: true });
+const entries = { main: 'cli/main.ts', ...HEAVY };
+const [commands] = await Promise.all([
   build({
     ...common,
-    entryPoints: Object.fromEntries(Object.entries(HEAVY).map(([name, path]) => [name, src(path)])),
+    // React and Ink pick their production builds by this; the launcher sets it too.
+    define: { 'process.env.NODE_ENV': '"production"', 'import.meta.url': '__gwUrl' },
+    entryPoints: Object.fromEntries(Object.entries(entries).map(([name, path]) => [name, src(path)])),
     outdir,
-    splitting: true,
-    chunkNames: 'chunk-[hash]',
-    plugins: [lazyStringWidth],
+    splitting: false,
+    write: false,
+    plugins: [requireAtRunTime, heavyExternal, lazyStringWidth],
+  }),
+  // The loader itself: CommonJS, like the launcher that requires it (no ES module loader at start).
+  build({
+    ...common,
+    format: 'cjs',
+    define: { 'import.meta.url': '__gwLoaderUrl' },
+    banner: { js: "const __gwLoaderUrl = require('node:url').pathToFileURL(__filename).href;" },
+    entryPoints: { loader: src('os/code-cache.ts') },
+    outdir,
+    outExtension: { '.js': '.cjs' },
+    plugins: [requireAtRunTime],
   }),
 ]);
+for (const file of commands.outputFiles) writeFileSync(file.path, wrap(basename(file.path, '.js'), file.text));

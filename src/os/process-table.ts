@@ -1,7 +1,7 @@
 // Full process table scan, for display and "who is this pid" evidence. Slow path: liveness
 // never depends on it, so every failure here becomes { ok: false } with one readable line.
 import { readFileSync, readdirSync } from 'node:fs';
-import psList from 'ps-list';
+import type psListType from 'ps-list';
 import { errorCode, errorText, linuxClock, parseProcStat, throwIfAborted, ticksToEpochMs, yieldToLoop } from './liveness.js';
 
 import type { ProcessInfo } from '../core/types.js';
@@ -99,8 +99,10 @@ function describePsFailure(err: unknown): string {
 }
 
 async function scanPsList(signal: AbortSignal | undefined): Promise<ProcessTableResult> {
-  let list: Awaited<ReturnType<typeof psList>>;
+  let list: Awaited<ReturnType<typeof psListType>>;
   try {
+    // Loaded on use: Linux reads /proc instead, and ps-list loads child_process as it starts.
+    const { default: psList } = await import('ps-list');
     list = await psList();
   } catch (err) {
     throwIfAborted(signal);
