@@ -169,6 +169,8 @@ const [commands] = await Promise.all([
     outdir,
     splitting: false,
     write: false,
+    // Each file's own copy of core/sanitize.ts learns the locale's ellipsis (src/cli/locale.ts).
+    inject: [src('cli/locale.ts')],
     plugins: [requireAtRunTime, heavyExternal, lazyStringWidth],
   }),
   // The loader itself: CommonJS, like the launcher that requires it (no ES module loader at start).

@@ -3,7 +3,6 @@
 // 2 error (a registry unreachable or refusing the token, bad arguments).
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
 import { commandOptions, MONITOR_OPTIONS, monitorSettings } from './settings.js';
-import { applyLocale } from './locale.js';
 
 export const CHECK_OPTIONS: readonly OptionSpec[] = [
   ...MONITOR_OPTIONS.filter((o) => o.name !== 'read-only'),
@@ -28,7 +27,6 @@ export function checkUsage(): string {
 }
 
 export async function checkCommand(argv: readonly string[]): Promise<number> {
-  applyLocale();
   const options = commandOptions(argv, CHECK_OPTIONS, checkUsage);
   if (!options) return 0;
   const timeout = options.number('timeout') ?? 10;

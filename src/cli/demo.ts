@@ -8,7 +8,6 @@ import type { Cast } from '../demo/cast.js';
 import type { RegistryServer } from '../server/index.js';
 import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
 import type { MonitorSettings } from './settings.js';
-import { applyLocale } from './locale.js';
 
 export const DEMO_OPTIONS: readonly OptionSpec[] = [
   { name: 'headless', type: 'boolean', description: 'no monitor: print the registry URL, then run the cast until a signal' },
@@ -66,7 +65,6 @@ function portOf(value: unknown): number {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 export async function demoCommand(argv: string[]): Promise<number> {
-  applyLocale();
   const { options, positionals } = parseArgs(argv, DEMO_OPTIONS);
   if (options.help) {
     process.stdout.write(`${demoUsage()}\n`);

@@ -2,7 +2,7 @@
 // `ghostwatch [options]` with no command is the live monitor (`watch`).
 import { readFileSync } from 'node:fs';
 import { errorLines, formatOptions, UsageError } from './args.js';
-import { applyLocale } from './locale.js';
+import './locale.js';
 import { MONITOR_OPTIONS } from './settings.js';
 import { watchCommand } from './watch.js';
 
@@ -55,7 +55,6 @@ export function usage(): string {
 const EVERYWHERE: ReadonlySet<string> = new Set(['--no-color']);
 
 export async function main(argv: readonly string[]): Promise<number> {
-  applyLocale();
   try {
     if (argv.length === 1 && argv[0] === '--version') {
       process.stdout.write(`${version()}\n`);

@@ -10,10 +10,8 @@ import { enterFullscreen } from '../ui/terminal.js';
 import { buildEngine, reportOnce } from './engine-setup.js';
 import type { MonitorSettings } from './settings.js';
 import { defaultViewPrefsPath, loadViewPrefs, saveViewPrefs, type ViewPrefs } from '../os/view-prefs.js';
-import { applyLocale } from './locale.js';
 
 export async function runMonitor(settings: MonitorSettings): Promise<number> {
-  applyLocale();
   const engine = buildEngine(settings);
   if (!process.stdout.isTTY || !process.stdin.isTTY) {
     engine.start();

@@ -5,7 +5,6 @@ import { createInterface } from 'node:readline/promises';
 import { VERDICT_TRAITS, VERDICTS } from '../core/verdicts.js';
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
 import { commandOptions, MONITOR_OPTIONS, monitorSettings } from './settings.js';
-import { applyLocale } from './locale.js';
 
 /** Verdicts reap can be limited to: the problems, all evictable without force. */
 export const REAPABLE: readonly string[] = VERDICTS.filter((v) => VERDICT_TRAITS[v].problem && VERDICT_TRAITS[v].evictable);
@@ -48,7 +47,6 @@ function parseOnly(values: readonly string[] | undefined): Set<string> | undefin
 }
 
 export async function reapCommand(argv: readonly string[]): Promise<number> {
-  applyLocale();
   const options = commandOptions(argv, REAP_OPTIONS, reapUsage);
   if (!options) return 0;
   const only = parseOnly(options.list('only'));

@@ -3,7 +3,6 @@
 // of that entry id (or that trash file name) goes back, never over a file that is there now;
 // the restore is written to the audit log like an eviction.
 import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
-import { applyLocale } from './locale.js';
 
 export const RESTORE_OPTIONS: readonly OptionSpec[] = [{ name: 'help', type: 'boolean', description: 'show this help' }];
 
@@ -27,7 +26,6 @@ export function restoreUsage(): string {
 }
 
 export async function restoreCommand(argv: readonly string[]): Promise<number> {
-  applyLocale();
   const { options, positionals } = parseArgs(argv, RESTORE_OPTIONS);
   if (options.help) {
     process.stdout.write(`${restoreUsage()}\n`);

@@ -13,7 +13,6 @@ import {
   startRegistryServer,
   type RegistryServerOptions,
 } from '../server/index.js';
-import { applyLocale } from './locale.js';
 
 export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'port', type: 'number', valueName: 'N', description: `port to listen on (default ${DEFAULT_PORT}; 0 = any free port)` },
@@ -117,7 +116,6 @@ function say(line: string): void {
 }
 
 export async function serveCommand(argv: string[]): Promise<number> {
-  applyLocale();
   let opts: ReturnType<typeof serveOptionsFrom>;
   try {
     opts = serveOptionsFrom(argv);
