@@ -31,14 +31,19 @@ export function frameLines(text: string): string[] {
   return body.split('\n');
 }
 
-/** The frame with the SGR state each of its lines starts in. */
-export function screenFrame(lines: readonly string[]): ScreenFrame {
+/**
+ * The frame with the SGR state each of its lines starts in and leaves open. A line that is the
+ * same as in `previous`, entered in the same state, is not read again (most lines of a frame).
+ */
+export function screenFrame(lines: readonly string[], previous: ScreenFrame | null = null): ScreenFrame {
   const enters: string[] = [];
   const exits: string[] = [];
   let state = '';
-  for (const line of lines) {
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
     enters.push(state);
-    if (line.includes('\u001b')) state = sgrAfter(state, line);
+    if (previous !== null && previous.lines[i] === line && previous.enters[i] === state) state = previous.exits[i]!;
+    else if (line.includes('\u001b')) state = sgrAfter(state, line);
     exits.push(state);
   }
   return { lines, enters, exits };

@@ -36,7 +36,7 @@ export function frameDiffingStdout(terminal: NodeJS.WriteStream): FrameStream {
       return;
     }
     if (body !== '' && !NOT_FRAME_TEXT.test(body)) {
-      const next = screenFrame(frameLines(body));
+      const next = screenFrame(frameLines(body), screen);
       const bytes = diffFrames(screen, next, terminal.rows || 24);
       screen = next;
       if (bytes !== '') terminal.write(bytes);

@@ -72,7 +72,7 @@ describe('the diffs draw the screen the whole frames draw', () => {
         for (const lines of sequence) {
           whole.write(`${E}0m${standardBytes(count, lines)}`);
           count = lines.length + 1;
-          const next = screenFrame(lines);
+          const next = screenFrame(lines, screen);
           diffed.write(diffFrames(screen, next, 8));
           screen = next;
           expect(diffed.dump()).toEqual(whole.dump());
