@@ -7,6 +7,7 @@ import type { Engine } from '../engine/types.js';
 import { App } from '../ui/app.js';
 import { RENDER_OPTIONS } from '../ui/render-options.js';
 import { enterFullscreen } from '../ui/terminal.js';
+import { frameDiffingStdout } from '../ui/frame-stream.js';
 import { buildEngine, reportOnce } from './engine-setup.js';
 import type { MonitorSettings } from './settings.js';
 import { defaultViewPrefsPath, loadViewPrefs, saveViewPrefs, type ViewPrefs } from '../os/view-prefs.js';
@@ -27,6 +28,10 @@ export async function runMonitor(settings: MonitorSettings): Promise<number> {
   const { prefs, warning } = loadViewPrefs(prefsPath);
   // Not kept (a read-only home): the monitor works on; the choice lasts for this run only.
   const onKeep = (kept: ViewPrefs): void => void saveViewPrefs(prefsPath, kept);
+  // Ink draws into a stand-in that sends the terminal only the rows that changed. The end-to-end
+  // test compares it with Ink's own whole-frame output, switched back by this variable.
+  const standard = process.env['GHOSTWATCH_TEST_STANDARD_RENDER'] === '1';
+  const diffing = standard ? undefined : frameDiffingStdout(process.stdout);
   app = render(
     createElement(App, {
       engine,
@@ -37,12 +42,13 @@ export async function runMonitor(settings: MonitorSettings): Promise<number> {
       onKeep,
       initialState: warning ? { message: { text: warning, tone: 'warn' } } : undefined,
     }),
-    RENDER_OPTIONS,
+    { ...RENDER_OPTIONS, stdout: diffing ?? process.stdout },
   );
   // The first frame ("connecting...") goes out before the sources connect and the probes start.
   setImmediate(() => engine.start());
   await done;
   screen.restore();
+  diffing?.detach();
   await engine.stop();
   return 0;
 }

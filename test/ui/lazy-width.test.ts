@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { lazyStringWidth } from '../../src/ui/lazy-width.js';
 
-type Width = (input: string, options?: { countAnsiEscapeCodes?: boolean }) => number;
+type Width = (input: string, options?: { countAnsiEscapeCodes?: boolean; ambiguousIsNarrow?: boolean }) => number;
 const here = createRequire(import.meta.url);
 /** A package's ESM entry, resolved from `from` (a file path), with its own strip-ansi. */
 async function copyOf(from: string): Promise<{ width: Width; strip: (s: string) => string }> {
@@ -34,21 +34,29 @@ describe.each(Object.entries(copies))('lazy %s', (_name, { width: real, strip })
     const lazy = lazyStringWidth(() => real, strip);
     expect(lazy(text)).toBe(real(text));
     expect(lazy(text, { countAnsiEscapeCodes: true })).toBe(real(text, { countAnsiEscapeCodes: true }));
+    expect(lazy(text, { ambiguousIsNarrow: false })).toBe(real(text, { ambiguousIsNarrow: false }));
+  });
+
+  it('"…" is one column in the real one (ambiguous, narrow by default) and two when ambiguous is wide', () => {
+    expect(real('\u2026')).toBe(1);
+    expect(real('~/src/\u2026/agent')).toBe(13);
+    expect(real('\u2026', { ambiguousIsNarrow: false })).toBe(2);
   });
 
   it('the same width for any string (with escape codes mixed in)', () => {
-    const piece = fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.constantFrom('\u001b[1m', '\u001b[22m', '\u001b[38;5;9m', '\u009b0m', '\u001b'));
+    const piece = fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.constantFrom('\u001b[1m', '\u001b[22m', '\u001b[38;5;9m', '\u009b0m', '\u001b', '\u2026', 'a\u2026b', '\u2025'), fc.string());
     fc.assert(
-      fc.property(fc.array(piece), fc.boolean(), (parts, countAnsi) => {
+      fc.property(fc.array(piece), fc.boolean(), fc.constantFrom(undefined, true, false), (parts, countAnsi, narrow) => {
         const text = parts.join('');
         const lazy = lazyStringWidth(() => real, strip);
-        expect(lazy(text, { countAnsiEscapeCodes: countAnsi })).toBe(real(text, { countAnsiEscapeCodes: countAnsi }));
+        const options = narrow === undefined ? { countAnsiEscapeCodes: countAnsi } : { countAnsiEscapeCodes: countAnsi, ambiguousIsNarrow: narrow };
+        expect(lazy(text, options)).toBe(real(text, options));
       }),
       { numRuns: 500 },
     );
   });
 
-  it('printable ASCII, coloured or not, never loads the real one; anything else loads it once', () => {
+  it('printable ASCII and "…", coloured or not, never load the real one; anything else loads it once', () => {
     let loads = 0;
     const lazy = lazyStringWidth(() => {
       loads++;
@@ -56,9 +64,11 @@ describe.each(Object.entries(copies))('lazy %s', (_name, { width: real, strip })
     }, strip);
     for (let c = 0x20; c <= 0x7e; c++) expect(lazy(String.fromCharCode(c).repeat(3))).toBe(3);
     expect(lazy('\u001b[1m  VERDICT  \u001b[22m')).toBe(11);
+    expect(lazy('\u2026')).toBe(1);
+    expect(lazy('\u001b[2m~/src/\u2026/agent\u001b[22m  ab\u2026')).toBe(18);
     expect(loads).toBe(0);
     expect(lazy('\u65e5\u672c')).toBe(4);
-    expect(lazy('\u2026')).toBe(1);
+    expect(lazy('\u2026', { ambiguousIsNarrow: false })).toBe(2);
     expect(loads).toBe(1);
   });
 });
