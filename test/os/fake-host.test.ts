@@ -6,7 +6,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { FAKE_HOST_REQUIREMENT, startFakeHost, type FakeHost } from '../support/fake-host.js';
+import { FAKE_HOST_REQUIREMENT, startFakeHost, startPiAgentIn, type FakeHost } from '../support/fake-host.js';
+import { startStockHypivisor } from '../support/stock-hypivisor.js';
 import { describeOn } from '../support/platform.js';
 import { inCi } from '../support/summary-reporter.js';
 
@@ -93,6 +94,21 @@ describeLinux('fake hosts in namespaces, reached over real SSH', () => {
     const gone = await a.ssh(`kill -0 ${agent.insidePid}`);
     expect(gone.code).not.toBe(0);
     expect(gone.stderr).toMatch(/No such process/);
+  });
+
+  it('an agent in the host registers with the registry on loopback under the host’s name and its inside pid', async () => {
+    const registry = await startStockHypivisor();
+    try {
+      const agent = await startPiAgentIn(a, registry.url);
+      const node = registry.nodes.get(agent.id);
+      expect(node).toMatchObject({ machine: 'build-42', pid: agent.insidePid, port: agent.port, status: 'active', cwd: process.cwd() });
+      expect(agent.insidePid).not.toBe(agent.outsidePid);
+      expect((await a.ssh(`kill -0 ${agent.insidePid} && echo alive`)).stdout).toBe('alive\n');
+      await agent.kill();
+      await expect.poll(() => registry.nodes.get(agent.id)?.status).toBe('offline');
+    } finally {
+      await registry.close();
+    }
   });
 
   it('a zombie in the host, reaped by the host’s pid 1 once its parent dies', async () => {

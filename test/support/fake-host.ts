@@ -15,6 +15,7 @@ import { accessSync, constants, mkdtempSync, readFileSync, readdirSync, readlink
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PI_AGENT_SCRIPT } from './pi-agent.js';
 
 export const SSHD = '/usr/sbin/sshd';
 
@@ -62,7 +63,7 @@ export interface InHostProcess {
 export interface SpawnInHostOptions {
   readonly stdio?: StdioOptions;
   readonly env?: NodeJS.ProcessEnv;
-  /** Working directory inside the host (the file system is this machine's, but /run and /var/log). */
+  /** Working directory inside the host (the file system is this machine's, but /run and /var/log); this process's by default. */
   readonly cwd?: string;
 }
 
@@ -269,7 +270,7 @@ export async function startFakeHost(options: FakeHostOptions): Promise<FakeHost>
 
     const spawnInHost = async (cmd: string, args: readonly string[], opts: SpawnInHostOptions = {}): Promise<InHostProcess> => {
       if (closed) throw new Error(`fake host ${options.hostname} is closed`);
-      const child = track(spawn('nsenter', enter([cmd, ...args], opts.cwd), { stdio: opts.stdio ?? 'ignore', env: opts.env ?? process.env }));
+      const child = track(spawn('nsenter', enter([cmd, ...args], opts.cwd ?? process.cwd()), { stdio: opts.stdio ?? 'ignore', env: opts.env ?? process.env }));
       const end = Date.now() + 5000;
       for (;;) {
         const outside = child.pid === undefined ? undefined : childPids(child.pid)[0];
@@ -500,4 +501,45 @@ export async function startFakeHost(options: FakeHostOptions): Promise<FakeHost>
     await teardown();
     throw error;
   }
+}
+
+export interface HostAgent extends InHostProcess {
+  /** The first (or only) session's id and port, as the agent registered them. */
+  readonly id: string;
+  readonly port: number;
+  readonly ids: readonly string[];
+  readonly ports: readonly number[];
+}
+
+/**
+ * test/support/pi-agent.mjs started inside `host`: it registers with the registry at `url`
+ * (loopback: the hosts share this machine's network) as machine `host.hostname` with its inside
+ * pid. Resolves once registered. It leaves when its stdin closes, or by kill().
+ */
+export async function startPiAgentIn(host: FakeHost, url: string, flags: readonly string[] = []): Promise<HostAgent> {
+  const proc = await host.spawnInHost(process.execPath, [PI_AGENT_SCRIPT, url, ...flags], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const { child } = proc;
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const fail = (error: Error): void => {
+      clearTimeout(timer);
+      void proc.kill();
+      reject(error);
+    };
+    const timer = setTimeout(() => fail(new Error(`pi agent in ${host.hostname} did not register in 10 s: ${err}`)), 10_000);
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const early = (code: number | null, sig: NodeJS.Signals | null): void => fail(new Error(`pi agent in ${host.hostname} exited (${code ?? sig}) before registering: ${err}`));
+    child.once('exit', early);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n')[0];
+      if (!out.includes('\n') || line === undefined) return;
+      clearTimeout(timer);
+      child.off('exit', early);
+      const m = JSON.parse(line) as { registered: string[]; ports: number[]; pid: number };
+      if (m.pid !== undefined && m.pid !== proc.insidePid) return fail(new Error(`pi agent in ${host.hostname} says pid ${m.pid}, its inside pid is ${proc.insidePid}`));
+      resolve({ ...proc, id: m.registered[0]!, port: m.ports[0]!, ids: m.registered, ports: m.ports });
+    });
+  });
 }
