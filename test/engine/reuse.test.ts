@@ -25,7 +25,7 @@ function row(id: string, over: Partial<EngineFinding> = {}, evidence: Partial<Fi
     evictable: false,
     reason: `pid 100 is alive`,
     note: undefined,
-    evidence: { host: { machine: HOST, local: true, matchedAs: 'exact' }, kill: 'ok', checkedAt: 5, siblings: ['x', 'y'], process: { pid: 100, name: 'pi', cmd: 'pi --x' }, ...evidence },
+    evidence: { host: { machine: HOST, local: true, matchedAs: 'exact' }, kill: 'ok', checkedAt: 5, siblings: ['x', 'y'], process: { pid: 100, ppid: 1, name: 'pi', cmd: 'pi --x' }, ...evidence },
     entry: entry(id),
     ...over,
   } as EngineFinding;
@@ -44,7 +44,7 @@ describe('reuseUnchanged', () => {
     ['the note', row('b', { note: 'shared pid' })],
     ['evictable', row('b', { evictable: true })],
     ['a checked time', row('b', {}, { checkedAt: 6 })],
-    ['a nested field (the process name)', row('b', {}, { process: { pid: 100, name: 'node', cmd: 'pi --x' } })],
+    ['a nested field (the process name)', row('b', {}, { process: { pid: 100, ppid: 1, name: 'node', cmd: 'pi --x' } })],
     ['an array item (a sibling)', row('b', {}, { siblings: ['x', 'z'] })],
     ['an array length', row('b', {}, { siblings: ['x'] })],
     ['a field added', row('b', {}, { killError: 'EPERM' })],
@@ -116,6 +116,6 @@ describe('the engine publishes the previous object of a row that did not change'
     await clock.advance(1_000);
     const moved = engine.getSnapshot().findings.find((f) => f.id === 'a1')!;
     expect(moved).not.toBe(a1);
-    expect(moved.entry.cwd).toBe('/moved');
+    expect(moved.kind === 'session' && moved.entry.cwd).toBe('/moved');
   });
 });
