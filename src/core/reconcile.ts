@@ -16,7 +16,7 @@ import { judgeOffline } from './rules/offline.js';
 import { isPlaceholder, judgePending } from './rules/pending.js';
 import { judgeByPort } from './rules/port.js';
 import { supersededByPid, supersededByPortOwner, type Amendment } from './rules/superseded.js';
-import type { Evidence, Finding, OsFacts, Policy, RegistryView, SessionEntry, SessionFinding } from './types.js';
+import { VERDICT_TRAITS, type Evidence, type Finding, type OsFacts, type Policy, type RegistryView, type SessionEntry, type SessionFinding } from './types.js';
 
 export { PENDING_PREFIX } from './rules/pending.js';
 
@@ -71,16 +71,25 @@ function judgeProcess(entry: SessionEntry, inputs: ReconcileInputs, evidence: Ev
 }
 
 /**
- * Apply a rule's amendments. The evidence objects were made by this reconcile and nobody else
- * holds them yet: they are completed in place, not copied (a spread copy is slow to read).
+ * Apply a rule's amendments. The findings and their evidence objects were made by this reconcile
+ * and nobody else holds them yet: they are completed in place, not copied (a spread copy is slow
+ * to read, and a second finding per amended entry is garbage the collector must promote).
  */
 function amend(findings: SessionFinding[], amendments: readonly Amendment[]): void {
   for (const a of amendments) {
-    const f = findings[a.index]!;
+    const f = findings[a.index] as Mutable<SessionFinding>;
     Object.assign(f.evidence as EvidenceDraft, a.evidence);
-    if (a.judgement) findings[a.index] = sessionFinding(f.entry, a.judgement, f.evidence);
+    if (!a.judgement) continue;
+    const traits = VERDICT_TRAITS[a.judgement.verdict];
+    f.verdict = a.judgement.verdict;
+    f.problem = traits.problem;
+    f.evictable = traits.evictable;
+    f.reason = a.judgement.reason;
+    f.note = a.judgement.note;
   }
 }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 function hostEvidenceCache(policy: Policy): ReconcileInputs['hostOf'] {
   const cache = new Map<string, Evidence['host']>();

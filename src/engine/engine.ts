@@ -18,7 +18,7 @@ import { executeEviction } from './evict.js';
 import { OsFactsTracker } from './os-facts.js';
 import { ProbeTargets } from './probe-targets.js';
 import { mergeView, policyFor } from './registry-view.js';
-import { buildSnapshot, eventFrame, markProgress, markStale, nextVerdictCrossing, sameFindings } from './snapshot.js';
+import { buildSnapshot, eventFrame, markProgress, markStale, nextVerdictCrossing, reuseUnchanged, sameFindings } from './snapshot.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
 import { EVENTS_KEPT, type EngineSnapshot, type EvictProgress, type EvictRequest, type EvictSummary, type PaneJumpResult } from './types.js';
 
@@ -292,7 +292,8 @@ class LiveEngineImpl implements LiveEngine {
     // The rows of a source that is not reading stay, as last known, marked stale and not evictable.
     // Rows waiting for their first probe say so; a gone process's problem row says since when.
     const judged = markProgress(reconcile(this.view, this.tracker.facts, now, this.policy), this.tracker);
-    const findings = markStale(judged, this.lastSnaps.map((s) => s.state));
+    // Rows that came out as before keep the previous objects (see reuseUnchanged).
+    const findings = reuseUnchanged(this.snapshot.findings, markStale(judged, this.lastSnaps.map((s) => s.state)));
     this.recomputes++;
     this.tellProblems(findings);
     const settled = this.isSettled();

@@ -3,6 +3,7 @@
 import { Box, Text, useStdout } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { findingKey } from '../core/evict-plan.js';
+import type { Finding } from '../core/types.js';
 import { sanitize } from '../core/sanitize.js';
 import type { Engine, EvictProgress } from '../engine/types.js';
 import { columnsFor, layoutColumns, paneOfRow, type CellContext } from './columns.js';
@@ -16,7 +17,7 @@ import { Table, TitleLine } from './components/table.js';
 import { detailLines, helpLines } from './detail.js';
 import { eventLines } from './events.js';
 import { useEngineSnapshot, useMinuteClock, useSecondTicks, useTerminalSize, type Size } from './hooks.js';
-import { idShortener } from './ids.js';
+import { rowShorteners, type RowShorteners } from './ids.js';
 import { visibleRows } from './rows.js';
 import { fit } from './text.js';
 import { copyToClipboard } from './terminal.js';
@@ -36,6 +37,10 @@ export interface AppProps {
   readonly kept?: KeptView | undefined;
   readonly onKeep?: ((kept: KeptView) => void) | undefined;
 }
+
+/** A row's id and a claim's holder as the table's cutters read them. */
+const shownId = (f: Finding): string => sanitize(f.id, 128);
+const shownHolder = (f: Finding): string => sanitize((f.kind === 'claim' ? f.holder : undefined) ?? '-', 128);
 
 /** Smallest pane the table is drawn in; below it, one line says so. */
 export const MIN_COLUMNS = 40;
@@ -66,14 +71,11 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   );
   const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes, snap.sources.length), width), [state.tab, width, snap.panes, snap.sources.length]);
   // Ids cut so that the rows shown tell apart (UUIDv7 ids share their start).
-  const tableCtx: CellContext = useMemo(
-    () => ({
-      ...ctxCells,
-      shortId: idShortener(rows.map((f) => sanitize(f.id, 128))),
-      shortHolder: idShortener(rows.map((f) => sanitize((f.kind === 'claim' ? f.holder : undefined) ?? '-', 128))),
-    }),
-    [ctxCells, rows],
-  );
+  const shorteners = useRef<RowShorteners | undefined>(undefined);
+  const tableCtx: CellContext = useMemo(() => {
+    const cut = (shorteners.current = rowShorteners(rows, shownId, shownHolder, shorteners.current));
+    return { ...ctxCells, shortId: cut.shortId, shortHolder: cut.shortHolder };
+  }, [ctxCells, rows]);
   const mode = modeOf(state);
   const detailFinding = mode === 'detail' ? snap.findings.find((f) => findingKey(f) === state.detailKey) : undefined;
   // Ages in the detail view and a retry countdown in the header tick; nothing else does.

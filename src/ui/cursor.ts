@@ -31,7 +31,11 @@ export function moveTo<S extends CursorState>(s: S, index: number, on: RowsOnScr
   const n = on.rows.length;
   const cursor = n === 0 ? 0 : Math.min(n - 1, Math.max(0, index));
   const f = on.rows[cursor];
-  return { ...s, cursor, cursorKey: f ? findingKey(f) : undefined, top: scrollFor(cursor, s.top, on.pageSize, n) };
+  const cursorKey = f ? findingKey(f) : undefined;
+  const top = scrollFor(cursor, s.top, on.pageSize, n);
+  // Nothing moved: the same state, so that a new snapshot's rows draw one frame, not two.
+  if (cursor === s.cursor && cursorKey === s.cursorKey && top === s.top) return s;
+  return { ...s, cursor, cursorKey, top };
 }
 
 /** After the rows changed: find the cursor's finding again, or keep its position. */

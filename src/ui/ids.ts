@@ -80,3 +80,27 @@ export function idShortener(ids: readonly string[]): (id: string, width: number)
     return cutId(id, width, style);
   };
 }
+
+/** The id and holder cutters of a table's rows, with the texts they were made for. */
+export interface RowShorteners {
+  readonly ids: readonly string[];
+  readonly holders: readonly string[];
+  readonly shortId: (id: string, width: number) => string;
+  readonly shortHolder: (id: string, width: number) => string;
+}
+
+/**
+ * The cutters for these rows, by the texts `idOf` and `holderOf` show of each. When the rows show
+ * the same ids and holders in the same order as `previous`, `previous` itself: a new snapshot of
+ * the same registry does not list, and choose a style for, 10,000 ids again.
+ */
+export function rowShorteners<T>(rows: readonly T[], idOf: (row: T) => string, holderOf: (row: T) => string, previous?: RowShorteners): RowShorteners {
+  if (previous && previous.ids.length === rows.length) {
+    let same = true;
+    for (let i = 0; i < rows.length && same; i++) same = idOf(rows[i]!) === previous.ids[i] && holderOf(rows[i]!) === previous.holders[i];
+    if (same) return previous;
+  }
+  const ids = rows.map(idOf);
+  const holders = rows.map(holderOf);
+  return { ids, holders, shortId: idShortener(ids), shortHolder: idShortener(holders) };
+}

@@ -1,7 +1,7 @@
 // Ids cut so that rows that differ read differently, and paths cut in the middle keeping their
 // root: table tests of the pure functions, with UUIDv7 ids as pi-socket makes them.
 import { describe, expect, it } from 'vitest';
-import { chooseIdStyle, cutId, idShortener } from '../../src/ui/ids.js';
+import { chooseIdStyle, cutId, idShortener, rowShorteners } from '../../src/ui/ids.js';
 import { shortenPath } from '../../src/ui/text.js';
 
 // UUIDv7: 48 bits of milliseconds first. Sessions started seconds apart share the first 12 hex characters.
@@ -62,5 +62,39 @@ describe('path cutting', () => {
     const out = shortenPath(path, home, width);
     expect(out).toBe(expected);
     expect(out.length).toBeLessThanOrEqual(width);
+  });
+});
+
+describe('the cutters of a table\'s rows', () => {
+  type Row = { id: string; holder?: string };
+  const idOf = (r: Row) => r.id;
+  const holderOf = (r: Row) => r.holder ?? '-';
+  const rows: Row[] = [{ id: V7[0]! }, { id: V7[1]!, holder: SAME_MS[0] }, { id: V7[2]! }];
+
+  it('cut as idShortener cuts those ids and holders', () => {
+    const cut = rowShorteners(rows, idOf, holderOf);
+    expect(cut.ids).toEqual(V7);
+    expect(cut.holders).toEqual(['-', SAME_MS[0], '-']);
+    expect(V7.map((id) => cut.shortId(id, 12))).toEqual(V7.map((id) => idShortener(V7)(id, 12)));
+    expect(cut.shortHolder(SAME_MS[0]!, 12)).toBe(idShortener(['-', SAME_MS[0]!, '-'])(SAME_MS[0]!, 12));
+  });
+
+  it('the same ids and holders in the same order (new row objects) keep the previous cutters', () => {
+    const first = rowShorteners(rows, idOf, holderOf);
+    expect(rowShorteners(rows.map((r) => ({ ...r })), idOf, holderOf, first)).toBe(first);
+  });
+
+  it.each<[string, Row[]]>([
+    ['an id changed', [rows[0]!, { ...rows[1]!, id: SAME_MS[1]! }, rows[2]!]],
+    ['a holder changed', [rows[0]!, { ...rows[1]!, holder: SAME_MS[1] }, rows[2]!]],
+    ['the order changed', [rows[1]!, rows[0]!, rows[2]!]],
+    ['a row fewer', rows.slice(0, 2)],
+    ['a row more', [...rows, { id: 'x' }]],
+  ])('%s: new cutters for the new rows', (_what, next) => {
+    const first = rowShorteners(rows, idOf, holderOf);
+    const again = rowShorteners(next, idOf, holderOf, first);
+    expect(again).not.toBe(first);
+    expect(again.ids).toEqual(next.map(idOf));
+    expect(again.holders).toEqual(next.map(holderOf));
   });
 });

@@ -242,3 +242,21 @@ describe('the mode stack: a view opens over the one under it, and closing it goe
     expect(typed.filter).toBe('x');
   });
 });
+
+describe('new rows that move nothing', () => {
+  it('keep the very state (one frame per snapshot, not two); a moved cursor row makes a new one', () => {
+    const s = run([cmd('nav.down'), cmd('nav.down')]).s;
+    const same = reduce(s, { type: 'rows' }, ctxFor(s, { rows: [...ctxFor(s).rows] })).state;
+    expect(same).toBe(s);
+    const rows = ctxFor(s).rows;
+    // A row inserted above the cursor: the cursor (pinned by the moves) follows its row down.
+    const shifted = reduce(s, { type: 'rows' }, ctxFor(s, { rows: [rows[3]!, ...rows] })).state;
+    expect(shifted).not.toBe(s);
+    expect(shifted.cursor).toBe(3);
+    expect(shifted.cursorKey).toBe(s.cursorKey);
+    // A shorter page scrolls: a new state too.
+    const scrolled = reduce(s, { type: 'rows' }, ctxFor(s, { pageSize: 1 })).state;
+    expect(scrolled).not.toBe(s);
+    expect(scrolled.top).toBe(2);
+  });
+});

@@ -99,34 +99,77 @@ function nameSome(group: readonly SessionFinding[], except: SessionFinding | und
   return total > NAMED ? `${named} and ${total - NAMED} more` : named;
 }
 
-function siblingEvidence(
-  group: readonly SessionFinding[],
-  f: SessionFinding,
-  sharedBy: 'pid' | 'port-owner',
-  newestBy: NewestBy | undefined,
-): Amendment['evidence'] {
-  const base = { siblings: someIds(group, f, MAX_SIBLINGS), siblingCount: group.length - 1, sharedBy };
-  return newestBy === undefined ? base : { ...base, newestBy };
+/**
+ * What a group's members share, made once per group: a 10,000-entry registry whose agents share
+ * a few hundred processes must not make a sibling list, an evidence object and a text per entry.
+ * A member past the first MAX_SIBLINGS (NAMED) of its group sees the same first siblings (named
+ * others) as every other such member, so those lists and names are one value for the group.
+ */
+class GroupShare {
+  private evidenceOfTail: Amendment['evidence'] | undefined;
+  private othersOfTail: string | undefined;
+
+  constructor(
+    private readonly group: readonly SessionFinding[],
+    private readonly sharedBy: 'pid' | 'port-owner',
+    private readonly newestBy: NewestBy | undefined,
+  ) {}
+
+  /** The evidence of the member at position k: its first siblings, how many in all, how they were ordered. */
+  evidence(k: number): Amendment['evidence'] {
+    if (k < MAX_SIBLINGS) return this.make(someIds(this.group, this.group[k], MAX_SIBLINGS));
+    return (this.evidenceOfTail ??= this.make(someIds(this.group, undefined, MAX_SIBLINGS)));
+  }
+
+  /** The others of the member at position k, named as reasons name them. */
+  others(k: number): string {
+    if (k < NAMED) return nameSome(this.group, this.group[k]);
+    return (this.othersOfTail ??= nameSome(this.group, this.group[k]));
+  }
+
+  private make(siblings: string[]): Amendment['evidence'] {
+    const siblingCount = this.group.length - 1;
+    const { sharedBy, newestBy } = this;
+    return newestBy === undefined ? { siblings, siblingCount, sharedBy } : { siblings, siblingCount, sharedBy, newestBy };
+  }
+}
+
+function byText(by: NewestBy): string {
+  return by.replace('_', ' ');
 }
 
 function supersede(indices: readonly number[], findings: readonly SessionFinding[], policy: Policy, out: Amendment[]): void {
   const group = indices.map((i) => findings[i]!);
   const order = newestOrder(group.map((f) => f.entry), policy);
   const newest = order ? group.filter((f) => order.rank(f.entry) === order.max) : group;
-  const newer = nameSome(newest, undefined);
+  const share = new GroupShare(group, 'pid', order?.by);
+  // Every older member says the same: one judgement for the group (the pid is the group's).
+  let older: Judgement | undefined;
+  // Members whose own reason and named others are the same share one text.
+  let lastReason: string | undefined;
+  let lastOthers: string | undefined;
+  let last: Judgement | undefined;
+  const alsoClaimed = (f: SessionFinding, k: number, tail: string): Judgement => {
+    const others = share.others(k);
+    if (last === undefined || f.reason !== lastReason || others !== lastOthers) {
+      last = judged('live', `${f.reason}; also claimed by ${others}, ${tail}`, 'shared pid');
+      lastReason = f.reason;
+      lastOthers = others;
+    }
+    return last;
+  };
   group.forEach((f, k) => {
-    const evidence = siblingEvidence(group, f, 'pid', order?.by);
     let judgement: Judgement;
     if (!order) {
-      judgement = judged('live', `${f.reason}; also claimed by ${nameSome(group, f)}, and nothing tells which registration is newest`, 'shared pid');
+      judgement = alsoClaimed(f, k, 'and nothing tells which registration is newest');
     } else if (order.rank(f.entry) < order.max) {
-      judgement = judged('superseded', `pid ${String(f.entry.pid)} is alive but belongs to the newer entry ${newer} (by ${order.by.replace('_', ' ')})`);
+      judgement = older ??= judged('superseded', `pid ${String(f.entry.pid)} is alive but belongs to the newer entry ${nameSome(newest, undefined)} (by ${byText(order.by)})`);
     } else if (newest.length > 1) {
-      judgement = judged('live', `${f.reason}; also claimed by ${nameSome(group, f)}, registered at the same time: cannot tell which is newest`, 'shared pid');
+      judgement = alsoClaimed(f, k, 'registered at the same time: cannot tell which is newest');
     } else {
       judgement = judged('live', `${f.reason}; newest of ${group.length} entries on this pid`, f.note);
     }
-    out.push({ index: indices[k]!, judgement, evidence });
+    out.push({ index: indices[k]!, judgement, evidence: share.evidence(k) });
   });
 }
 
@@ -155,13 +198,15 @@ export function supersededByPortOwner(findings: readonly SessionFinding[], polic
     const order = newestOrder(group.map((f) => f.entry), policy);
     const newest = order ? group.filter((f) => order.rank(f.entry) === order.max) : group;
     const owner = group[0]!.evidence.port!.owner!;
+    const share = new GroupShare(group, 'port-owner', order?.by);
+    // Every older member says the same: one judgement for the group.
+    let superseded: Judgement | undefined;
     group.forEach((f, k) => {
-      const evidence = siblingEvidence(group, f, 'port-owner', order?.by);
       const older = order !== undefined && newest.length === 1 && order.rank(f.entry) < order.max;
       const judgement: Judgement | undefined = older
-        ? judged('superseded', `pid ${owner} serves its port and also the newer entry ${nameSome(newest, undefined)} (by ${order.by.replace('_', ' ')})`)
+        ? (superseded ??= judged('superseded', `pid ${owner} serves its port and also the newer entry ${nameSome(newest, undefined)} (by ${byText(order.by)})`))
         : undefined;
-      out.push({ index: indices[k]!, judgement, evidence });
+      out.push({ index: indices[k]!, judgement, evidence: share.evidence(k) });
     });
   }
   return out;

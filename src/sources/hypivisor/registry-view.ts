@@ -8,7 +8,7 @@ import { FirstSeen } from '../first-seen.js';
 import type { EntryLists } from '../snapshot-holder.js';
 import type { InputCounters } from '../types.js';
 import { ClockOffset } from './clock-offset.js';
-import { nodeKey, sameIdentity, toClaimEntry, toSessionEntry, type Frame } from './wire.js';
+import { nodeKey, sameIdentity, sameIdentityAsNode, toClaimEntry, toSessionEntry, type Frame } from './wire.js';
 
 export type RegistryEvent = Extract<Frame, { kind: 'node_joined' | 'node_offline' | 'node_removed' | 'claim_acquired' | 'claim_released' }>;
 
@@ -84,7 +84,7 @@ export class RegistryView {
 
   /** A list_nodes answer: the nodes it names replace the view's; returns how many were added, removed or changed. */
   repairNodes(nodes: readonly unknown[]): number {
-    const next = this.readNodes(nodes, this.nodes);
+    const next = this.readNodes(nodes, this.nodes, true);
     const moved = keepUnchanged(this.nodes, next);
     if (moved > 0) this.nodes = next;
     return moved;
@@ -112,10 +112,20 @@ export class RegistryView {
     return toSessionEntry(node, this.source, { firstObservedAt: this.observed.at(key.id, key.pid, now), joinSeq });
   }
 
-  private readNodes(nodes: readonly unknown[], previous: ReadonlyMap<string, SessionEntry>): Map<string, SessionEntry> {
+  /**
+   * The nodes as entries. `keep`: a node whose identity (what sameIdentity compares) is its
+   * previous entry's keeps that entry, read off the raw node without making a new one.
+   */
+  private readNodes(nodes: readonly unknown[], previous: ReadonlyMap<string, SessionEntry>, keep = false): Map<string, SessionEntry> {
     const map = new Map<string, SessionEntry>();
     const now = this.now();
     for (const node of nodes) {
+      const kept = keep ? this.unchanged(node, previous) : undefined;
+      if (kept) {
+        this.observed.at(kept.id, kept.pid, now);
+        map.set(kept.id, kept);
+        continue;
+      }
       // Entries of one snapshot joined "at once" (seq 0) unless we saw them join before.
       const id = nodeKey(node)?.id;
       const parsed = this.readNode(node, id === undefined ? undefined : (previous.get(id)?.joinSeq ?? 0), now);
@@ -124,6 +134,12 @@ export class RegistryView {
     }
     this.observed.keepOnly(map);
     return map;
+  }
+
+  private unchanged(node: unknown, previous: ReadonlyMap<string, SessionEntry>): SessionEntry | undefined {
+    const id = (node as { id?: unknown } | null)?.id;
+    const old = typeof id === 'string' ? previous.get(id) : undefined;
+    return old !== undefined && sameIdentityAsNode(old, node) ? old : undefined;
   }
 
   private readClaims(claims: readonly unknown[]): Map<string, ClaimEntry> {

@@ -155,6 +155,19 @@ export function toClaimEntry(input: unknown, source: string): ClaimEntry | undef
 }
 
 /** The fields whose change means the registry's view moved (last_seen moves with every heartbeat). */
+/**
+ * What sameIdentity(entry, toSessionEntry(node)) would say, read off the raw node without making
+ * the entry: a re-sync of 10,000 unchanged nodes then makes no entries at all. Only for a node
+ * with the entry's id whose pid and port are plain values; anything else is answered false and
+ * the caller makes the entry as before.
+ */
+export function sameIdentityAsNode(entry: SessionEntry, node: unknown): boolean {
+  if (!isObject(node) || node.id !== entry.id) return false;
+  const { pid, port } = node;
+  if ((typeof pid === 'object' && pid !== null) || (typeof port === 'object' && port !== null)) return false;
+  return text(node.machine) === entry.machine && text(node.cwd) === entry.cwd && port === entry.port && pid === entry.pid && text(node.status) === entry.status;
+}
+
 export function sameIdentity(a: SessionEntry, b: SessionEntry): boolean {
   return a.machine === b.machine && a.cwd === b.cwd && a.port === b.port && a.pid === b.pid && a.status === b.status;
 }

@@ -60,6 +60,63 @@ describe('rule: superseded by pid', () => {
   });
 });
 
+describe('rule: superseded by pid, in a big group', () => {
+  // 25 entries on one pid, e-0 oldest ... e-24 newest: evidence names at most 20 siblings, texts at most 3.
+  const ids = Array.from({ length: 25 }, (_, i) => `e-${i}`);
+  const group = (extra: (i: number) => Partial<SessionEntry>) => ids.map((id, i) => found(session(id, { pid: 7, ...extra(i) })));
+  const without = (i: number) => ids.filter((_, k) => k !== i);
+
+  it('lists each member\'s own first 20 siblings, never itself, and counts them all', () => {
+    const out = supersededByPid(group((i) => ({ registeredAt: REG + i })), POLICY);
+    expect(out.map((a) => a.index)).toEqual(ids.map((_, i) => i));
+    for (const [k, a] of out.entries()) {
+      expect(a.evidence).toEqual({ siblings: without(k).slice(0, 20), siblingCount: 24, sharedBy: 'pid', newestBy: 'registered_at' });
+    }
+    // The boundary: the 20th member skips itself and reaches the 21st; the 21st sees the first 20.
+    expect(out[19]!.evidence.siblings).toEqual([...ids.slice(0, 19), 'e-20']);
+    expect(out[20]!.evidence.siblings).toEqual(ids.slice(0, 20));
+  });
+
+  it('members past the first 20 share one evidence value; the older ones one judgement', () => {
+    const out = supersededByPid(group((i) => ({ registeredAt: REG + i })), POLICY);
+    expect(out[21]!.evidence).toBe(out[20]!.evidence);
+    expect(out[23]!.evidence).toBe(out[20]!.evidence);
+    expect(out[19]!.evidence).not.toBe(out[20]!.evidence);
+    for (const a of out.slice(0, 24)) {
+      expect(a.judgement).toBe(out[0]!.judgement);
+      expect(a.judgement).toEqual({ verdict: 'superseded', reason: 'pid 7 is alive but belongs to the newer entry e-24 (by registered at)', note: undefined });
+    }
+    expect(out[24]!.judgement).toEqual({ verdict: 'live', reason: 'pid 7 is alive; newest of 25 entries on this pid', note: undefined });
+  });
+
+  it('names three others and counts the rest, each member its own others', () => {
+    const out = supersededByPid(group(() => ({})), POLICY);
+    const text = (named: string) => `pid 7 is alive; also claimed by ${named} and 21 more, and nothing tells which registration is newest`;
+    expect(out[0]!.judgement?.reason).toBe(text('e-1, e-2, e-3'));
+    expect(out[2]!.judgement?.reason).toBe(text('e-0, e-1, e-3'));
+    expect(out[3]!.judgement?.reason).toBe(text('e-0, e-1, e-2'));
+    expect(out[24]!.judgement?.reason).toBe(text('e-0, e-1, e-2'));
+    for (const a of out) expect(a.judgement?.note).toBe('shared pid');
+  });
+
+  it('a member whose own reason differs keeps it in its text', () => {
+    const findings = group(() => ({}));
+    findings[10] = sessionFinding(findings[10]!.entry, { verdict: 'live', reason: 'other words', note: undefined }, localEvidence());
+    const out = supersededByPid(findings, POLICY);
+    expect(out[9]!.judgement?.reason).toMatch(/^pid 7 is alive; also claimed by e-0, e-1, e-2 and 21 more/);
+    expect(out[10]!.judgement?.reason).toMatch(/^other words; also claimed by e-0, e-1, e-2 and 21 more/);
+    expect(out[11]!.judgement?.reason).toMatch(/^pid 7 is alive; also claimed by e-0, e-1, e-2 and 21 more/);
+  });
+
+  it('tied newest members name their others; the older share the one judgement naming the tied', () => {
+    const out = supersededByPid(group((i) => ({ registeredAt: i < 20 ? REG : REG + 1 })), POLICY);
+    expect(out[0]!.judgement?.reason).toBe('pid 7 is alive but belongs to the newer entry e-20, e-21, e-22 and 2 more (by registered at)');
+    expect(out[19]!.judgement).toBe(out[0]!.judgement);
+    expect(out[20]!.judgement?.reason).toBe('pid 7 is alive; also claimed by e-0, e-1, e-2 and 21 more, registered at the same time: cannot tell which is newest');
+    expect(out[24]!.judgement?.verdict).toBe('live');
+  });
+});
+
 const ownerCases: [name: string, findings: SessionFinding[], expected: Record<number, string | 'keep' | 'none'>][] = [
   ['older of two served by one process', [found(session('old', { port: 1, registeredAt: REG }), 'live', byOwner(42)), found(session('new', { port: 2, registeredAt: REG + 1 }), 'live', byOwner(42))], { 0: 'superseded', 1: 'keep' }],
   ['an older offline entry too', [found(session('old', { registeredAt: REG }), 'offline', byOwner(42)), found(session('new', { registeredAt: REG + 1 }), 'live', byOwner(42))], { 0: 'superseded', 1: 'keep' }],
@@ -86,6 +143,17 @@ describe('rule: superseded by port owner', () => {
     const [a] = supersededByPortOwner([found(session('old', { registeredAt: REG }), 'live', byOwner(42)), found(session('new', { registeredAt: REG + 1 }), 'live', byOwner(42))], POLICY);
     expect(a!.judgement?.reason).toBe('pid 42 serves its port and also the newer entry new (by registered at)');
     expect(a!.evidence).toEqual({ siblings: ['new'], siblingCount: 1, sharedBy: 'port-owner', newestBy: 'registered_at' });
+  });
+
+  it('in a big group: each member its own first 20 siblings, the older ones one judgement', () => {
+    const ids = Array.from({ length: 23 }, (_, i) => `p-${i}`);
+    const out = supersededByPortOwner(ids.map((id, i) => found(session(id, { registeredAt: REG + i }), 'live', byOwner(42))), POLICY);
+    for (const [k, a] of out.entries()) {
+      expect(a.evidence).toEqual({ siblings: ids.filter((_, j) => j !== k).slice(0, 20), siblingCount: 22, sharedBy: 'port-owner', newestBy: 'registered_at' });
+      if (k < 22) expect(a.judgement).toBe(out[0]!.judgement);
+    }
+    expect(out[0]!.judgement?.reason).toBe('pid 42 serves its port and also the newer entry p-22 (by registered at)');
+    expect(out[22]!.judgement).toBeUndefined();
   });
 });
 
