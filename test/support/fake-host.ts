@@ -317,7 +317,8 @@ export async function startFakeHost(options: FakeHostOptions): Promise<FakeHost>
 
     const makeZombie = async (): Promise<{ insidePid: number; parent: InHostProcess }> => {
       // sh starts a child that exits at once, prints its pid, and becomes a sleep that never waits.
-      const parent = await spawnInHost('sh', ['-c', 'true & echo "$!"; exec sleep 3600'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      // The child lives 0.2 s: one that exits before the exec may be reaped by sh itself.
+      const parent = await spawnInHost('sh', ['-c', 'sleep 0.2 & echo "$!"; exec sleep 3600'], { stdio: ['ignore', 'pipe', 'ignore'] });
       const insidePid = await new Promise<number>((resolve, reject) => {
         let out = '';
         parent.child.stdout!.on('data', (d: Buffer) => {

@@ -4,10 +4,10 @@
 // one-row change that writes that row alone.
 import ansiEscapes from 'ansi-escapes';
 import fc from 'fast-check';
-import { Box, render, Text } from 'ink';
+import type * as Ink from 'ink';
 import { createElement as h } from 'react';
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { diffFrames, frameLines, screenFrame, sgrAfter } from '../../src/ui/frame-diff.js';
 import { frameDiffingStdout } from '../../src/ui/frame-stream.js';
 import { osc52 } from '../../src/ui/terminal.js';
@@ -96,28 +96,50 @@ function terminal(columns: number, rows: number): NodeJS.WriteStream & { writes:
   return Object.assign(out, { isTTY: true, columns, rows, writes }) as unknown as NodeJS.WriteStream & { writes: string[] };
 }
 
+// Ink decides once, as it is first imported, that under CI (CI=true, as .ci/run runs) it draws
+// nothing live: import it as under a terminal, which is what the monitor draws on.
+let ink: typeof Ink;
+beforeAll(async () => {
+  const saved = { CI: process.env.CI, CONTINUOUS_INTEGRATION: process.env.CONTINUOUS_INTEGRATION };
+  delete process.env.CI;
+  delete process.env.CONTINUOUS_INTEGRATION;
+  try {
+    ink = await import('ink');
+  } finally {
+    for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
+  }
+});
+
 const table = (rows: readonly string[]) =>
   h(
-    Box,
+    ink.Box,
     { flexDirection: 'column' },
-    rows.map((r, i) => h(Text, { key: i, color: i === 0 ? 'green' : undefined }, r)),
+    rows.map((r, i) => h(ink.Text, { key: i, color: i === 0 ? 'green' : undefined }, r)),
   );
-const flush = () => new Promise((r) => setTimeout(r, 60));
+/** Until Ink has written and then been quiet for 60 ms (at most 3 s: a loaded machine is slow to the first frame). */
+const flush = async (tty: { writes: string[] }) => {
+  let seen = -1;
+  for (const end = Date.now() + 3000; Date.now() < end; ) {
+    await new Promise((r) => setTimeout(r, 60));
+    if (tty.writes.length > 0 && tty.writes.length === seen) return;
+    seen = tty.writes.length;
+  }
+};
 
 describe('frameDiffingStdout with Ink rendering into it', () => {
   it('a one-row change writes that row alone; the screen equals the whole frame', async () => {
     const tty = terminal(40, 10);
     const stdout = frameDiffingStdout(tty);
     const rows = ['header', 'row one', 'row two', 'row three'];
-    const app = render(table(rows), { stdout, patchConsole: false, exitOnCtrlC: false, maxFps: 1000 });
-    await flush();
+    const app = ink.render(table(rows), { stdout, patchConsole: false, exitOnCtrlC: false, maxFps: 1000 });
+    await flush(tty);
     const first = tty.writes.join('');
     expect(first).toContain(`${E}1;1H${E}K`);
     expect(first).toContain('row three');
     tty.writes.length = 0;
 
     app.rerender(table(['header', 'row one', 'row 2!', 'row three']));
-    await flush();
+    await flush(tty);
     const frameWrites = tty.writes.filter((w) => !w.startsWith(`${E}?2026`));
     expect(frameWrites).toEqual([`${E}3;1H${E}Krow 2!${E}5;1H`]);
     expect(tty.writes.join('')).toBe(`${E}?2026h${E}3;1H${E}Krow 2!${E}5;1H${E}?2026l`);
@@ -127,7 +149,7 @@ describe('frameDiffingStdout with Ink rendering into it', () => {
     expect(tty.writes.at(-1)).toBe(osc52('id-1'));
     tty.writes.length = 0;
     app.rerender(table(['header', 'row one', 'row 2!', 'row 3']));
-    await flush();
+    await flush(tty);
     const redraw = tty.writes.join('');
     for (const r of ['header', 'row one', 'row 2!', 'row 3']) expect(redraw).toContain(r);
 
@@ -136,10 +158,10 @@ describe('frameDiffingStdout with Ink rendering into it', () => {
     let heard = 0;
     stdout.on('resize', () => heard++);
     tty.emit('resize');
-    await flush();
+    await flush(tty);
     expect(heard).toBe(1);
     app.rerender(table(['header', 'row one']));
-    await flush();
+    await flush(tty);
     const after = tty.writes.join('');
     expect(after).toContain(`${E}1;1H${E}K`);
     expect(after).toContain(`${E}3;1H${E}J`);
