@@ -18,6 +18,8 @@ interface Fragile {
   readonly child: ChildProcess;
   readonly socketPath: string;
   readonly stderr: () => string;
+  /** How many requests it has read so far. */
+  readonly received: () => number;
   /** How many replies it has written so far. */
   readonly replies: () => number;
 }
@@ -41,7 +43,13 @@ async function fragileDaemon(busyMs: number): Promise<Fragile> {
     child.stdout!.once('data', () => resolve());
     child.once('exit', (code) => reject(new Error(`the stand-in exited (${code}): ${err}`)));
   });
-  return { child, socketPath, stderr: () => err, replies: () => out.split('\n').filter((l) => l.startsWith('replied')).length };
+  return {
+    child,
+    socketPath,
+    stderr: () => err,
+    received: () => out.split('\n').filter((l) => l.startsWith('received')).length,
+    replies: () => out.split('\n').filter((l) => l.startsWith('replied')).length,
+  };
 }
 
 const alive = (d: Fragile): boolean => d.child.exitCode === null && d.child.signalCode === null;
@@ -72,10 +80,11 @@ function answers(socketPath: string): Promise<string> {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('agentctl: never crash the daemon we read', () => {
-  it('survives `check --timeout 0.005` (ghostwatch gives up before the replies come)', async () => {
+  it('survives `check --timeout 0.1` (ghostwatch asks, then gives up before the replies come)', async () => {
     const d = await fragileDaemon(300);
     const home = tempDir();
-    const out = await runCli(['check', '--source', 'agentctl', '--agentctl-socket', d.socketPath, '--timeout', '0.005'], {
+    // 0.1 s: time to connect and ask, far less than the 300 ms each answer takes.
+    const out = await runCli(['check', '--source', 'agentctl', '--agentctl-socket', d.socketPath, '--timeout', '0.1'], {
       ...process.env,
       HOME: home,
       XDG_CONFIG_HOME: tempDir(),
@@ -83,7 +92,10 @@ describe('agentctl: never crash the daemon we read', () => {
       NO_COLOR: '1',
     });
     expect(out.code).not.toBe(99);
-    await afterReplies(d, 2); // session.list and lock.list: written to a closed socket, they would kill it
+    // It asked, and gave up before the answers came; a socket closed then would kill the daemon
+    // as it writes them (EPIPE).
+    await until(() => d.received() >= 1, 5000, 'a request read');
+    await afterReplies(d, d.received());
     expect(d.stderr()).not.toMatch(/EPIPE|Unhandled 'error'/);
     expect(alive(d)).toBe(true);
     expect(await answers(d.socketPath)).toMatch(/"id":"probe","result":\[\]/);

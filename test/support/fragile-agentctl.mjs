@@ -4,7 +4,7 @@
 // adapters are synchronous here: each request keeps the event loop busy for BUSY_MS before the
 // reply is written, so the reply goes out before the daemon has read the client's close (the
 // race that crashed the real daemon). Run as its own process: `node fragile-agentctl.mjs <socket>`;
-// prints "ready" once listening and "replied <method>" after each reply it writes. Plain JS (no build step) so a test can start it with node.
+// prints "ready" once listening, "received <method>" as it reads a request and "replied <method>" after each reply it writes. Plain JS (no build step) so a test can start it with node.
 import { createServer } from 'node:net';
 
 const socketPath = process.argv[2];
@@ -32,6 +32,7 @@ const server = createServer((conn) => {
       } catch {
         continue; // malformed: no reply
       }
+      process.stdout.write(`received ${req.method}\n`);
       const until = Date.now() + busyMs;
       while (Date.now() < until); // a synchronous adapter scan
       conn.write(`${JSON.stringify({ id: req.id, ...answer(req.method) })}\n`);
