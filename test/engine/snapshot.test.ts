@@ -232,7 +232,7 @@ describe('nextVerdictCrossing', () => {
 
   it('a held claim: one millisecond after its heartbeat outlives the limit; a claim not held, never', () => {
     expect(nextVerdictCrossing([held(10_000, 60_000)], 5000)).toBe(5000 + 50_000 + 1);
-    expect(nextVerdictCrossing([held(10_000, 60_000, 'stale')], 5000)).toBeUndefined();
+    expect(nextVerdictCrossing([held(10_000, 60_000, 'stale-claim')], 5000)).toBeUndefined();
   });
 
   it('the earliest crossing of all, in whatever order the rows come', () => {
