@@ -145,6 +145,28 @@ describe('executeEviction: a ghost sent', () => {
   });
 });
 
+describe('executeEviction: force', () => {
+  it('a live entry without force is not planned (needs force); with force it is sent and audited as forced', async () => {
+    const h = setup([ghost('l1', 100), ghost('g1', 200)]);
+    h.probes.processes.set(100, { kill: 'ok', startedAt: h.clock.now() - 60_000 });
+    const shown = await h.judge();
+    const live = byId(shown, 'l1');
+    expect(live.verdict).toBe('live');
+    const plain = await h.run({ selection: [live, byId(shown, 'g1')] });
+    expect(plain.needsForce).toEqual([live]);
+    expect(plain.results.map((r) => [r.finding.id, r.outcome, r.forced])).toEqual([['g1', 'evicted', false]]);
+    expect(h.source.sent).toEqual([{ type: 'deregister', source: 'reg', id: 'g1' }]);
+
+    const forced = await h.run({ selection: [live], force: true });
+    expect(forced.needsForce).toEqual([]);
+    expect(forced.results.map((r) => [r.finding.id, r.outcome, r.forced])).toEqual([['l1', 'evicted', true]]);
+    expect(h.lines().filter((l) => l.kind === 'intent').map((l) => [(l.action as { id: string }).id, l.forced, l.verdict])).toEqual([
+      ['g1', false, 'ghost'],
+      ['l1', true, 'live'],
+    ]);
+  });
+});
+
 describe('executeEviction: what a request removed besides', () => {
   it('one more: said in the detail, audited with the verdict it was shown with; one not shown: audited with nulls', async () => {
     const h = setup([ghost('g1', 100), ghost('g2', 200)]);
@@ -202,6 +224,15 @@ describe('executeEviction: what a request removed besides', () => {
     const summary = await h.run({ selection: [byId(await h.judge(), 'g1')] });
     expect(summary.results[0]?.detail).toBe('the registry also removed 3 other dead records');
     expect(h.lines().filter((l) => l.kind === 'also-removed').map((l) => l.removedId)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('without the shown findings (or a record without its raw form): audited with nulls, no pid in the summary', async () => {
+    const h = setup([ghost('g1', 100), ghost('g2', 200)]);
+    const shown = await h.judge();
+    h.source.answer = { outcome: 'evicted', alsoRemoved: [also('g2', { raw: undefined })] };
+    const summary = await executeEviction({ ...h.ctx, shown: undefined }, { selection: [byId(shown, 'g1')], force: false });
+    expect(h.lines()[2]).toMatchObject({ kind: 'also-removed', removedId: 'g2', verdict: null, reason: null, evidence: null });
+    expect(summary.alsoRemoved).toEqual([{ source: 'reg', kind: 'session', id: 'g2', pid: undefined, change: 'removed', by: byId(shown, 'g1'), selected: false }]);
   });
 
   it('an "already gone" answer removed nothing besides, whatever it lists', async () => {
