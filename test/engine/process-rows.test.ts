@@ -101,6 +101,16 @@ describe('ProcessRows.apply', () => {
     expect(pids.facts.get(200)?.process).toEqual(info(200));
   });
 
+  it('a merge with a tracked pid not probed yet (no facts): its row, if any, stays', () => {
+    const pids = tracked([[100, 'ok']]);
+    pids.watch(new Set([100, 999]));
+    const rows = new ProcessRows();
+    rows.apply(scan(info(100), info(999)), rows.plan(pids, false), pids, OK);
+    expect(() => rows.apply(scan(), { pids: [], everything: false }, pids, OK)).not.toThrow();
+    expect(rows.get(999)).toEqual(info(999));
+    expect(rows.get(100)).toEqual(info(100));
+  });
+
   it('a partial scan as the very first: its rows are the table', () => {
     const pids = tracked([[100, 'ok', info(100)], [200, 'ok']]);
     const rows = new ProcessRows();
