@@ -455,6 +455,23 @@ describe('executeEviction: cancel', () => {
     });
   });
 
+  it("during the second entry's re-check: the first stands, the rest from the second on is not sent; what the first removed besides is marked selected", async () => {
+    const h = setup([ghost('g1', 100), ghost('g2', 200), ghost('g3', 300)]);
+    const shown = await h.judge();
+    const ctl = new AbortController();
+    let rereads = 0;
+    h.source.onResync = () => {
+      if (++rereads === 2) ctl.abort();
+    };
+    h.source.answers.set('g1', { outcome: 'evicted', alsoRemoved: [also('g3', { raw: { id: 'g3', pid: 300 } })] });
+    const summary = await h.run({ selection: ['g1', 'g2', 'g3'].map((id) => byId(shown, id)), signal: ctl.signal });
+    expect(h.source.sent).toEqual([{ type: 'deregister', source: 'reg', id: 'g1' }]);
+    expect(summary.results.map((r) => [r.finding.id, r.outcome])).toEqual([['g1', 'evicted']]);
+    expect(summary.notSent?.map((f) => f.id)).toEqual(['g2', 'g3']);
+    expect(summary.alsoRemoved).toEqual([{ source: 'reg', kind: 'session', id: 'g3', pid: 300, change: 'removed', by: byId(shown, 'g1'), selected: true }]);
+    expect(h.lines().at(-1)).toMatchObject({ kind: 'cancel', detail: 'cancelled after 1 of 3; 2 not sent' });
+  });
+
   it('during the re-check: that entry is neither audited nor sent', async () => {
     const h = setup([ghost('g1', 100), ghost('g2', 200)]);
     const shown = await h.judge();
