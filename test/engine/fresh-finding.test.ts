@@ -32,11 +32,20 @@ describe('freshFinding: what is probed', () => {
     const fresh = await freshFinding(h.source, planSession('old'), h.ctx);
     expect(probed(h.probes)).toEqual({ full: [[100]], ports: [], kill: 0 });
     expect(fresh.current).toMatchObject({ id: 'old', verdict: 'superseded' });
+    expect(fresh.current?.evidence).toMatchObject({ siblings: ['new'], siblingCount: 1 });
     expect([...fresh.pids.keys()]).toEqual([100]);
     expect(fresh.pids.get(100)).toMatchObject({ kill: 'ok', checkedAt: h.clock.now() });
     expect(fresh.ports.size).toBe(0);
     // The newer one of the pair is the live one.
     expect((await freshFinding(h.source, planSession('new'), h.ctx)).current).toMatchObject({ id: 'new', verdict: 'live' });
+  });
+
+  it("facts are read on the re-check's clock", async () => {
+    const h = setup([session('a', { pid: 100 }), session('b', { port: 8000 })]);
+    const later = h.clock.now() + 7_000;
+    const ctx = { ...h.ctx, now: () => later };
+    expect((await freshFinding(h.source, planSession('a'), ctx)).pids.get(100)?.checkedAt).toBe(later);
+    expect((await freshFinding(h.source, planSession('b'), ctx)).ports.get(8000)?.checkedAt).toBe(later);
   });
 
   it('a remote session: nothing is probed at all', async () => {
@@ -78,8 +87,9 @@ describe('freshFinding: what is probed', () => {
     expect(fresh.current?.id).toBe('p1');
   });
 
-  it('a pid-less session whose port nobody known serves: only its own port', async () => {
-    const h = setup([session('p5', { port: 8005 }), session('p6', { port: 8006 })]);
+  it('a pid-less session whose port nobody known serves: only its own port, whoever serves the others', async () => {
+    const known: OsFacts = { pids: new Map(), ports: new Map([[8006, { port: 8006, result: 'open', checkedAt: 0, owners: [500] }]]) };
+    const h = setup([session('p5', { port: 8005 }), session('p6', { port: 8006 })], [], known);
     const fresh = await freshFinding(h.source, planSession('p5'), h.ctx);
     expect(probed(h.probes)).toEqual({ full: [], ports: [[8005]], kill: 0 });
     expect(fresh.ports.get(8005)).toMatchObject({ result: 'refused' });
