@@ -4,6 +4,7 @@
 // and a stopped engine answers without waiting.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createEngine, type EngineOptions, type LiveEngine } from '../../src/engine/index.js';
@@ -129,5 +130,33 @@ describe('engine store on a fake clock', () => {
     expect(source.evicted).toEqual([{ type: 'deregister', source: 'fake', id: 'g' }]);
     const intent = JSON.parse(readFileSync(path, 'utf8').split('\n')[0]!) as Record<string, unknown>;
     expect(intent).toMatchObject({ kind: 'intent', actor: 'ana@fakehost', host: HOST });
+  });
+
+  it('start() twice subscribes and arms once: one tick timer besides the four probe cadences', async () => {
+    const { clock, source, engine } = setup();
+    engine.start();
+    engine.start();
+    expect(clock.intervals()).toHaveLength(5);
+    let publishes = 0;
+    engine.subscribe(() => publishes++);
+    source.set([]);
+    await clock.advance(100);
+    const before = engine.stats().recomputes;
+    source.poke();
+    await clock.advance(100);
+    // One subscription: one recompute for one change.
+    expect(engine.stats().recomputes - before).toBe(1);
+    expect(publishes).toBeGreaterThan(0);
+  });
+
+  it('without an actor, evictions are audited as user@host', async () => {
+    const path = join(tempDir(), 'evictions.jsonl');
+    const { clock, source, engine } = setup({ auditLogPath: path });
+    engine.start();
+    source.set([FakeSource.session('g', { machine: HOST, pid: 4242 })]);
+    await clock.advance(1_000);
+    await engine.evict({ selection: [row(engine, 'g')!], force: false });
+    const intent = JSON.parse(readFileSync(path, 'utf8').split('\n')[0]!) as Record<string, unknown>;
+    expect(intent.actor).toBe(`${userInfo().username}@${HOST}`);
   });
 });
