@@ -132,6 +132,11 @@ describe('markProgress', () => {
     expect(out.map(checkingOf)).toEqual([true, false, false]);
   });
 
+  it('a local unverified session with neither a pid nor a port is not checking', () => {
+    const findings = [row({ id: 'bare', verdict: 'unverified' })];
+    expect(markProgress(findings, progress({ pids: [100], ports: [8000] }))).toBe(findings);
+  });
+
   it('neither a remote unverified row, nor a claim, nor a live row is checking, even with its pid awaited', () => {
     const findings = [
       row({ id: 'r', verdict: 'unverified', pid: 100, evidence: { host: { machine: 'laptop', local: false } } }),
