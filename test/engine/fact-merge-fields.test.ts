@@ -60,6 +60,7 @@ describe('mergeFull, field by field', () => {
     expect(mergeFull(busy, { ...busy, state: 'R', checkedAt: 2000 })).toBeUndefined();
     const zombie = facts({ kill: 'ok', state: 'Z', startedAt: 500 });
     expect(mergeFull(zombie, { ...zombie, checkedAt: 2000 })).toBeUndefined();
+    expect(mergeFull(zombie, { ...zombie, state: 'S', checkedAt: 2000 })).toMatchObject({ state: 'S' });
   });
 });
 
