@@ -78,6 +78,31 @@ describe('audit log edges', () => {
     expect(log.warnings).toEqual([`the audit log ${path} ended in a partial line (13 bytes); it was moved into a repair line`]);
   });
 
+  it('a log over 1 MiB whose partial last line is short: only that line is moved into a repair line', async () => {
+    const path = join(tempDir(), 'evictions.jsonl');
+    const whole = `${JSON.stringify({ kind: 'intent', pad: 'x'.repeat(1 << 20) })}\n`;
+    writeFileSync(path, `${whole}{"kind":"outc`, { mode: 0o600 });
+    const log = new AuditLog(path, { now: () => TS });
+    await log.append({ kind: 'intent', id: '2' });
+    const text = readFileSync(path, 'utf8');
+    expect(text.startsWith(whole)).toBe(true);
+    expect(text.slice(whole.length).split('\n')).toEqual([
+      JSON.stringify({ ts: '2026-01-01T00:00:00.000Z', kind: 'repair', detail: 'a partial last line was found (an append cut short); it is kept here, not as a line of its own', partial: '{"kind":"outc' }),
+      JSON.stringify({ kind: 'intent', id: '2' }),
+      '',
+    ]);
+  });
+
+  it('a log path that is a directory: the error as the OS says it, not called a symbolic link', async () => {
+    const path = tempDir();
+    const err = await new AuditLog(path).append({ kind: 'intent' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).not.toBeInstanceOf(UnsafePath);
+    expect(auditError(err)).toMatch(/^EISDIR: illegal operation on a directory/);
+  });
+
   it('auditError: the first line of an error, a thrown non-error as text, an UnsafePath message whole (its control characters made visible)', () => {
     expect(auditError(new Error('EACCES: permission denied, open x\n    at open'))).toBe('EACCES: permission denied, open x');
     expect(auditError('plain words')).toBe('plain words');
