@@ -6,12 +6,14 @@ import type { ConnectionStatus, Source, SourceSnapshot, SourceState } from '../.
 import type { FakeClock } from './fake-clock.js';
 
 export class FakeSource implements Source {
-  readonly name = 'fake';
   readonly evicted: EvictionAction[] = [];
   private snap: SourceSnapshot;
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly clock: FakeClock) {
+  constructor(
+    private readonly clock: FakeClock,
+    readonly name: string = 'fake',
+  ) {
     const state: SourceState = {
       name: this.name,
       url: 'fake://registry',
