@@ -49,7 +49,21 @@ export async function runMonitor(settings: MonitorSettings): Promise<number> {
   await done;
   screen.restore();
   diffing?.detach();
-  await engine.stop();
+  // A send may still be under way (a second Ctrl-C quits during a bulk eviction): it finishes and
+  // its outcome is audited before the process ends. The terminal is no longer raw, so a Ctrl-C now
+  // is a SIGINT: the first says what is being waited for, a second ends it at once.
+  let interrupted = false;
+  const onInterrupt = (): void => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    process.stderr.write('ghostwatch: finishing the eviction under way and auditing it (Ctrl-C again to quit now)\n');
+  };
+  process.on('SIGINT', onInterrupt);
+  try {
+    await engine.stop();
+  } finally {
+    process.off('SIGINT', onInterrupt);
+  }
   return 0;
 }
 

@@ -236,11 +236,22 @@ describe.runIf(HAS_TMUX && BUILT)('keys that land, in a real tmux pane', () => {
     await until(() => /cancelling: stops after the entry being sent; Ctrl-C again quits/.test(capture()), 3000, 'the cancel said');
     tmux('send-keys', '-t', 'gw', 'C-c');
     await quitAndCheckShell();
+    const atPrompt = capture();
+    const quitAt = Date.now();
     expect(paneLines().join('\n')).not.toMatch(/VERDICT/);
+    // How it ended, for the message if the audit is not whole: its exit status and what it printed.
+    tmux('send-keys', '-t', 'gw', 'echo "gw-exit=$?"', 'Enter');
+    try {
+      await until(() => /gw-exit=\d+/.test(capture()), 15_000, 'the exit status');
+    } catch {
+      throw new Error(`no exit status; at the prompt: ${JSON.stringify(atPrompt)}; now: ${JSON.stringify(capture())}`);
+    }
+    const ended = `${capture().trim()} (exit seen ${Date.now() - quitAt} ms after the prompt) at prompt: ${JSON.stringify(atPrompt)}`;
 
     const lines = audit(state);
     const intents = lines.filter((l) => l.kind === 'intent').map((l) => l.id);
-    expect(lines.filter((l) => l.kind === 'outcome').map((l) => l.id)).toEqual(intents);
+    expect(lines.filter((l) => l.kind === 'outcome').map((l) => l.id), `${ended}\n${JSON.stringify(lines)}`).toEqual(intents);
+    expect(ended).toMatch(/gw-exit=0/);
     expect(intents.length).toBeLessThan(10);
     expect(ids.filter((id) => registered().includes(id))).toHaveLength(10 - intents.length);
   });
