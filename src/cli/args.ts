@@ -41,18 +41,6 @@ export function errorLines(error: unknown): string {
   return `ghostwatch: internal error: ${lines.join('\n')}\n`;
 }
 
-/** A string option's value, typed: undefined when absent (the parser has checked the type). */
-export function stringOption(options: ParsedOptions, name: string): string | undefined {
-  const value = options[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
-/** A number option's value, typed: undefined when absent (the parser has checked the type). */
-export function numberOption(options: ParsedOptions, name: string): number | undefined {
-  const value = options[name];
-  return typeof value === 'number' ? value : undefined;
-}
-
 export function parseArgs(argv: readonly string[], specs: readonly OptionSpec[]): { options: ParsedOptions; positionals: string[] } {
   const byName = new Map(specs.map((s) => [s.name, s]));
   const options: ParsedOptions = {};

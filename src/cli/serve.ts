@@ -2,7 +2,8 @@
 // SIGTERM or SIGHUP, then closes cleanly (clients told, state file flushed) and exits 0.
 import { fsErrorText, readBoundedSync } from '../os/safe-file.js';
 import { errorCode } from '../os/liveness.js';
-import { formatOptions, numberOption, parseArgs, stringOption, UsageError, type OptionSpec } from './args.js';
+import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
+import { CommandOptions } from './settings.js';
 import { sanitize } from '../core/sanitize.js';
 import {
   DEFAULT_HOST,
@@ -70,26 +71,28 @@ function readToken(path: string | undefined): string | undefined {
 
 /** Server options from argv, or a UsageError. Exported for tests of the option handling. */
 export function serveOptionsFrom(argv: readonly string[]): RegistryServerOptions & { help?: boolean } {
-  const { options, positionals } = parseArgs(argv, SERVE_OPTIONS);
+  const { options: parsed, positionals } = parseArgs(argv, SERVE_OPTIONS);
+  // Typed reads of what the parser checked (serve reads no config file).
+  const options = new CommandOptions(parsed);
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got "${sanitize(positionals[0])}"`);
-  if (options.help) return { help: true };
-  const ttl = numberOption(options, 'ttl');
+  if (options.flag('help')) return { help: true };
+  const ttl = options.number('ttl');
   if (ttl !== undefined && !(ttl > 0)) throw new UsageError('--ttl needs a number of seconds above 0');
-  const host = stringOption(options, 'host');
+  const host = options.string('host');
   if (host !== undefined && host.trim() === '') throw new UsageError('--host needs an address');
-  const spawnCommand = stringOption(options, 'spawn-command');
+  const spawnCommand = options.string('spawn-command');
   if (spawnCommand !== undefined && spawnCommand.trim() === '') throw new UsageError('--spawn-command needs a command');
-  if (spawnCommand !== undefined && options['allow-spawn'] !== true) throw new UsageError('--spawn-command needs --allow-spawn');
+  if (spawnCommand !== undefined && !options.flag('allow-spawn')) throw new UsageError('--spawn-command needs --allow-spawn');
   return {
-    port: whole('port', numberOption(options, 'port'), 0, 65_535) ?? DEFAULT_PORT,
+    port: whole('port', options.number('port'), 0, 65_535) ?? DEFAULT_PORT,
     host: host ?? DEFAULT_HOST,
     ttlSeconds: ttl ?? DEFAULT_TTL_SECONDS,
-    stateFile: stringOption(options, 'state-file'),
-    token: readToken(stringOption(options, 'token-file')),
-    maxPayload: whole('max-payload', numberOption(options, 'max-payload'), 1, 2 ** 31) ?? DEFAULT_MAX_PAYLOAD,
-    maxConnections: whole('max-connections', numberOption(options, 'max-connections'), 1, 1_000_000) ?? DEFAULT_MAX_CONNECTIONS,
-    quiet: options.quiet === true,
-    allowSpawn: options['allow-spawn'] === true,
+    stateFile: options.string('state-file'),
+    token: readToken(options.string('token-file')),
+    maxPayload: whole('max-payload', options.number('max-payload'), 1, 2 ** 31) ?? DEFAULT_MAX_PAYLOAD,
+    maxConnections: whole('max-connections', options.number('max-connections'), 1, 1_000_000) ?? DEFAULT_MAX_CONNECTIONS,
+    quiet: options.flag('quiet'),
+    allowSpawn: options.flag('allow-spawn'),
     spawnCommand: spawnCommand ?? 'pi',
   };
 }
