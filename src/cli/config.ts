@@ -3,11 +3,12 @@
 // How it ranks against flags and the environment is settled in settings.ts.
 import { fsErrorText, readBoundedSync } from '../os/safe-file.js';
 import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
+import { xdgHome } from '../os/state-dir.js';
 import { UsageError, type OptionSpec, type ParsedOptions } from './args.js';
 
 export function configPath(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {
-  const base = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(home, '.config');
+  const base = xdgHome(env, 'XDG_CONFIG_HOME') ?? join(home, '.config');
   return join(base, 'ghostwatch', 'config.json');
 }
 

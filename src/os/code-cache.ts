@@ -18,10 +18,11 @@
 import { fstatSync, mkdirSync, openSync, closeSync, readFileSync, lstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Script } from 'node:vm';
 import { readBoundedSync, writeFileAtomicSync } from './safe-file.js';
+import { xdgHome } from './state-dir.js';
 
 /** The bundler's first line of every wrapped file: `//gw-build <hash>`. */
 export const BUILD_HASH_PREFIX = '//gw-build ';
@@ -50,8 +51,8 @@ export type CacheEvent = 'hit' | 'miss' | 'rejected' | 'written' | 'write-failed
 /** $XDG_CACHE_HOME/ghostwatch/code (a relative XDG_CACHE_HOME is ignored, per the XDG spec); undefined without a home. */
 export function codeCacheDir(env: NodeJS.ProcessEnv = process.env, home: () => string = homedir): string | undefined {
   if (env.GHOSTWATCH_CODE_CACHE === '0') return undefined;
-  const xdg = env.XDG_CACHE_HOME;
-  if (xdg !== undefined && xdg !== '' && isAbsolute(xdg)) return join(xdg, 'ghostwatch', 'code');
+  const xdg = xdgHome(env, 'XDG_CACHE_HOME');
+  if (xdg !== undefined) return join(xdg, 'ghostwatch', 'code');
   let h: string;
   try {
     h = home();

@@ -5,7 +5,14 @@ import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 
 export function ghostwatchStateDir(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {
-  const xdg = env.XDG_STATE_HOME;
-  const state = xdg !== undefined && xdg !== '' && isAbsolute(xdg) ? xdg : join(home, '.local', 'state');
-  return join(state, 'ghostwatch');
+  return join(xdgHome(env, 'XDG_STATE_HOME') ?? join(home, '.local', 'state'), 'ghostwatch');
+}
+
+/**
+ * An XDG base directory the environment names (state, cache, config): only an absolute one counts,
+ * per the XDG spec; undefined means the caller's default under the home folder.
+ */
+export function xdgHome(env: NodeJS.ProcessEnv, variable: 'XDG_STATE_HOME' | 'XDG_CACHE_HOME' | 'XDG_CONFIG_HOME'): string | undefined {
+  const dir = env[variable];
+  return dir !== undefined && dir !== '' && isAbsolute(dir) ? dir : undefined;
 }
