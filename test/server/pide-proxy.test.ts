@@ -255,7 +255,7 @@ describe('backpressure', () => {
     await agent.ask('flood', { frameBytes: FRAME, cap: 4 * 1024 * 1024 });
     // The agent fills its own buffer: serve stopped taking more from it.
     await until(() => agent.ask('stats'), (s) => s.flood?.stuck === true && s.bufferedAmount >= 4 * 1024 * 1024, 'the agent is stuck');
-    const [stats] = server.proxyStats();
+    const stats = await until(() => server.proxyStats()[0], (s) => s?.agentPaused === true, 'serve stopped reading the agent');
     expect(stats).toMatchObject({ state: 'relaying', agentPaused: true, clientPaused: false });
     // serve holds at most the limit plus what one socket read brought in, whatever the agent sent.
     expect(stats!.clientBuffered).toBeLessThanOrEqual(LIMIT + 2 * FRAME);
@@ -280,7 +280,9 @@ describe('backpressure', () => {
       if (sent % (16 * FRAME) === 0) await sleepMs(5); // let the sockets move between bursts
       expect(sent).toBeLessThan(64 * 1024 * 1024); // serve must have stopped reading long before
     }
-    const [stats] = server.proxyStats();
+    // The kernel's loopback buffers grow while they fill, so serve may be between a resume and the
+    // next pause at this instant; it must settle paused while the agent still does not read.
+    const stats = await until(() => server.proxyStats()[0], (s) => s?.clientPaused === true, 'serve stopped reading Pi-DE');
     expect(stats).toMatchObject({ state: 'relaying', clientPaused: true, agentPaused: false });
     expect(stats!.agentBuffered).toBeLessThanOrEqual(LIMIT + 2 * FRAME);
     await agent.ask('resume');
