@@ -36,9 +36,40 @@ export function loadConfig(specs: readonly OptionSpec[], path: string = configPa
   const byName = new Map(specs.map((s) => [s.name, s]));
   const out: ParsedOptions = {};
   for (const [key, value] of Object.entries(data)) {
+    if (key === 'hosts' && byName.has('ssh')) {
+      out.ssh = [...(Array.isArray(out.ssh) ? out.ssh : []), ...hostsToSsh(path, value)];
+      continue;
+    }
+    if (key === 'ssh' && byName.has('ssh')) {
+      out.ssh = [...checkValue(path, byName.get('ssh') as OptionSpec, value) as string[], ...(Array.isArray(out.ssh) ? out.ssh : [])];
+      continue;
+    }
     const spec = byName.get(key);
     if (!spec || NOT_IN_FILE.has(key)) throw new UsageError(`${path}: unknown key "${key}"`);
     out[key] = checkValue(path, spec, value);
+  }
+  return out;
+}
+
+/**
+ * `{"hosts": {"build-42": {"ssh": "me@build-42.internal", "port": 22}}}` as `--ssh` values
+ * (MACHINE=DEST; a port makes the destination an ssh:// URI, which OpenSSH takes as is).
+ */
+function hostsToSsh(path: string, value: unknown): string[] {
+  const where = (key: string): string => `${path}: "${key}"`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError(`${where('hosts')} must be an object of machine names`);
+  const out: string[] = [];
+  for (const [machine, host] of Object.entries(value)) {
+    const key = `hosts.${machine}`;
+    if (typeof host !== 'object' || host === null || Array.isArray(host)) throw new UsageError(`${where(key)} must be an object like {"ssh": "user@host", "port": 22}`);
+    const { ssh, port, ...rest } = host as Record<string, unknown>;
+    const extra = Object.keys(rest)[0];
+    if (extra !== undefined) throw new UsageError(`${path}: unknown key "${key}.${extra}"`);
+    if (typeof ssh !== 'string' || ssh === '') throw new UsageError(`${where(`${key}.ssh`)} must be an ssh destination such as "me@${machine}"`);
+    if (port !== undefined && (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65_535)) {
+      throw new UsageError(`${where(`${key}.port`)} must be a port number from 1 to 65535 (got ${JSON.stringify(port)})`);
+    }
+    out.push(`${machine}=${port === undefined ? ssh : `ssh://${ssh}:${port}`}`);
   }
   return out;
 }

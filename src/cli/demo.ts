@@ -134,6 +134,8 @@ export async function demoCommand(argv: string[]): Promise<number> {
       intervalScale: 1,
       hostAliases: [],
       readOnly: false,
+      sshHosts: [],
+      sshAll: false,
       auditLogPath,
     };
     // In a terminal the monitor handles signals itself (and exits); without one it prints a report.

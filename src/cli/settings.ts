@@ -6,6 +6,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, UsageError, type OptionSpec, type ParsedOptions } from './args.js';
 import { configPath, loadConfig } from './config.js';
+import { sanitize } from '../core/sanitize.js';
+import type { SshHostConfig } from '../os/ssh-provider.js';
 import { REGISTRY_OPTIONS, resolveRegistry, type RegistryTarget } from './registry-options.js';
 
 export const MONITOR_OPTIONS: readonly OptionSpec[] = [
@@ -17,6 +19,8 @@ export const MONITOR_OPTIONS: readonly OptionSpec[] = [
   { name: 'interval', type: 'number', valueName: 'SECONDS', description: 'liveness probe interval (default 0.25); every other cadence scales with it' },
   { name: 'pending-ttl', type: 'number', valueName: 'SECONDS', description: 'age after which a pending-* entry is a straggler (default 120)' },
   { name: 'host-alias', type: 'string', repeatable: true, valueName: 'NAME', description: 'another name of this host (repeatable)' },
+  { name: 'ssh', type: 'string', repeatable: true, valueName: 'MACHINE=DEST', description: 'verify the entries of MACHINE over ssh to DEST (repeatable; config key "hosts")' },
+  { name: 'ssh-all', type: 'boolean', description: 'verify every machine over ssh, its name as the destination (~/.ssh/config aliases apply)' },
   { name: 'read-only', type: 'boolean', description: 'never evict: eviction keys explain themselves instead' },
   { name: 'no-color', type: 'boolean', description: 'no colours (also NO_COLOR=1); markers keep verdicts readable' },
   { name: 'help', type: 'boolean', description: 'show this help' },
@@ -44,6 +48,10 @@ export interface MonitorSettings {
   readonly pendingTtlMs?: number | undefined;
   readonly hostAliases: readonly string[];
   readonly readOnly: boolean;
+  /** The machines verified over ssh, and how to reach each. Only these are contacted. */
+  readonly sshHosts: readonly SshHostConfig[];
+  /** Every other machine too, with its own name as the destination. */
+  readonly sshAll: boolean;
   /** Where evictions are audited; default $XDG_STATE_HOME/ghostwatch/evictions.jsonl. */
   readonly auditLogPath?: string | undefined;
   /** Where evicted session files go; default $XDG_STATE_HOME/ghostwatch/trash. */
@@ -118,7 +126,7 @@ export function commandOptions(
     return undefined;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const file = loadConfig(specs);
+  const file = loadConfig(specs, configPath(env));
   const merged = withConfig(options, file, env);
   const fromFile = new Set(Object.keys(file).filter((k) => merged[k] === file[k] && options[k] === undefined));
   // The launcher turned --no-color and NO_COLOR into FORCE_COLOR=0; the file's "no-color" must
@@ -165,5 +173,24 @@ export function monitorSettings(options: CommandOptions, env: NodeJS.ProcessEnv 
     pendingTtlMs: ttl === undefined ? undefined : ttl * 1000,
     hostAliases: options.list('host-alias') ?? [],
     readOnly: options.flag('read-only'),
+    sshHosts: sshHosts(options),
+    sshAll: options.flag('ssh-all'),
   };
+}
+
+/** `--ssh MACHINE=DEST` values (the config file's "hosts" arrive as these too); a machine given twice is an error. */
+function sshHosts(options: CommandOptions): SshHostConfig[] {
+  const hosts: SshHostConfig[] = [];
+  for (const value of options.list('ssh') ?? []) {
+    const eq = value.indexOf('=');
+    const machine = eq < 0 ? '' : value.slice(0, eq).trim();
+    const dest = eq < 0 ? '' : value.slice(eq + 1).trim();
+    const label = options.label('ssh');
+    if (machine === '' || dest === '') throw new UsageError(`${label} needs MACHINE=DEST, e.g. build-42=me@build-42.internal (got "${sanitize(value, 80)}")`);
+    if (dest.startsWith('-')) throw new UsageError(`${label}: the destination of ${sanitize(machine, 80)} may not start with "-"`);
+    if (/\s/.test(dest)) throw new UsageError(`${label}: the destination of ${sanitize(machine, 80)} may not contain spaces`);
+    if (hosts.some((h) => h.machine.toLowerCase() === machine.toLowerCase())) throw new UsageError(`${label}: ${sanitize(machine, 80)} is given twice`);
+    hosts.push({ machine, dest });
+  }
+  return hosts;
 }

@@ -1,0 +1,192 @@
+// The probe a remote host runs: a POSIX `sh` loop sent as the command of one long-lived `ssh`
+// (nothing is installed there), and the strict parser of what it answers. One request a line on
+// stdin, one answer a line on stdout, in order, so requests can be pipelined:
+//
+//   P <pid>   →  P <pid> ok|ESRCH|EPERM <state> <start>   (state/start `-` when unreadable)
+//                P <pid> error <text>
+//   L <port>  →  L <port> yes|no|unknown                  (something listens on the TCP port)
+//   H         →  H <hostname>
+//   Q         →  (the loop exits)
+//   other     →  ! refused                                  (the argument must be 1-10 digits)
+//
+// The first line is the handshake: `ghostwatch-probe 1 proc btime=<s> clk=<ticks/s> now=<s>` on
+// Linux (start = /proc/PID/stat field 22, in clock ticks since boot), `ghostwatch-probe 1 ps
+// now=<s>` elsewhere (start = `ps -o lstart=` read in UTC). Everything the remote prints is
+// untrusted: the parser accepts only these shapes, and any other text comes back sanitized.
+import type { KillResult } from '../core/types.js';
+import { sanitize } from '../core/sanitize.js';
+
+export const REMOTE_PROBE_VERSION = 1;
+
+/** The remote program. Kept small: it is sent once per connection, as ssh's command line. (`@{` stands
+ * for the shell's `${`, which a template literal would take for its own.) */
+export const REMOTE_PROBE_PROGRAM = String.raw`export LC_ALL=C TZ=UTC0
+set -f
+if [ "$(uname -s)" = Linux ] && [ -r /proc/self/stat ]; then
+m=proc
+b=$(awk '$1=="btime"{print $2}' /proc/stat 2>/dev/null)
+c=$(getconf CLK_TCK 2>/dev/null)
+echo "ghostwatch-probe 1 proc btime=$b clk=$c now=$(date +%s)"
+else
+m=ps
+echo "ghostwatch-probe 1 ps now=$(date +%s)"
+fi
+pp() {
+if kill -0 "$1" 2>/dev/null; then k=ok; else
+e=$(kill -0 "$1" 2>&1)
+case $e in
+*"No such process"*) echo "P $1 ESRCH"; return;;
+*"not permitted"*) k=EPERM;;
+*) if ps -p "$1" >/dev/null 2>&1; then k=EPERM; else
+echo "P $1 error $(printf %s "$e" | tr -s '\r\n\t' '   ' | cut -c1-160)"; return; fi;;
+esac
+fi
+if [ $m = proc ]; then
+s=
+read -r s </proc/$1/stat 2>/dev/null
+r=@{s##*)}
+set -- $1 $r
+if [ $# -ge 21 ]; then echo "P $1 $k $2 @{21}"; else echo "P $1 $k - -"; fi
+else
+o=$(ps -o stat=,lstart= -p "$1" 2>/dev/null | head -n 1)
+if [ -n "$o" ]; then echo "P $1 $k" $o; else echo "P $1 $k - -"; fi
+fi
+}
+pl() {
+if [ $m = proc ]; then
+f=
+for x in /proc/net/tcp /proc/net/tcp6; do [ -r $x ] && f="$f $x"; done
+if [ -z "$f" ]; then echo "L $1 unknown"; return; fi
+h=$(printf %04X "$1")
+if awk -v h=":$h" 'FNR>1&&$4=="0A"&&substr($2,length($2)-4)==h{f=1;exit}END{exit !f}' $f; then echo "L $1 yes"; else echo "L $1 no"; fi
+elif command -v netstat >/dev/null 2>&1; then
+if netstat -an -p tcp 2>/dev/null | awk -v p="$1" '$NF=="LISTEN"&&$4~("[.:]"p"$"){f=1}END{exit !f}'; then echo "L $1 yes"; else echo "L $1 no"; fi
+else echo "L $1 unknown"; fi
+}
+while IFS= read -r l; do
+v=@{l%% *}
+a=@{l#"$v"}
+a=@{a# }
+case $v in
+H) [ -z "$a" ] && { printf 'H %s\n' "$( (hostname || uname -n) 2>/dev/null | head -n 1)"; continue; };;
+Q) exit 0;;
+esac
+case $a in ''|0*|*[!0-9]*|???????????*) echo '! refused'; continue;; esac
+case $v in
+P) pp "$a";;
+L) [ "$a" -le 65535 ] && pl "$a" || echo '! refused';;
+*) echo '! refused';;
+esac
+done
+`.replace(/@\{/g, '${');
+
+/** The remote's facts about its own clock and how it reads start times. */
+export interface Handshake {
+  readonly version: number;
+  readonly mode: 'proc' | 'ps';
+  readonly btimeSec?: number | undefined;
+  readonly clkTck?: number | undefined;
+  /** The remote's clock when it started, epoch seconds. */
+  readonly remoteNowSec: number;
+}
+
+export type RemoteAnswer =
+  | {
+      readonly kind: 'pid';
+      readonly pid: number;
+      readonly kill: KillResult;
+      readonly error?: string | undefined;
+      readonly state?: string | undefined;
+      /** Start time on the REMOTE clock, epoch ms. */
+      readonly startedAt?: number | undefined;
+      /** Alive, but its state and start time could not be read. */
+      readonly detailsHidden?: boolean | undefined;
+    }
+  | { readonly kind: 'port'; readonly port: number; readonly listening: 'yes' | 'no' | 'unknown' }
+  | { readonly kind: 'host'; readonly name: string }
+  | { readonly kind: 'refused' }
+  /** Not one of the shapes: the line, sanitized, for the error message. */
+  | { readonly kind: 'invalid'; readonly text: string };
+
+/** Past this an answer line is not one of ours (the longest real one is ~200 characters). */
+export const MAX_ANSWER_LENGTH = 1024;
+
+const DIGITS = /^[1-9][0-9]{0,9}$/;
+const HANDSHAKE = /^ghostwatch-probe (\d{1,3}) (proc|ps)((?: [a-z]+=[0-9]*)*)$/;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** `ps -o lstart=` in the C locale: "Mon Jan  1 10:00:00 2024" (spaces collapsed by the loop). */
+const LSTART = /^[A-Z][a-z]{2} ([A-Z][a-z]{2}) (\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/;
+const STATE = /^[A-Za-z][A-Za-z0-9+<>._-]{0,15}$/;
+/** A host name as `hostname` prints it: letters, digits, dots, dashes, underscores. */
+const HOST_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,252}$/;
+
+function invalid(line: string): RemoteAnswer {
+  return { kind: 'invalid', text: sanitize(line, 120) };
+}
+
+/** The first line the remote prints, or undefined when it is not a ghostwatch probe of a known version. */
+export function parseHandshake(line: string): Handshake | undefined {
+  if (line.length > MAX_ANSWER_LENGTH) return undefined;
+  const m = HANDSHAKE.exec(line);
+  if (!m) return undefined;
+  const version = Number(m[1]);
+  if (version !== REMOTE_PROBE_VERSION) return undefined;
+  const fields = new Map<string, number>();
+  for (const pair of (m[3] ?? '').trim().split(' ')) {
+    if (pair === '') continue;
+    const [key = '', value = ''] = pair.split('=');
+    if (value !== '' && value.length <= 15) fields.set(key, Number(value));
+  }
+  const remoteNowSec = fields.get('now');
+  if (remoteNowSec === undefined) return undefined;
+  const mode = m[2] === 'proc' ? 'proc' : 'ps';
+  const btimeSec = fields.get('btime');
+  const clkTck = fields.get('clk');
+  if (mode === 'proc' && (btimeSec === undefined || clkTck === undefined || clkTck <= 0)) return undefined;
+  return { version, mode, btimeSec, clkTck, remoteNowSec };
+}
+
+function parseStart(words: readonly string[], hs: Handshake): number | undefined {
+  if (hs.mode === 'proc') {
+    const [ticks] = words;
+    if (words.length !== 1 || ticks === undefined || !/^[0-9]{1,18}$/.test(ticks)) return undefined;
+    // parseHandshake guarantees both for proc mode.
+    return (hs.btimeSec ?? 0) * 1000 + Math.round((Number(ticks) * 1000) / (hs.clkTck ?? 100));
+  }
+  const m = LSTART.exec(words.join(' '));
+  if (!m) return undefined;
+  const [, mon = '', day, hh, mm, ss, year] = m;
+  const month = MONTHS.indexOf(mon);
+  if (month < 0) return undefined;
+  return Date.UTC(Number(year), month, Number(day), Number(hh), Number(mm), Number(ss));
+}
+
+/** One answer line, strictly: anything but the shapes above is `invalid`, with the line sanitized. */
+export function parseAnswer(line: string, hs: Handshake): RemoteAnswer {
+  if (line.length > MAX_ANSWER_LENGTH) return invalid(line);
+  if (line === '! refused') return { kind: 'refused' };
+  const words = line.split(' ');
+  const [verb, arg, ...rest] = words;
+  if (verb === 'H') {
+    const name = line.slice(2);
+    return words.length === 2 && HOST_NAME.test(name) ? { kind: 'host', name } : invalid(line);
+  }
+  if (arg === undefined || !DIGITS.test(arg)) return invalid(line);
+  const n = Number(arg);
+  if (verb === 'L') {
+    const [what] = rest;
+    if (rest.length !== 1 || n > 65_535 || (what !== 'yes' && what !== 'no' && what !== 'unknown')) return invalid(line);
+    return { kind: 'port', port: n, listening: what };
+  }
+  if (verb !== 'P') return invalid(line);
+  const [kill, ...details] = rest;
+  if (kill === 'ESRCH') return details.length === 0 ? { kind: 'pid', pid: n, kill: 'ESRCH' } : invalid(line);
+  if (kill === 'error') return { kind: 'pid', pid: n, kill: 'error', error: sanitize(details.join(' ') || 'kill -0 failed', 160) };
+  if (kill !== 'ok' && kill !== 'EPERM') return invalid(line);
+  const [state, ...start] = details;
+  if (state === '-' && start.length === 1 && start[0] === '-') return { kind: 'pid', pid: n, kill, detailsHidden: true };
+  if (state === undefined || !STATE.test(state)) return invalid(line);
+  const startedAt = parseStart(start, hs);
+  if (startedAt === undefined) return invalid(line);
+  return { kind: 'pid', pid: n, kill, state: state.charAt(0), startedAt };
+}

@@ -1,0 +1,464 @@
+// A probe provider per remote host: one long-lived system `ssh` running the POSIX probe loop
+// (remote-probe.ts) with stdin as our pipe, so it can never prompt for a password. Requests are
+// pipelined and answered in order; each has a timeout. A host is `connecting`, `up` or `down`
+// (with a one-line reason taken from ssh's stderr and exit code) and comes back through the
+// shared backoff. The name the remote reports must be the machine the registry names: a
+// mismatch keeps the host down, so its entries stay unverified, never judged.
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { matchHost } from '../core/host.js';
+import { sanitize } from '../core/sanitize.js';
+import type { PidFacts, PortFacts } from '../core/types.js';
+import { isUsablePid, isUsablePort } from '../core/pid.js';
+import { Backoff, type BackoffOptions } from '../sources/backoff.js';
+import { childProcess } from './builtins.js';
+import type { ProcessTableResult } from './process-table.js';
+import type { PidProbeOptions, PortProbeRunOptions, ProbeProvider } from './provider.js';
+import { MAX_ANSWER_LENGTH, parseAnswer, parseHandshake, REMOTE_PROBE_PROGRAM, type Handshake, type RemoteAnswer } from './remote-probe.js';
+
+export interface SshHostConfig {
+  /** The machine name the registry uses for this host. */
+  readonly machine: string;
+  /** The ssh destination: `user@host`, a host name, or an ~/.ssh/config alias. */
+  readonly dest: string;
+  readonly port?: number | undefined;
+}
+
+export type SshState = 'connecting' | 'up' | 'down';
+export type SshDownKind = 'auth' | 'host-key' | 'timeout' | 'refused' | 'unresolved' | 'dropped' | 'protocol' | 'mismatch' | 'capped' | 'error';
+
+export interface SshHostStatus {
+  readonly machine: string;
+  readonly dest: string;
+  readonly state: SshState;
+  /** Why the host is down, in one line. */
+  readonly reason?: string | undefined;
+  readonly kind?: SshDownKind | undefined;
+  /** The last measured round trip of one request, ms. */
+  readonly rttMs?: number | undefined;
+  /** The name the remote gave (sanitized). */
+  readonly remoteName?: string | undefined;
+}
+
+/** The timers and clocks a host uses; the engine's Clock fits. */
+export interface SshClock {
+  now(): number;
+  monotonic(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realSshClock: SshClock = {
+  now: () => Date.now(),
+  monotonic: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+export interface SshOptions {
+  /** The ssh client to run; `ssh` from PATH by default. */
+  readonly sshCommand?: string | undefined;
+  readonly clock?: SshClock | undefined;
+  /** One answer's deadline; past it the connection is called stuck and dropped. */
+  readonly requestTimeoutMs?: number | undefined;
+  /** From spawning ssh to the handshake line (ssh's own ConnectTimeout is 5 s). */
+  readonly connectTimeoutMs?: number | undefined;
+  readonly backoff?: BackoffOptions | undefined;
+  /** Told on every state change. */
+  readonly onChange?: ((status: SshHostStatus) => void) | undefined;
+  /** Other names of the machines (aliases), as for the local host. */
+  readonly aliases?: readonly string[] | undefined;
+}
+
+export const SSH_OPTIONS = ['-T', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=5', '-o', 'ServerAliveInterval=5', '-o', 'ServerAliveCountMax=2'] as const;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+export const DEFAULT_SSH_BACKOFF = { initialMs: 1_000, maxMs: 30_000 } as const;
+/** Clocks within this of each other are taken as equal: the remote says its time in whole seconds. */
+const CLOCK_SLACK_MS = 2_000;
+const MAX_STDERR = 4_096;
+
+/** `sh -c '<program>'`, single-quoted for the remote login shell. */
+export function remoteCommand(program: string = REMOTE_PROBE_PROGRAM): string {
+  return `exec sh -c '${program.replace(/'/g, `'\\''`)}'`;
+}
+
+/** ssh's arguments for one host: fixed safety options, the port, `--`, the destination, the command. */
+export function sshArgs(config: SshHostConfig): string[] {
+  const port = config.port === undefined ? [] : ['-p', String(config.port)];
+  return [...SSH_OPTIONS, ...port, '--', config.dest, remoteCommand()];
+}
+
+/** Why ssh ended, in one line, from its stderr and exit code. */
+export function classifySshExit(stderr: string, code: number | null, signal: string | null, wasUp: boolean): { kind: SshDownKind; reason: string } {
+  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');
+  const find = (re: RegExp): string | undefined => lines.find((l) => re.test(l));
+  const said = (line: string | undefined): string => (line === undefined ? '' : `: ${sanitize(line, 160)}`);
+  let hit: string | undefined;
+  if ((hit = find(/Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|No .*host key is known/i))) {
+    return { kind: 'host-key', reason: `host key not trusted${said(hit)}` };
+  }
+  if ((hit = find(/Permission denied|Too many authentication failures|Authentication failed/i))) {
+    return { kind: 'auth', reason: `authentication failed${said(hit)}` };
+  }
+  if ((hit = find(/Could not resolve hostname|Name or service not known|nodename nor servname/i))) {
+    return { kind: 'unresolved', reason: `unknown host${said(hit)}` };
+  }
+  if ((hit = find(/Connection refused/i))) return { kind: 'refused', reason: `connection refused${said(hit)}` };
+  if ((hit = find(/not responding|Broken pipe|Connection reset|closed by remote host/i))) {
+    return { kind: 'dropped', reason: `connection dropped${said(hit)}` };
+  }
+  if ((hit = find(/timed out/i))) return { kind: 'timeout', reason: `connection timed out${said(hit)}` };
+  const how = signal !== null ? `killed by ${signal}` : `exit code ${String(code)}`;
+  if (wasUp) return { kind: 'dropped', reason: `connection dropped (${how})${said(lines.at(-1))}` };
+  return { kind: 'error', reason: `ssh failed (${how})${said(lines.at(-1))}` };
+}
+
+interface Pending {
+  readonly expect: string;
+  readonly sentAt: number;
+  readonly resolve: (answer: RemoteAnswer | undefined) => void;
+  timer: unknown;
+}
+
+/** One remote host: its connection, its state, and the probe provider the engine asks. */
+export class SshHost implements ProbeProvider {
+  readonly host: string;
+  private readonly sshCommand: string;
+  private readonly clock: SshClock;
+  private readonly requestTimeoutMs: number;
+  private readonly connectTimeoutMs: number;
+  private readonly backoff: Backoff;
+  private readonly aliases: readonly string[];
+  private child: ChildProcessWithoutNullStreams | undefined;
+  private handshake: Handshake | undefined;
+  private offsetMs = 0;
+  private pending: Pending[] = [];
+  private buffer = '';
+  private stderr = '';
+  private timer: unknown;
+  private stopped = true;
+  private status: SshHostStatus;
+  /** Connections made so far (the bench and the tests count them). */
+  connections = 0;
+  /** Bytes of requests written to the remote. */
+  bytesSent = 0;
+
+  constructor(
+    readonly config: SshHostConfig,
+    private readonly options: SshOptions = {},
+    /** Waits for a connecting slot (the fleet's cap); resolves with a release function. */
+    private readonly slot: () => Promise<() => void> = () => Promise.resolve(() => undefined),
+  ) {
+    this.host = config.machine;
+    this.sshCommand = options.sshCommand ?? 'ssh';
+    this.clock = options.clock ?? realSshClock;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.backoff = new Backoff({ ...DEFAULT_SSH_BACKOFF, ...options.backoff });
+    this.aliases = options.aliases ?? [];
+    this.status = { machine: config.machine, dest: config.dest, state: 'down', reason: 'not started', kind: 'error' };
+  }
+
+  /** The running ssh client's pid, if any. */
+  get sshPid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get state(): SshHostStatus {
+    return this.status;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    void this.connect();
+  }
+
+  /** Close the connection (the remote loop ends with its stdin) and arm nothing more. */
+  stop(): Promise<void> {
+    this.stopped = true;
+    this.clearTimer();
+    const child = this.child;
+    this.failPending();
+    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      child.once('close', () => resolve());
+      child.stdin.end('Q\n');
+      child.kill('SIGTERM');
+    });
+  }
+
+  private setStatus(next: Partial<SshHostStatus> & { state: SshState }): void {
+    this.status = { machine: this.config.machine, dest: this.config.dest, rttMs: this.status.rttMs, remoteName: this.status.remoteName, ...next };
+    this.options.onChange?.(this.status);
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private async connect(): Promise<void> {
+    this.setStatus({ state: 'connecting' });
+    const release = await this.slot();
+    if (this.stopped) {
+      release();
+      return;
+    }
+    this.connections++;
+    this.handshake = undefined;
+    this.buffer = '';
+    this.stderr = '';
+    let released = false;
+    const releaseOnce = (): void => {
+      if (!released) release();
+      released = true;
+    };
+    const child = childProcess().spawn(this.sshCommand, sshArgs(this.config), { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = child;
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
+    child.stdin.on('error', () => undefined);
+    child.stdout.on('data', (chunk: string) => this.onData(child, chunk, releaseOnce));
+    child.stderr.on('data', (chunk: string) => {
+      if (this.stderr.length < MAX_STDERR) this.stderr += chunk.slice(0, MAX_STDERR - this.stderr.length);
+    });
+    child.on('error', (err) => this.drop(child, 'error', `cannot run ${this.sshCommand}: ${sanitize(err.message, 160)}`));
+    child.on('close', (code, signal) => {
+      releaseOnce();
+      if (this.child !== child) return;
+      const { kind, reason } = classifySshExit(this.stderr, code, signal, this.status.state === 'up');
+      this.drop(child, kind, reason);
+    });
+    this.timer = this.clock.setTimeout(() => {
+      releaseOnce();
+      this.drop(child, 'timeout', `no answer within ${Math.round(this.connectTimeoutMs / 1000)} s of connecting`);
+    }, this.connectTimeoutMs);
+  }
+
+  /** The connection is over: everything waiting gets no answer, and a reconnect is armed. */
+  private drop(child: ChildProcessWithoutNullStreams, kind: SshDownKind, reason: string): void {
+    if (this.child !== child) return;
+    this.child = undefined;
+    this.handshake = undefined;
+    this.clearTimer();
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    this.failPending();
+    if (this.stopped) {
+      this.setStatus({ state: 'down', kind: 'error', reason: 'stopped' });
+      return;
+    }
+    this.setStatus({ state: 'down', kind, reason });
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      void this.connect();
+    }, this.backoff.next());
+  }
+
+  private failPending(): void {
+    const pending = this.pending;
+    this.pending = [];
+    for (const p of pending) {
+      this.clock.clearTimeout(p.timer);
+      p.resolve(undefined);
+    }
+  }
+
+  private onData(child: ChildProcessWithoutNullStreams, chunk: string, release: () => void): void {
+    if (this.child !== child) return;
+    this.buffer += chunk;
+    let nl: number;
+    while ((nl = this.buffer.indexOf('\n')) >= 0) {
+      const line = this.buffer.slice(0, nl);
+      this.buffer = this.buffer.slice(nl + 1);
+      this.onLine(child, line, release);
+      if (this.child !== child) return;
+    }
+    if (this.buffer.length > MAX_ANSWER_LENGTH) this.drop(child, 'protocol', 'the remote sent a line longer than any answer');
+  }
+
+  private onLine(child: ChildProcessWithoutNullStreams, line: string, release: () => void): void {
+    if (this.handshake === undefined) {
+      const hs = parseHandshake(line);
+      if (!hs) {
+        this.drop(child, 'protocol', `not a ghostwatch probe: ${sanitize(line, 80)}`);
+        return;
+      }
+      this.handshake = hs;
+      const offset = this.clock.now() - hs.remoteNowSec * 1000;
+      this.offsetMs = Math.abs(offset) < CLOCK_SLACK_MS ? 0 : offset;
+      void this.request('H').then((answer) => {
+        release();
+        if (this.child !== child) return;
+        if (answer?.kind !== 'host') {
+          this.drop(child, 'protocol', answer === undefined ? 'no host name' : `bad host name answer${answer.kind === 'invalid' ? `: ${answer.text}` : ''}`);
+          return;
+        }
+        this.clearTimer();
+        const remoteName = sanitize(answer.name, 80);
+        if (matchHost(this.config.machine, answer.name, this.aliases) === undefined) {
+          this.status = { ...this.status, remoteName };
+          this.drop(child, 'mismatch', `answers as "${remoteName}", not "${sanitize(this.config.machine, 80)}"`);
+          return;
+        }
+        this.backoff.reset();
+        this.setStatus({ state: 'up', remoteName });
+      });
+      return;
+    }
+    const head = this.pending.shift();
+    if (!head) {
+      this.drop(child, 'protocol', `an answer nobody asked for: ${sanitize(line, 80)}`);
+      return;
+    }
+    this.clock.clearTimeout(head.timer);
+    const answer = parseAnswer(line, this.handshake);
+    const matches =
+      answer.kind === 'refused' ||
+      (answer.kind === 'pid' && head.expect === `P ${answer.pid}`) ||
+      (answer.kind === 'port' && head.expect === `L ${answer.port}`) ||
+      (answer.kind === 'host' && head.expect === 'H');
+    if (!matches) {
+      head.resolve(undefined);
+      this.drop(child, 'protocol', `answer out of order: ${answer.kind === 'invalid' ? answer.text : sanitize(line, 80)}`);
+      return;
+    }
+    this.status = { ...this.status, rttMs: this.clock.monotonic() - head.sentAt };
+    head.resolve(answer);
+  }
+
+  /** Send one request; its answer, or undefined when the connection is not up or ended first. */
+  private request(line: string): Promise<RemoteAnswer | undefined> {
+    const child = this.child;
+    if (!child || this.handshake === undefined) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const entry: Pending = { expect: line, sentAt: this.clock.monotonic(), resolve, timer: undefined };
+      entry.timer = this.clock.setTimeout(() => {
+        this.drop(child, 'timeout', `no answer within ${Math.round(this.requestTimeoutMs / 1000)} s`);
+      }, this.requestTimeoutMs);
+      this.pending.push(entry);
+      const text = `${line}\n`;
+      this.bytesSent += Buffer.byteLength(text);
+      child.stdin.write(text);
+    });
+  }
+
+  /** What entries of a host that cannot answer are told. */
+  private unavailable(): string {
+    const s = this.status;
+    return s.state === 'down' ? `ssh ${this.host} down: ${s.reason ?? 'unknown'}` : `ssh ${this.host} ${s.state}`;
+  }
+
+  /** "via ssh build-42 (rtt 12 ms)": the evidence a verified remote fact carries. */
+  via(): string {
+    const rtt = this.status.rttMs;
+    return `via ssh ${sanitize(this.host, 80)}${rtt === undefined ? '' : ` (rtt ${Math.round(rtt)} ms)`}`;
+  }
+
+  async probePids(pids: readonly number[], opts: PidProbeOptions): Promise<ReadonlyMap<number, PidFacts>> {
+    const now = opts.now ?? (() => this.clock.now());
+    const usable = [...new Set(pids.filter(isUsablePid))];
+    const up = this.status.state === 'up';
+    const answers = await Promise.all(usable.map((pid) => (up ? this.request(`P ${pid}`) : Promise.resolve(undefined))));
+    if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted');
+    const out = new Map<number, PidFacts>();
+    usable.forEach((pid, i) => {
+      const a = answers[i];
+      const checkedAt = now();
+      if (a?.kind !== 'pid') {
+        out.set(pid, { pid, kill: 'error', error: a === undefined ? this.unavailable() : `ssh ${this.host}: unreadable answer`, checkedAt });
+        return;
+      }
+      if (a.kill === 'ESRCH' || a.kill === 'error') {
+        out.set(pid, { pid, kill: a.kill, error: a.error, checkedAt });
+        return;
+      }
+      if (a.detailsHidden) {
+        out.set(pid, { pid, kill: a.kill, detailsHidden: `${this.host}'s /proc does not show it`, checkedAt });
+        return;
+      }
+      out.set(pid, { pid, kill: a.kill, state: a.state, startedAt: a.startedAt === undefined ? undefined : a.startedAt + this.offsetMs, checkedAt });
+    });
+    return out;
+  }
+
+  stillRunning(): boolean {
+    return false;
+  }
+
+  async probePortFacts(ports: readonly number[], opts: PortProbeRunOptions): Promise<ReadonlyMap<number, PortFacts>> {
+    const now = opts.now ?? (() => this.clock.now());
+    const usable = [...new Set(ports.filter(isUsablePort))];
+    const up = this.status.state === 'up';
+    const answers = await Promise.all(usable.map((port) => (up ? this.request(`L ${port}`) : Promise.resolve(undefined))));
+    if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted');
+    const out = new Map<number, PortFacts>();
+    usable.forEach((port, i) => {
+      const a = answers[i];
+      const checkedAt = now();
+      if (a?.kind !== 'port') out.set(port, { port, result: 'error', detail: a === undefined ? this.unavailable() : `ssh ${this.host}: unreadable answer`, checkedAt });
+      else if (a.listening === 'yes') out.set(port, { port, result: 'open', detail: `listening on ${this.host}`, checkedAt });
+      else if (a.listening === 'no') out.set(port, { port, result: 'refused', detail: `nothing listens on ${this.host}`, checkedAt });
+      else out.set(port, { port, result: 'error', detail: `${this.host} cannot tell who listens`, checkedAt });
+    });
+    return out;
+  }
+
+  scanProcessTable(): Promise<ProcessTableResult> {
+    return Promise.resolve({ ok: false, error: `the process table of ${this.host} is not read over ssh` });
+  }
+}
+
+/**
+ * The configured hosts, each with its own connection; at most `maxConnecting` handshakes run at
+ * once (the others wait as `connecting`), so many hosts coming back together cannot swamp this one.
+ */
+export class SshFleet {
+  readonly hosts: readonly SshHost[];
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(configs: readonly SshHostConfig[], options: SshOptions = {}, readonly maxConnecting = 8) {
+    this.hosts = configs.map((c) => new SshHost(c, options, () => this.acquire()));
+  }
+
+  private acquire(): Promise<() => void> {
+    return new Promise((resolve) => {
+      const grant = (): void => {
+        this.active++;
+        let done = false;
+        resolve(() => {
+          if (done) return;
+          done = true;
+          this.active--;
+          this.waiting.shift()?.();
+        });
+      };
+      if (this.active < this.maxConnecting) grant();
+      else this.waiting.push(grant);
+    });
+  }
+
+  /** Hosts holding a connecting slot now. */
+  get connecting(): number {
+    return this.active;
+  }
+
+  start(): void {
+    for (const h of this.hosts) h.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.hosts.map((h) => h.stop()));
+  }
+
+  /** The host whose machine this registry name is (the same matching as for this host), if configured. */
+  hostFor(machine: string | undefined, aliases: readonly string[] = []): SshHost | undefined {
+    if (machine === undefined) return undefined;
+    return this.hosts.find((h) => matchHost(machine, h.config.machine, aliases) !== undefined);
+  }
+
+  statuses(): SshHostStatus[] {
+    return this.hosts.map((h) => h.state);
+  }
+}

@@ -1,0 +1,57 @@
+// --ssh, --ssh-all and the config file's "hosts": resolved into the monitor's settings, with
+// errors that name the flag or the config key.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { commandOptions, MONITOR_OPTIONS, monitorSettings } from '../../src/cli/settings.js';
+
+let dir = '';
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = '';
+});
+
+function settings(argv: string[], file?: unknown) {
+  dir = mkdtempSync(join(tmpdir(), 'gw-ssh-settings-'));
+  mkdirSync(join(dir, 'ghostwatch'));
+  if (file !== undefined) writeFileSync(join(dir, 'ghostwatch/config.json'), JSON.stringify(file));
+  const env = { XDG_CONFIG_HOME: dir, HYPIVISOR_WS: 'ws://127.0.0.1:9/ws' };
+  const options = commandOptions(argv, MONITOR_OPTIONS, () => '', env);
+  if (!options) throw new Error('help');
+  return monitorSettings(options, env, dir);
+}
+
+describe('ssh hosts in the settings', () => {
+  it('takes repeated --ssh MACHINE=DEST and --ssh-all', () => {
+    const s = settings(['--ssh', 'build-42=me@build-42.internal', '--ssh', 'gpu=gpu-alias', '--ssh-all']);
+    expect(s.sshHosts).toEqual([
+      { machine: 'build-42', dest: 'me@build-42.internal' },
+      { machine: 'gpu', dest: 'gpu-alias' },
+    ]);
+    expect(s.sshAll).toBe(true);
+    expect(settings([]).sshHosts).toEqual([]);
+  });
+
+  it('reads "hosts" from the config file, a port as an ssh:// destination, and flags replace it', () => {
+    const file = { hosts: { 'build-42': { ssh: 'me@build-42.internal', port: 2222 }, gpu: { ssh: 'gpu' } } };
+    expect(settings([], file).sshHosts).toEqual([
+      { machine: 'build-42', dest: 'ssh://me@build-42.internal:2222' },
+      { machine: 'gpu', dest: 'gpu' },
+    ]);
+    expect(settings(['--ssh', 'a=b'], file).sshHosts).toEqual([{ machine: 'a', dest: 'b' }]);
+  });
+
+  it.each([
+    [['--ssh', 'build-42'], undefined, /--ssh needs MACHINE=DEST/],
+    [['--ssh', 'm=-oProxyCommand=x'], undefined, /--ssh: the destination of m may not start with "-"/],
+    [['--ssh', 'm=a', '--ssh', 'M=b'], undefined, /--ssh: M is given twice/],
+    [[], { hosts: ['x'] }, /"hosts" must be an object of machine names/],
+    [[], { hosts: { b: { ssh: 'x', port: 70000 } } }, /"hosts.b.port" must be a port number from 1 to 65535 \(got 70000\)/],
+    [[], { hosts: { b: { port: 22 } } }, /"hosts.b.ssh" must be an ssh destination/],
+    [[], { hosts: { b: { ssh: 'x', user: 'me' } } }, /unknown key "hosts.b.user"/],
+    [[], { ssh: 'b' }, /"ssh" in .*config.json needs MACHINE=DEST/],
+  ])('%j %j is refused', (argv, file, message) => {
+    expect(() => settings(argv, file)).toThrow(message);
+  });
+});

@@ -1,0 +1,153 @@
+// The remote probe loop run under the local `sh` over pipes: the very program ssh would start on
+// a remote host, asked about real processes and a real listening port, and its parser by table.
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { hostname } from 'node:os';
+import { createInterface } from 'node:readline';
+import { parseProcStat, probePids } from '../../src/os/liveness.js';
+import { parseAnswer, parseHandshake, REMOTE_PROBE_PROGRAM, type Handshake } from '../../src/os/remote-probe.js';
+import { childrenOf, killAndReap, pollUntil, spawnSleep } from './helpers.js';
+import { itOn } from '../support/platform.js';
+
+const spawned: ChildProcess[] = [];
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(spawned.splice(0).map(killAndReap));
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+});
+
+/** Run the loop under `cmd` (sh by default), send every request at once, read one line each (plus the handshake). */
+async function ask(requests: readonly string[], cmd: readonly string[] = ['sh', '-c']): Promise<string[]> {
+  const [bin = 'sh', ...args] = cmd;
+  const child = spawn(bin, [...args, REMOTE_PROBE_PROGRAM], { stdio: ['pipe', 'pipe', 'inherit'] });
+  spawned.push(child);
+  const lines: string[] = [];
+  const rl = createInterface({ input: child.stdout });
+  const done = new Promise<void>((resolve) => {
+    rl.on('line', (l) => {
+      lines.push(l);
+      if (lines.length === requests.length + 1) resolve();
+    });
+    child.on('close', () => resolve());
+  });
+  child.stdin.end(requests.map((r) => `${r}\n`).join(''));
+  await done;
+  return lines;
+}
+
+async function zombiePid(): Promise<number> {
+  const sh = spawn('sh', ['-c', 'sleep 0.1 & exec sleep 30'], { stdio: 'ignore' });
+  spawned.push(sh);
+  const z = await pollUntil(() => childrenOf(sh.pid as number).find((pid) => {
+    try {
+      return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.state === 'Z';
+    } catch {
+      return false;
+    }
+  }), 3000);
+  if (z === undefined) throw new Error('no zombie child appeared within 3 s');
+  return z;
+}
+
+describe('the remote probe loop under the local sh', () => {
+  itOn(['linux'], 'the loop reads /proc on Linux')('answers a live, a SIGKILLed and a zombie pid, a listening port and the host name', async () => {
+    const live = spawnSleep();
+    spawned.push(live);
+    const dead = spawnSleep();
+    await killAndReap(dead);
+    const zombie = await zombiePid();
+    const server = createServer();
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const closedPort = (closed.address() as { port: number }).port;
+    await new Promise((r) => closed.close(r));
+
+    const lines = await ask(['H', `P ${live.pid}`, `P ${dead.pid}`, `P ${zombie}`, `L ${port}`, `L ${closedPort}`]);
+    const hs = parseHandshake(lines[0] ?? '');
+    expect(hs?.mode).toBe('proc');
+    const answers = lines.slice(1).map((l) => parseAnswer(l, hs as Handshake));
+    expect(answers[0]).toEqual({ kind: 'host', name: hostname() });
+    const local = (await probePids([live.pid], { full: true })).get(live.pid);
+    // The same /proc fields through the same arithmetic as the local probe: the same start time.
+    expect(answers[1]).toEqual({ kind: 'pid', pid: live.pid, kill: 'ok', state: local?.state, startedAt: local?.startedAt });
+    expect(answers[2]).toEqual({ kind: 'pid', pid: dead.pid, kill: 'ESRCH' });
+    expect(answers[3]).toMatchObject({ kind: 'pid', pid: zombie, kill: 'ok', state: 'Z' });
+    expect(answers[4]).toEqual({ kind: 'port', port, listening: 'yes' });
+    expect(answers[5]).toEqual({ kind: 'port', port: closedPort, listening: 'no' });
+  });
+
+  itOn(['linux'], 'needs root and setpriv to run the loop as another user')('says EPERM for a process another user may not signal', async () => {
+    if (process.getuid?.() !== 0) throw new Error('this test runs as root (CI does)');
+    const live = spawnSleep();
+    spawned.push(live);
+    const lines = await ask([`P ${live.pid}`], ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', 'sh', '-c']);
+    expect(parseAnswer(lines[1] ?? '', parseHandshake(lines[0] ?? '') as Handshake)).toMatchObject({ kind: 'pid', pid: live.pid, kill: 'EPERM' });
+  });
+
+  it('refuses every request whose argument is not 1 to 10 digits, and stops at Q', async () => {
+    const bad = ['P', 'P 0', 'P 012', 'P 12a', 'P 1;reboot', 'P $(id)', 'P 12345678901', 'L 70000', 'X 5', 'H x', '', 'P  5'];
+    const lines = await ask([...bad, 'Q', 'H']);
+    expect(lines.slice(1)).toEqual(bad.map(() => '! refused'));
+  });
+});
+
+const PROC: Handshake = { version: 1, mode: 'proc', btimeSec: 1_700_000_000, clkTck: 100, remoteNowSec: 1_700_000_500 };
+const PS: Handshake = { version: 1, mode: 'ps', remoteNowSec: 1_700_000_500 };
+
+describe('parseHandshake', () => {
+  it.each([
+    ['ghostwatch-probe 1 proc btime=1700000000 clk=100 now=1700000500', PROC],
+    ['ghostwatch-probe 1 ps now=1700000500', PS],
+    ['ghostwatch-probe 2 ps now=1700000500', undefined],
+    ['ghostwatch-probe 1 proc btime= clk=100 now=1700000500', undefined],
+    ['ghostwatch-probe 1 proc btime=1700000000 clk=0 now=1700000500', undefined],
+    ['ghostwatch-probe 1 ps', undefined],
+    ['Welcome to build-42! ghostwatch-probe 1 ps now=1', undefined],
+    ['ghostwatch-probe 1 ps now=1700000500\u001b[2J', undefined],
+  ])('%j', (line, expected) => {
+    expect(parseHandshake(line)).toEqual(expected);
+  });
+});
+
+describe('parseAnswer', () => {
+  it.each<[string, Handshake, unknown]>([
+    ['P 42 ok S 12345', PROC, { kind: 'pid', pid: 42, kill: 'ok', state: 'S', startedAt: 1_700_000_000_000 + 123_450 }],
+    ['P 42 EPERM Z 100', PROC, { kind: 'pid', pid: 42, kill: 'EPERM', state: 'Z', startedAt: 1_700_000_001_000 }],
+    ['P 42 ESRCH', PROC, { kind: 'pid', pid: 42, kill: 'ESRCH' }],
+    ['P 42 ok - -', PROC, { kind: 'pid', pid: 42, kill: 'ok', detailsHidden: true }],
+    ['P 42 error kill: illegal\u001b[31m pid', PROC, { kind: 'pid', pid: 42, kill: 'error', error: 'kill: illegal^[[31m pid' }],
+    // macOS / BSD `ps -o stat=,lstart=` read in UTC, spaces collapsed by the loop.
+    ['P 42 ok Ss Mon Jan 1 10:00:00 2024', PS, { kind: 'pid', pid: 42, kill: 'ok', state: 'S', startedAt: Date.UTC(2024, 0, 1, 10, 0, 0) }],
+    ['P 7 ok Z+ Tue Feb 29 23:59:59 2028', PS, { kind: 'pid', pid: 7, kill: 'ok', state: 'Z', startedAt: Date.UTC(2028, 1, 29, 23, 59, 59) }],
+    ['P 7 ok R+ Tue Foo 29 23:59:59 2028', PS, 'invalid'],
+    ['P 7 ok S 12345', PS, 'invalid'],
+    ['P 7 ok S Mon Jan 1 10:00:00 2024', PROC, 'invalid'],
+    ['P 42 ESRCH S 1', PROC, 'invalid'],
+    ['P 42 alive S 1', PROC, 'invalid'],
+    ['P 0 ok S 1', PROC, 'invalid'],
+    ['P -1 ESRCH', PROC, 'invalid'],
+    ['P 42 ok S 1e5', PROC, 'invalid'],
+    ['L 8080 yes', PROC, { kind: 'port', port: 8080, listening: 'yes' }],
+    ['L 8080 no', PROC, { kind: 'port', port: 8080, listening: 'no' }],
+    ['L 8080 unknown', PROC, { kind: 'port', port: 8080, listening: 'unknown' }],
+    ['L 80800 yes', PROC, 'invalid'],
+    ['L 8080 maybe', PROC, 'invalid'],
+    ['H build-42.internal', PROC, { kind: 'host', name: 'build-42.internal' }],
+    ['H build 42', PROC, 'invalid'],
+    ['H \u001b]0;pwned\u0007', PROC, 'invalid'],
+    ['! refused', PROC, { kind: 'refused' }],
+    ['x'.repeat(2000), PROC, 'invalid'], // past MAX_ANSWER_LENGTH
+  ])('%.60j', (line, hs, expected) => {
+    const answer = parseAnswer(line, hs);
+    if (expected === 'invalid') {
+      expect(answer.kind).toBe('invalid');
+      expect(answer.kind === 'invalid' && /[\u0000-\u001f\u007f]/.test(answer.text)).toBe(false);
+      expect(answer.kind === 'invalid' && answer.text.length).toBeLessThanOrEqual(121);
+    } else expect(answer).toEqual(expected);
+  });
+});

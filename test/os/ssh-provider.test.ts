@@ -1,0 +1,152 @@
+// The ssh provider against a fake `ssh` on PATH that runs the remote command under the local sh
+// (the same loop ssh would run, no sshd needed), or fails the way OpenSSH does.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SshFleet, SshHost, sshArgs, classifySshExit, type SshClock, type SshHostStatus } from '../../src/os/ssh-provider.js';
+import { killAndReap, pollUntil, spawnSleep } from './helpers.js';
+import type { ChildProcess } from 'node:child_process';
+
+let dir = '';
+const hosts: SshHost[] = [];
+const spawned: ChildProcess[] = [];
+afterEach(async () => {
+  await Promise.all(hosts.splice(0).map((h) => h.stop()));
+  await Promise.all(spawned.splice(0).map(killAndReap));
+});
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'gw-fake-ssh-'));
+  // Runs the last argument (the remote command) as a login shell would; logs each call.
+  writeFileSync(join(dir, 'ok-ssh'), `#!/bin/sh\necho "$*" >> "${dir}/calls"\nfor a; do last=$a; done\nexec sh -c "$last"\n`);
+  writeFileSync(join(dir, 'gated-ssh'), `#!/bin/sh\nwhile [ ! -e "${dir}/go" ]; do sleep 0.02; done\nfor a; do last=$a; done\nexec sh -c "$last"\n`);
+  writeFileSync(join(dir, 'auth-ssh'), `#!/bin/sh\necho call >> "${dir}/auth-calls"\necho 'me@build-42.internal: Permission denied (publickey,password).' >&2\nexit 255\n`);
+  for (const f of ['ok-ssh', 'gated-ssh', 'auth-ssh']) chmodSync(join(dir, f), 0o755);
+  return () => rmSync(dir, { recursive: true, force: true });
+});
+
+function start(host: SshHost): SshHost {
+  hosts.push(host);
+  host.start();
+  return host;
+}
+
+const waitState = (h: SshHost, state: SshHostStatus['state']) => pollUntil(() => (h.state.state === state ? h.state : undefined), 10_000);
+
+describe('SshHost over a fake ssh running the real loop', () => {
+  it('comes up, answers pids and ports over one connection, with rtt in its evidence', async () => {
+    const h = start(new SshHost({ machine: hostname(), dest: 'me@here', port: 2222 }, { sshCommand: join(dir, 'ok-ssh') }));
+    expect((await waitState(h, 'up'))?.remoteName).toBe(hostname());
+    const live = spawnSleep();
+    spawned.push(live);
+    const dead = spawnSleep();
+    await killAndReap(dead);
+    const first = await h.probePids([live.pid, dead.pid, 0], { full: true });
+    expect(first.get(live.pid)).toMatchObject({ kill: 'ok', state: 'S' });
+    expect(first.get(live.pid)?.startedAt).toBeTypeOf('number');
+    expect(first.get(dead.pid)).toMatchObject({ kill: 'ESRCH' });
+    expect(first.has(0)).toBe(false);
+    const ports = await h.probePortFacts([1], {});
+    expect(ports.get(1)).toMatchObject({ result: 'refused' });
+    expect(h.via()).toMatch(/^via ssh .+ \(rtt \d+ ms\)$/);
+    expect(h.connections).toBe(1);
+    expect(h.bytesSent).toBeGreaterThan(0);
+    const calls = readFileSync(join(dir, 'calls'), 'utf8');
+    expect(calls).toContain('-o BatchMode=yes');
+    expect(calls).toContain('-p 2222 -- me@here exec sh -c');
+  });
+
+  it('a host answering with another name is down with the mismatch, and its pids are errors, never verdicts', async () => {
+    const h = start(new SshHost({ machine: 'build-42', dest: 'build-42' }, { sshCommand: join(dir, 'ok-ssh') }));
+    const down = await pollUntil(() => (h.state.kind === 'mismatch' ? h.state : undefined), 10_000);
+    expect(down?.reason).toBe(`answers as "${hostname()}", not "build-42"`);
+    const facts = await h.probePids([process.pid], {});
+    expect(facts.get(process.pid)).toMatchObject({ kill: 'error', error: expect.stringContaining('ssh build-42 down: answers as') });
+  });
+
+  it('a dropped connection goes down and comes back through the backoff', async () => {
+    const seen: SshHostStatus[] = [];
+    const h = start(new SshHost({ machine: hostname(), dest: 'x' }, { sshCommand: join(dir, 'ok-ssh'), backoff: { initialMs: 20, maxMs: 40 }, onChange: (s) => seen.push(s) }));
+    await waitState(h, 'up');
+    process.kill(h.sshPid as number, 'SIGKILL');
+    await pollUntil(() => (h.connections === 2 && h.state.state === 'up' ? true : undefined), 10_000);
+    expect(seen.map((s) => s.state)).toEqual(['connecting', 'up', 'down', 'connecting', 'up']);
+    expect(seen[2]).toMatchObject({ kind: 'dropped', reason: 'connection dropped (killed by SIGKILL)' });
+    expect(h.connections).toBe(2);
+  });
+});
+
+describe('SshHost failures on a hand-driven clock', () => {
+  it('an auth failure is down with one clear line, and the reconnect waits for the backoff', async () => {
+    const timers: { fn: () => void; ms: number; live: boolean }[] = [];
+    const clock: SshClock = {
+      now: () => 1_000_000,
+      monotonic: () => 0,
+      setTimeout: (fn, ms) => {
+        const t = { fn, ms, live: true };
+        timers.push(t);
+        return t;
+      },
+      clearTimeout: (t) => {
+        if (t) (t as { live: boolean }).live = false;
+      },
+    };
+    const seen: string[] = [];
+    const h = start(
+      new SshHost({ machine: 'build-42', dest: 'me@build-42.internal' }, {
+        sshCommand: join(dir, 'auth-ssh'),
+        clock,
+        backoff: { initialMs: 1000, maxMs: 8000, random: () => 0 },
+        onChange: (s) => seen.push(s.state),
+      }),
+    );
+    const down = await pollUntil(() => (h.state.kind === 'auth' ? h.state : undefined), 10_000);
+    expect(down?.reason).toBe('authentication failed: me@build-42.internal: Permission denied (publickey,password).');
+    const armed = timers.filter((t) => t.live);
+    expect(armed.map((t) => t.ms)).toEqual([500]);
+    expect(h.connections).toBe(1);
+    armed[0]?.live && ((armed[0].live = false), armed[0].fn());
+    await pollUntil(() => (h.connections === 2 && h.state.state === 'down' ? true : undefined), 10_000);
+    // The second failure waits twice as long.
+    expect(timers.filter((t) => t.live).map((t) => t.ms)).toEqual([1000]);
+    expect(seen.slice(0, 4)).toEqual(['connecting', 'down', 'connecting', 'down']);
+  });
+});
+
+describe('the fleet', () => {
+  it('lets at most maxConnecting hosts connect at once and finds a host by its machine name', async () => {
+    let most = 0;
+    const fleet: SshFleet = new SshFleet(
+      [1, 2, 3].map((i) => ({ machine: `${hostname()}`, dest: `d${i}` })),
+      { sshCommand: join(dir, 'gated-ssh'), onChange: () => (most = Math.max(most, fleet.connecting)) },
+      1,
+    );
+    hosts.push(...fleet.hosts);
+    fleet.start();
+    await pollUntil(() => (fleet.hosts.some((h) => h.connections > 0) ? true : undefined), 5000);
+    // Held at the gate: the first host has the only slot, the other two wait for it.
+    expect(fleet.hosts.map((h) => h.connections)).toEqual([1, 0, 0]);
+    writeFileSync(join(dir, 'go'), '');
+    await pollUntil(() => (fleet.statuses().every((s) => s.state === 'up') ? true : undefined), 10_000);
+    expect(fleet.statuses().map((s) => s.state)).toEqual(['up', 'up', 'up']);
+    expect(most).toBe(1);
+    expect(fleet.hostFor(hostname().toUpperCase())).toBe(fleet.hosts[0]);
+    expect(fleet.hostFor('elsewhere')).toBeUndefined();
+  });
+});
+
+describe('classifySshExit', () => {
+  it.each([
+    ['Host key verification failed.', 'host-key'],
+    ['ssh: connect to host 10.0.0.1 port 22: Connection refused', 'refused'],
+    ['ssh: connect to host 10.0.0.1 port 22: Connection timed out', 'timeout'],
+    ['ssh: Could not resolve hostname nowhere: Name or service not known', 'unresolved'],
+    ['Timeout, server build-42 not responding.', 'dropped'],
+  ])('%s', (stderr, kind) => {
+    expect(classifySshExit(stderr, 255, null, false).kind).toBe(kind);
+  });
+
+  it('never lets a destination be read as an option', () => {
+    expect(sshArgs({ machine: 'm', dest: '-oProxyCommand=x' }).slice(-3, -1)).toEqual(['--', '-oProxyCommand=x']);
+  });
+});
