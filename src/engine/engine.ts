@@ -168,7 +168,9 @@ class LiveEngineImpl implements LiveEngine {
   };
 
   readonly refresh = async (): Promise<void> => {
-    await Promise.all([this.tracker.probeAllNow(), this.remote?.refresh(), ...this.sources.map((s) => s.resync())]);
+    // Remote port checks start now but are not waited for: a fleet's round is rate-bound (50/s).
+    void this.remote?.refresh();
+    await Promise.all([this.tracker.probeAllNow(), ...this.sources.map((s) => s.resync())]);
     if (!this.stopped) this.coalescer.flush();
   };
 
