@@ -136,6 +136,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
       readOnly: false,
       sshHosts: [],
       sshAll: false,
+      probeRemotePorts: false,
       auditLogPath,
     };
     // In a terminal the monitor handles signals itself (and exits); without one it prints a report.

@@ -36,6 +36,7 @@ export function buildEngine(settings: MonitorSettings): Engine {
     ...(settings.pendingTtlMs !== undefined ? { pendingTtlMs: settings.pendingTtlMs } : {}),
     intervalScale: settings.intervalScale,
     readOnly: settings.readOnly,
+    probeRemotePorts: settings.probeRemotePorts,
     ...(settings.auditLogPath !== undefined ? { auditLogPath: settings.auditLogPath } : {}),
   });
 }

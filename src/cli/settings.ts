@@ -21,6 +21,7 @@ export const MONITOR_OPTIONS: readonly OptionSpec[] = [
   { name: 'host-alias', type: 'string', repeatable: true, valueName: 'NAME', description: 'another name of this host (repeatable)' },
   { name: 'ssh', type: 'string', repeatable: true, valueName: 'MACHINE=DEST', description: 'verify the entries of MACHINE over ssh to DEST (repeatable; config key "hosts")' },
   { name: 'ssh-all', type: 'boolean', description: 'verify every machine over ssh, its name as the destination (~/.ssh/config aliases apply)' },
+  { name: 'probe-remote-ports', type: 'boolean', description: "connect to other hosts' entries at machine:port from here: refused is a ghost, a timeout unverified (bounded; not for ssh-verified hosts)" },
   { name: 'read-only', type: 'boolean', description: 'never evict: eviction keys explain themselves instead' },
   { name: 'no-color', type: 'boolean', description: 'no colours (also NO_COLOR=1); markers keep verdicts readable' },
   { name: 'help', type: 'boolean', description: 'show this help' },
@@ -52,6 +53,8 @@ export interface MonitorSettings {
   readonly sshHosts: readonly SshHostConfig[];
   /** Every other machine too, with its own name as the destination. */
   readonly sshAll: boolean;
+  /** Connect to each remote entry's machine:port from this host (--probe-remote-ports). */
+  readonly probeRemotePorts: boolean;
   /** Where evictions are audited; default $XDG_STATE_HOME/ghostwatch/evictions.jsonl. */
   readonly auditLogPath?: string | undefined;
   /** Where evicted session files go; default $XDG_STATE_HOME/ghostwatch/trash. */
@@ -175,6 +178,7 @@ export function monitorSettings(options: CommandOptions, env: NodeJS.ProcessEnv 
     readOnly: options.flag('read-only'),
     sshHosts: sshHosts(options),
     sshAll: options.flag('ssh-all'),
+    probeRemotePorts: options.flag('probe-remote-ports'),
   };
 }
 

@@ -6,4 +6,5 @@ export * from './duration.js';
 export * from './reconcile.js';
 export * from './evict-plan.js';
 export * from './probe-targets.js';
+export * from './remote-ports.js';
 export * from './tmux.js';

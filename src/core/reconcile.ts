@@ -9,7 +9,7 @@
 import { matchHost } from './host.js';
 import { pidProblem } from './pid.js';
 import { findHolder, indexHolders, judgeClaim } from './rules/claims.js';
-import { judgeElsewhere } from './rules/elsewhere.js';
+import { judgeElsewhere, judgeRemotePort } from './rules/elsewhere.js';
 import { judgeIdentity } from './rules/identity.js';
 import { newEvidence, sessionFinding, type EvidenceDraft, type Judgement } from './rules/judgement.js';
 import { judgeOffline } from './rules/offline.js';
@@ -52,9 +52,11 @@ function judgeSession(entry: SessionEntry, inputs: ReconcileInputs): SessionFind
   const local = evidence.host.local;
   // What this host's OS says of the process behind the entry (only for an entry on this host).
   const os = local ? judgeProcess(entry, inputs, evidence) : undefined;
+  // Of an entry elsewhere, what a port check from this host said (when remote port checks are on).
+  const checked = local ? undefined : judgeRemotePort(entry, inputs.os, evidence);
   let judgement: Judgement;
-  if (entry.offline) judgement = judgeOffline(entry, os, inputs.now, inputs.policy, evidence);
-  else judgement = os ?? judgeElsewhere(entry);
+  if (entry.offline) judgement = judgeOffline(entry, os ?? checked, inputs.now, inputs.policy, evidence);
+  else judgement = os ?? checked ?? judgeElsewhere(entry);
   // A placeholder is judged on what the OS said, unless the registry's "offline" stood.
   if (os && judgement.verdict !== 'offline' && isPlaceholder(entry)) {
     judgement = judgePending(entry, judgement, inputs.now, inputs.policy, evidence);

@@ -153,10 +153,26 @@ export interface PortFacts {
   readonly listeners?: readonly string[] | undefined;
 }
 
+/**
+ * A TCP connect from this host to a remote entry's `machine:port` (--probe-remote-ports): the
+ * connection hypivisor's proxy makes. Says whether something accepts there, never which process.
+ */
+export interface RemotePortFacts {
+  readonly machine: string;
+  readonly port: number;
+  readonly result: PortResult;
+  /** The error code or why the check was not made ("ECONNREFUSED", "cannot resolve build-42 (ENOTFOUND)"). */
+  readonly detail?: string | undefined;
+  /** Local clock. */
+  readonly checkedAt: number;
+}
+
 /** The operating system's ground truth, as last probed. */
 export interface OsFacts {
   readonly pids: ReadonlyMap<number, PidFacts>;
   readonly ports: ReadonlyMap<number, PortFacts>;
+  /** Port checks of remote entries, by remotePortKey(machine, port); absent when they are off. */
+  readonly remotePorts?: ReadonlyMap<string, RemotePortFacts> | undefined;
 }
 
 export interface Policy {
@@ -268,6 +284,8 @@ export interface Evidence {
   readonly heartbeat?: { readonly at: number; readonly ageMs: number; readonly staleAfterMs: number } | undefined;
   /** Local clock: when the OS facts used were read. */
   readonly checkedAt?: number | undefined;
+  /** How the facts of a remote entry were read ("port check from this host"); absent for this host's own probes. */
+  readonly transport?: string | undefined;
 }
 
 export interface SessionFinding {

@@ -6,7 +6,7 @@ import { userInfo } from 'node:os';
 import { diffEvents, keepLast, type EventFrame, type WatchEvent } from '../core/events.js';
 import { findingKey } from '../core/evict-plan.js';
 import { reconcile } from '../core/reconcile.js';
-import type { Finding, Policy, ProcessInfo, RegistryView } from '../core/types.js';
+import type { Finding, OsFacts, Policy, ProcessInfo, RegistryView } from '../core/types.js';
 import { localProbeProvider, type ProbeProvider } from '../os/provider.js';
 import { STATUS_TRAITS, type Source, type SourceSnapshot } from '../sources/types.js';
 import { sanitize } from '../core/sanitize.js';
@@ -17,6 +17,7 @@ import { Coalescer } from './coalesce.js';
 import { executeEviction } from './evict.js';
 import { OsFactsTracker } from './os-facts.js';
 import { ProbeTargets } from './probe-targets.js';
+import { RemotePortTracker } from './remote-ports.js';
 import { mergeView, policyFor } from './registry-view.js';
 import { buildSnapshot, eventFrame, markProgress, markStale, nextVerdictCrossing, reuseUnchanged, sameFindings } from './snapshot.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
@@ -41,6 +42,9 @@ class LiveEngineImpl implements LiveEngine {
   private readonly scale: number;
   private readonly targets: ProbeTargets;
   private readonly tracker: OsFactsTracker;
+  /** Remote port checks, when on; `facts` is what reconcile reads (the local facts, plus theirs). */
+  private readonly remote: RemotePortTracker | undefined;
+  private readonly facts: OsFacts;
   private readonly coalescer: Coalescer;
   private readonly audit: AuditLog;
   private readonly actor: string;
@@ -90,6 +94,10 @@ class LiveEngineImpl implements LiveEngine {
     this.actor = opts.actor ?? `${currentUser()}@${opts.hostName}`;
     this.targets = new ProbeTargets(this.hostName, this.hostAliases);
     this.tracker = new OsFactsTracker({ intervalScale: this.scale, probes: this.probes, clock: this.clock, now: this.now, onChange: this.onFactsChanged });
+    this.remote = opts.probeRemotePorts
+      ? new RemotePortTracker({ isLocal: this.targets.isLocal, sshVerified: opts.sshVerified, checker: opts.remotePortCheck, clock: this.clock, now: this.now, intervalScale: this.scale, onChange: this.onFactsChanged })
+      : undefined;
+    this.facts = this.remote ? { ...this.tracker.facts, remotePorts: this.remote.facts } : this.tracker.facts;
     this.coalescer = new Coalescer(() => this.recompute(), PUBLISH_GAP_MS, this.clock);
     this.sourceSettled = this.sources.map(() => false);
     this.problemsTold = this.sources.map(() => undefined);
@@ -114,6 +122,7 @@ class LiveEngineImpl implements LiveEngine {
     this.unsubscribes = this.sources.map((s) => s.subscribe(this.onSourceChanged));
     for (const s of this.sources) s.start();
     this.tracker.start();
+    this.remote?.start();
     // A looser mode tightened or a partial line repaired is said once, where the person looks.
     void this.audit.check().then(
       (warnings) => this.notice(warnings),
@@ -144,7 +153,7 @@ class LiveEngineImpl implements LiveEngine {
     // An eviction under way finishes its entry first (sent, its outcome audited): its source's
     // connection must still be up for the answer. Entries after it are not sent (stopped()).
     await this.evictions;
-    await Promise.all([this.tracker.stop(), ...this.sources.map((s) => s.stop())]);
+    await Promise.all([this.tracker.stop(), this.remote?.stop(), ...this.sources.map((s) => s.stop())]);
     // Waiters on settled() learn that nothing more is coming.
     for (const w of [...this.settleWaiters]) w();
   };
@@ -159,6 +168,8 @@ class LiveEngineImpl implements LiveEngine {
   };
 
   readonly refresh = async (): Promise<void> => {
+    // Remote port checks start now but are not waited for: a fleet's round is rate-bound (50/s).
+    void this.remote?.refresh();
     await Promise.all([this.tracker.probeAllNow(), ...this.sources.map((s) => s.resync())]);
     if (!this.stopped) this.coalescer.flush();
   };
@@ -187,8 +198,12 @@ class LiveEngineImpl implements LiveEngine {
             isLocal: (m) => this.targets.isLocal(m),
             known: this.tracker.facts,
             probes: this.probes,
+            ...(this.remote ? { remotePorts: this.remote } : {}),
           }),
-          applyFresh: (fresh) => this.tracker.applyFresh(fresh.pids, fresh.ports),
+          applyFresh: (fresh) => {
+            this.tracker.applyFresh(fresh.pids, fresh.ports);
+            if (fresh.remotePorts) this.remote?.apply(fresh.remotePorts);
+          },
           stopped: () => this.stopped,
           shown: () => this.snapshot.findings,
         },
@@ -291,7 +306,7 @@ class LiveEngineImpl implements LiveEngine {
     const now = this.now();
     // The rows of a source that is not reading stay, as last known, marked stale and not evictable.
     // Rows waiting for their first probe say so; a gone process's problem row says since when.
-    const judged = markProgress(reconcile(this.view, this.tracker.facts, now, this.policy), this.tracker);
+    const judged = markProgress(reconcile(this.view, this.facts, now, this.policy), this.tracker);
     // Rows that came out as before keep the previous objects (see reuseUnchanged).
     const findings = reuseUnchanged(this.snapshot.findings, markStale(judged, this.lastSnaps.map((s) => s.state)));
     this.recomputes++;
@@ -328,6 +343,7 @@ class LiveEngineImpl implements LiveEngine {
     if (!listsChanged) return;
     this.view = mergeView(snaps);
     this.tracker.setTargets(this.targets.compute(this.view));
+    this.remote?.setView(this.view);
   }
 
   /** Each source that wants to know (a polling one paces itself by it): is a problem of its shown now? Told on change only. */
@@ -345,7 +361,7 @@ class LiveEngineImpl implements LiveEngine {
 
   /** Latched: every source has had its first snapshot (or failed), and every target its first probe. */
   private isSettled(): boolean {
-    if (!this.settledLatch && this.sourceSettled.every(Boolean) && this.tracker.firstProbesDone) this.settledLatch = true;
+    if (!this.settledLatch && this.sourceSettled.every(Boolean) && this.tracker.firstProbesDone && (this.remote?.firstDone ?? true)) this.settledLatch = true;
     return this.settledLatch;
   }
 

@@ -6,7 +6,7 @@
 import { findingKey } from '../core/evict-plan.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { reconcile } from '../core/reconcile.js';
-import type { ClaimEntry, Finding, OsFacts, PidFacts, PortFacts, Policy, SessionEntry } from '../core/types.js';
+import type { ClaimEntry, Finding, OsFacts, PidFacts, PortFacts, Policy, RemotePortFacts, SessionEntry } from '../core/types.js';
 import type { ProbeProvider } from '../os/provider.js';
 import type { Source } from '../sources/types.js';
 import { withProcessOf } from './fact-merge.js';
@@ -19,6 +19,8 @@ export interface FreshContext {
   readonly known: OsFacts;
   /** The same probes the live loop reads. */
   readonly probes: ProbeProvider;
+  /** With remote port checks on: connect again to the remote entries' own machine:port. */
+  readonly remotePorts?: { recheck(entries: readonly SessionEntry[]): Promise<ReadonlyMap<string, RemotePortFacts>> } | undefined;
 }
 
 export interface Fresh {
@@ -26,6 +28,8 @@ export interface Fresh {
   readonly current: Finding | undefined;
   readonly pids: ReadonlyMap<number, PidFacts>;
   readonly ports: ReadonlyMap<number, PortFacts>;
+  /** Remote port checks made for the re-check, when they are on. */
+  readonly remotePorts?: ReadonlyMap<string, RemotePortFacts> | undefined;
 }
 
 /**
@@ -64,9 +68,13 @@ export async function freshFinding(source: Source, planned: Finding, ctx: FreshC
   const pidFacts = new Map<number, PidFacts>();
   for (const [pid, facts] of probed) pidFacts.set(pid, withProcessOf(ctx.known.pids.get(pid), facts));
 
-  const findings = reconcile(related, { pids: pidFacts, ports: portFacts }, ctx.now(), ctx.policy);
+  // A remote entry judged by its port is connected to again, now, never from a cache: a ghost
+  // whose port accepts again is not evicted.
+  const remote = ctx.remotePorts ? await ctx.remotePorts.recheck(related.sessions.filter((s) => !ctx.isLocal(s.machine))) : undefined;
+
+  const findings = reconcile(related, { pids: pidFacts, ports: portFacts, remotePorts: remote }, ctx.now(), ctx.policy);
   const key = findingKey(planned);
-  return { current: findings.find((f) => findingKey(f) === key), pids: pidFacts, ports: portFacts };
+  return { current: findings.find((f) => findingKey(f) === key), pids: pidFacts, ports: portFacts, remotePorts: remote };
 }
 
 /**

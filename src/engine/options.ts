@@ -1,9 +1,11 @@
 // What createEngine takes, and what it returns beyond the Engine contract: debug counters.
 
 import type { ProbeProvider } from '../os/provider.js';
+import type { RemotePortCheck } from '../os/remote-port-check.js';
 import type { Source } from '../sources/types.js';
 import type { Clock } from './clock.js';
 import type { ProbeCounts } from './os-facts.js';
+import type { SshVerified } from './remote-ports.js';
 import type { Engine, PaneJumpResult } from './types.js';
 
 export interface EngineOptions {
@@ -24,6 +26,12 @@ export interface EngineOptions {
   readonly probes?: ProbeProvider | undefined;
   /** Every timer the engine arms and every gap it measures. Default the process's own. */
   readonly clock?: Clock | undefined;
+  /** --probe-remote-ports: a TCP connect from this host to each remote entry's machine:port. Default off. */
+  readonly probeRemotePorts?: boolean | undefined;
+  /** Machines verified over SSH: never port-checked. Default: none. */
+  readonly sshVerified?: SshVerified | undefined;
+  /** Where remote port checks connect from (bounded, cached); default the real TCP checker. */
+  readonly remotePortCheck?: RemotePortCheck | undefined;
 }
 
 /** Debug counters: how much work the engine has done since it was created. */

@@ -15,7 +15,8 @@ export const EPERM_NOTE = 'alive (EPERM)';
 
 /**
  * Judge an entry the registry marks offline. `local`: what the OS says of its process, when it
- * runs on this host (undefined on another host).
+ * runs on this host, or what a port check from this host says of an entry elsewhere (undefined
+ * when neither applies).
  */
 export function judgeOffline(
   entry: SessionEntry,
@@ -29,7 +30,9 @@ export function judgeOffline(
     evidence.underlying = local.verdict;
     if (VERDICT_TRAITS[local.verdict].problem && !entry.ended) {
       const since = entry.offlineSince !== undefined ? ` since ${clockText(policy, toLocal(policy, entry.source, entry.offlineSince))}` : '';
-      return judged(local.verdict, `registry: offline${since}; OS: ${local.reason}`);
+      // On another host, the fact is a port check from here, not this host's OS.
+      const by = evidence.host.local ? 'OS' : 'port check';
+      return judged(local.verdict, `registry: offline${since}; ${by}: ${local.reason}`);
     }
   }
   const cleanup = entry.cleanup !== undefined ? `; ${sanitize(entry.cleanup, 200)}` : '';
