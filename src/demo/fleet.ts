@@ -17,11 +17,14 @@ import { childEnv } from './child-env.js';
 import { startFleetHost, type FleetHost, type InHostProcess } from './fleet-hosts.js';
 import { ENV_URL, parseReport } from './reports.js';
 
-/** The fake hosts, and the project each one's agent works on. */
-export const FLEET: readonly { readonly hostname: string; readonly project: string }[] = [
-  { hostname: 'build-41', project: 'ci-runner' },
-  { hostname: 'build-42', project: 'release-train' },
-  { hostname: 'gpu-7', project: 'model-eval' },
+/**
+ * The fake hosts, the project each one's agent works on, and where its pids start: every new PID
+ * namespace counts from 1, and `pending-<pid>` ids of two hosts must not be the same id.
+ */
+export const FLEET: readonly { readonly hostname: string; readonly project: string; readonly pidsFrom: number }[] = [
+  { hostname: 'build-41', project: 'ci-runner', pidsFrom: 4100 },
+  { hostname: 'build-42', project: 'release-train', pidsFrom: 4200 },
+  { hostname: 'gpu-7', project: 'model-eval', pidsFrom: 700 },
 ];
 
 export interface FleetOptions {
@@ -83,6 +86,7 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
       const label = `host ${host.hostname}`;
       let agent: InHostProcess;
       try {
+        await host.runInHost(`echo ${f.pidsFrom} > /proc/sys/kernel/ns_last_pid`);
         agent = await host.spawnInHost(process.execPath, [script, 'host', f.project], {
           stdio: ['pipe', 'pipe', 'pipe'],
           env: childEnv(process.env, { [ENV_URL]: opts.url }),
