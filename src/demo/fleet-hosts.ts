@@ -10,7 +10,7 @@
 //
 // Teardown: close() SIGKILLs the host's pid 1, which takes every process of its PID namespace
 // with it, then removes the temp dir. Should this process die first, pid 1 reads its stdin (a
-// pipe from this process) and leaves at EOF: the host goes too. killNow() is the synchronous
+// pipe from this process) and at EOF removes the temp dir and leaves: the host goes too. killNow() is the synchronous
 // last resort for a process 'exit' handler.
 import { execFileSync, spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
@@ -131,6 +131,7 @@ mount -t tmpfs -o mode=0755 gw-log /var/log || exit 1
 trap 'exit 0' TERM
 echo ready
 read -r _
+rm -rf -- "$2"
 `;
 
 const HOST_NAME = /^[A-Za-z0-9][A-Za-z0-9.-]{0,62}$/;
@@ -264,7 +265,7 @@ export async function startFleetHost(options: FleetHostOptions): Promise<FleetHo
     writeFileSync(authorizedKeysFile, `${clientKey}\n`);
 
     init = track(
-      spawn('unshare', ['--uts', '--pid', '--mount', '--fork', '--mount-proc', '--propagation', 'private', '--kill-child=SIGKILL', 'bash', '-c', INIT_SH, 'gw-fake-host', options.hostname], {
+      spawn('unshare', ['--uts', '--pid', '--mount', '--fork', '--mount-proc', '--propagation', 'private', '--kill-child=SIGKILL', 'bash', '-c', INIT_SH, 'gw-fake-host', options.hostname, dir], {
         stdio: ['pipe', 'pipe', 'pipe'],
       }),
     );

@@ -7,8 +7,7 @@
 // -F, so `binDir` holds an `ssh` that is the system one with `-F <that config>`: put it first on
 // PATH and `--ssh NAME=NAME` reaches the fake host NAME, with no prompt and nothing of ~/.ssh.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { SshHostConfig } from '../os/ssh-provider.js';
@@ -60,16 +59,17 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
   const script = opts.agentScript ?? agentScriptPath();
   // Resolved before our `ssh` goes first on PATH, so the wrapper never finds itself.
   const realSsh = execFileSync('sh', ['-c', 'command -v ssh'], { encoding: 'utf8' }).trim();
-  const dir = mkdtempSync(join(tmpdir(), 'gw-fleet-'));
   const started = await Promise.allSettled(FLEET.map((f) => startFleetHost({ hostname: f.hostname })));
   const hosts = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed !== undefined) {
     await Promise.all(hosts.map((h) => h.close()));
-    rmSync(dir, { recursive: true, force: true });
     throw failed.reason instanceof Error ? failed.reason : new Error(String(failed.reason));
   }
 
+  // In the first host's temp dir: it goes with that host, even when this process is SIGKILLed.
+  const dir = join(hosts[0]!.dir, 'fleet');
+  mkdirSync(dir);
   const sshConfigFile = join(dir, 'ssh_config');
   writeFileSync(sshConfigFile, hosts.map((h) => readFileSync(h.sshConfigFile, 'utf8')).join('\n'));
   const binDir = join(dir, 'bin');
@@ -77,7 +77,7 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
   const wrapper = join(binDir, 'ssh');
   writeFileSync(wrapper, `#!/bin/sh\nexec ${shQuote(realSsh)} -F ${shQuote(sshConfigFile)} "$@"\n`);
   chmodSync(wrapper, 0o755);
-  for (const h of hosts) say(`fleet host ${h.hostname}: sshd on 127.0.0.1 port ${h.sshPort}`);
+  for (const h of hosts) say(`fleet host ${h.hostname}: sshd on 127.0.0.1 port ${h.sshPort}, files in ${h.dir}`);
 
   const agents: InHostProcess[] = [];
   const staged = Promise.all(
@@ -123,14 +123,12 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
         a.child.stdout?.destroy();
         a.child.stderr?.destroy();
       }
-      rmSync(dir, { recursive: true, force: true });
     })();
     return stopped;
   };
 
   const killNow = (): void => {
     for (const h of hosts) h.killNow();
-    rmSync(dir, { recursive: true, force: true });
   };
 
   return {

@@ -140,7 +140,7 @@ interface Finding {
 }
 
 /** Starts the fleet demo headless; resolves once it is ready, with what a test needs of it. */
-async function readyFleet(): Promise<{ demo: Demo; url: string; pathDir: string; namespaces: string[]; pids: number[] }> {
+async function readyFleet(): Promise<{ demo: Demo; url: string; pathDir: string; namespaces: string[]; pids: number[]; dirs: string[] }> {
   const demo = startDemo(['--headless', '--fleet']);
   const url = await demo.url;
   await demo.line(/fleet ready: build-41, build-42, gpu-7/, 30_000);
@@ -148,13 +148,15 @@ async function readyFleet(): Promise<{ demo: Demo; url: string; pathDir: string;
   const hint = await demo.line(/fleet: verify the hosts with: PATH=/, 1_000);
   const pathDir = /PATH=([^:]+):\$PATH/.exec(hint)![1]!;
   // "[host NAME] started, pid N in the host (M here)": M is in the host's PID namespace.
+  const dirs = HOSTS.map((h) => /fleet host \S+: sshd on 127\.0\.0\.1 port \d+, files in (\S+)/.exec(demo.stderr.find((l) => l.includes(`fleet host ${h}:`)) ?? '')?.[1] ?? '');
+  expect(dirs.every((d) => d !== '' && existsSync(d)), demo.stderr.join('\n')).toBe(true);
   const namespaces = HOSTS.map((h) => {
     const m = new RegExp(`\\[host ${h}\\] started, pid \\d+ in the host \\((\\d+) here\\)`).exec(demo.stderr.join('\n'));
     return nsLink(Number(m?.[1]))!;
   });
   expect(namespaces.every((ns) => ns !== undefined && ns !== nsLink(process.pid))).toBe(true);
   const pids = [...descendantsOf(demo.child.pid), ...allPids().filter((p) => namespaces.includes(nsLink(p) ?? ''))];
-  return { demo, url, pathDir, namespaces, pids };
+  return { demo, url, pathDir, namespaces, pids, dirs };
 }
 
 describe.runIf(built)('ghostwatch demo --fleet without root', () => {
@@ -176,7 +178,7 @@ describe.runIf(built)('ghostwatch demo --fleet without root', () => {
 
 describeLinux('ghostwatch demo --fleet as root', () => {
   it('starts three hosts whose agents register under each host’s name, reachable by the ssh it prints; SIGTERM leaves nothing', async () => {
-    const { demo, url, pathDir, namespaces, pids } = await readyFleet();
+    const { demo, url, pathDir, namespaces, pids, dirs } = await readyFleet();
 
     const r = spawnSync(process.execPath, [BIN, 'check', '--registry', url, '--json'], { env, encoding: 'utf8', timeout: 30_000 });
     const findings = (JSON.parse(r.stdout) as { findings: Finding[] }).findings;
@@ -202,13 +204,15 @@ describeLinux('ghostwatch demo --fleet as root', () => {
     demo.child.kill('SIGTERM');
     expect(await demo.exit, demo.stderr.join('\n')).toEqual({ code: 0, signal: null });
     expect(await gone(pids, namespaces, GONE_WAIT_MS)).toEqual({ processes: [], inHosts: 0 });
-    expect(existsSync(pathDir), 'the fleet temp dir is removed').toBe(false);
+    expect([pathDir, ...dirs].filter((d) => existsSync(d)), 'temp dirs left').toEqual([]);
   }, 90_000);
 
-  it('SIGKILLed, the demo still takes its hosts with it: their pid 1 sees its stdin close', async () => {
-    const { demo, namespaces, pids } = await readyFleet();
+  it('SIGKILLed, the demo still takes its hosts and their temp dirs with it: their pid 1 sees its stdin close', async () => {
+    const { demo, namespaces, pids, dirs, pathDir } = await readyFleet();
     demo.child.kill('SIGKILL');
     expect((await demo.exit).signal).toBe('SIGKILL');
     expect(await gone(pids, namespaces, GONE_WAIT_MS + 3_000)).toEqual({ processes: [], inHosts: 0 });
+    // Each host's pid 1 removes the host's temp dir (and the first, the fleet's files) on its way out.
+    expect([pathDir, ...dirs].filter((d) => existsSync(d)), 'temp dirs left').toEqual([]);
   }, 90_000);
 });
