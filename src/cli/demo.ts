@@ -2,15 +2,17 @@
 // every failure mode (src/demo/cast.ts), and the live monitor on it. `--headless` leaves the
 // monitor out: the registry URL is the first line of stdout, cast events go to stderr.
 // Every way out (q, Ctrl-C, SIGTERM, SIGHUP, SIGINT, a crash) ends every process of the cast.
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { sanitize } from '../core/sanitize.js';
 import type { Cast } from '../demo/cast.js';
+import type { Fleet } from '../demo/fleet.js';
 import type { RegistryServer } from '../server/index.js';
 import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
 import type { MonitorSettings } from './settings.js';
 
 export const DEMO_OPTIONS: readonly OptionSpec[] = [
   { name: 'headless', type: 'boolean', description: 'no monitor: print the registry URL, then run the cast until a signal' },
+  { name: 'fleet', type: 'boolean', description: 'also start 3 fake hosts in namespaces, each with agents and its own sshd, verified over ssh (root, Linux)' },
   { name: 'port', type: 'number', valueName: 'N', description: 'port of the demo registry on 127.0.0.1 (default 0 = any free port)' },
   { name: 'help', type: 'boolean', description: 'show this help' },
 ];
@@ -43,8 +45,15 @@ export function demoUsage(): string {
     'A new ghost appears about every 30 s, so eviction can be tried again and again. Quitting',
     '(q, Ctrl-C, or any signal) ends every demo process.',
     '',
+    'With --fleet (root, Linux, util-linux and openssh-server) it also starts the fake hosts build-41,',
+    'build-42 and gpu-7: each its own hostname and pids (UTS, PID and mount namespaces) and a private',
+    'sshd on a loopback port, running a live agent, a ghost, a pending straggler and a zombie that',
+    'register under that host\'s name. The monitor verifies them over ssh (batch mode, keys made for',
+    'the demo, nothing of ~/.ssh); quitting ends the hosts too.',
+    '',
     'Examples:',
     '  ghostwatch demo                       # the live monitor on the demo; evict with d, quit with q',
+    '  sudo ghostwatch demo --fleet          # the same, plus three fake hosts verified over ssh',
     '  ghostwatch demo --headless            # print the registry URL, log cast events, run until Ctrl-C',
     '  ghostwatch demo --headless --port 31415 &',
     '  ghostwatch check --registry ws://127.0.0.1:31415/ws --json',
@@ -73,11 +82,24 @@ export async function demoCommand(argv: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`demo takes no arguments, got "${sanitize(positionals[0])}"`);
   const port = portOf(options.port);
   const headless = options.headless === true;
+  const wantFleet = options.fleet === true;
+  if (wantFleet) {
+    // Checked before anything starts: without it, nothing is started at all.
+    const missing = (await import('../demo/fleet-hosts.js')).fleetHostRequirement();
+    if (missing !== undefined) {
+      say(`--fleet needs ${missing.needs}: ${missing.how}; nothing was started (without --fleet the demo runs anywhere)`);
+      return 2;
+    }
+  }
 
   let cast: Cast | undefined;
+  let fleet: Fleet | undefined;
   // The last resort, for every exit that skips the orderly path below: process.exit() from the
   // monitor's own signal handlers (src/ui/terminal.ts), an uncaught error, a second signal.
-  const killCast = (): void => cast?.killNow();
+  const killCast = (): void => {
+    cast?.killNow();
+    fleet?.killNow();
+  };
   process.on('exit', killCast);
   const ignoreBrokenStderr = (): void => {}; // a closed terminal (SIGHUP) must not turn cleanup into a crash
   process.stderr.on('error', ignoreBrokenStderr);
@@ -110,17 +132,33 @@ export async function demoCommand(argv: string[]): Promise<number> {
     }
     if (received !== undefined) return 0;
     const { startCast } = await import('../demo/cast.js');
-    cast = startCast({ url: server.url, ...(headless ? { onEvent: (line: string) => say(sanitize(line, 1000)) } : {}) });
+    const onEvent = headless ? { onEvent: (line: string) => say(sanitize(line, 1000)) } : {};
+    cast = startCast({ url: server.url, ...onEvent });
+    if (wantFleet) {
+      if (!headless) say('starting the fleet: build-41, build-42, gpu-7...');
+      try {
+        fleet = await (await import('../demo/fleet.js')).startFleet({ url: server.url, ...onEvent });
+      } catch (error) {
+        say(`--fleet: the fake hosts did not start: ${sanitize(error instanceof Error ? error.message : String(error), 400)}`);
+        return 1;
+      }
+      if (received !== undefined) return 0;
+    }
 
     if (headless) {
       process.stdout.write(`${server.url}\n`);
+      if (fleet) {
+        const ssh = fleet.sshHosts.map((h) => `--ssh ${h.machine}=${h.dest}`).join(' ');
+        say(`fleet: verify the hosts with: PATH=${fleet.binDir}:$PATH ghostwatch check --registry ${server.url} ${ssh} --json`);
+      }
       const signal = await signalled;
       say(`${signal}: ending the cast`);
       return 0;
     }
 
     say(`registry on ${server.url}; starting the cast...`);
-    const first = await Promise.race([cast.ready.then(() => 'ready' as const), signalled, sleep(READY_WAIT_MS).then(() => 'late' as const)]);
+    const staged = Promise.all([cast.ready, fleet?.ready]);
+    const first = await Promise.race([staged.then(() => 'ready' as const), signalled, sleep(READY_WAIT_MS).then(() => 'late' as const)]);
     if (first !== 'ready' && first !== 'late') return 0;
     const [{ runMonitor }, { defaultAuditLogPath }] = await Promise.all([import('./monitor.js'), import('../engine/audit-log.js')]);
     // Evictions of the demo's staged ghosts are audited in a log of their own, not in the real one.
@@ -134,28 +172,31 @@ export async function demoCommand(argv: string[]): Promise<number> {
       intervalScale: 1,
       hostAliases: [],
       readOnly: false,
-      sshHosts: [],
+      // The fake hosts, each its name as the destination: the demo's own `ssh` (first on PATH)
+      // is the system one with the demo's ssh_config (src/demo/fleet.ts).
+      sshHosts: fleet?.sshHosts ?? [],
       sshAll: false,
       probeRemotePorts: false,
       auditLogPath,
     };
+    if (fleet) process.env.PATH = `${fleet.binDir}${delimiter}${process.env.PATH ?? ''}`;
     // In a terminal the monitor handles signals itself (and exits); without one it prints a report.
     const outcome = await Promise.race([runMonitor(settings), signalled]);
     if (typeof outcome === 'string') {
       // A signal while the one-shot report was being made: its engine may still be running.
-      await stopAll(cast, server);
+      await stopAll(cast, server, fleet);
       process.exit(SIGNAL_CODES[outcome] ?? 1);
     }
     return outcome === 2 ? 2 : 0;
   } finally {
-    await stopAll(cast, server);
+    await stopAll(cast, server, fleet);
     for (const s of SIGNALS) process.off(s, handler);
     process.off('exit', killCast);
     process.stderr.off('error', ignoreBrokenStderr);
   }
 }
 
-async function stopAll(cast: Cast | undefined, server: RegistryServer | undefined): Promise<void> {
-  await cast?.stop();
+async function stopAll(cast: Cast | undefined, server: RegistryServer | undefined, fleet: Fleet | undefined): Promise<void> {
+  await Promise.all([cast?.stop(), fleet?.stop()]);
   await server?.close();
 }

@@ -77,6 +77,8 @@ async function run(): Promise<void> {
       return (await import('./roles.js')).runOffline(ctx);
     case 'supervisor':
       return (await import('./supervisor.js')).runSupervisor(ctx);
+    case 'host':
+      return (await import('./fleet-role.js')).runHostCast(ctx);
     default:
       throw new Error(`unknown role "${role}"`);
   }
