@@ -17,7 +17,7 @@ import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 
 /** The first line of every wrapped file (src/os/code-cache.ts reads it). */
@@ -132,6 +132,24 @@ const lazyStringWidth = {
 };
 
 /**
+ * src/ui/ink-output.ts finds Ink's Output class (which Ink's exports do not name) at run time, by
+ * a dynamic import of a computed path; here it becomes a static import of the file of the Ink the
+ * bundle inlines, so the class it patches (src/ui/ink-output-cache.ts) is the one Ink draws with.
+ */
+const inkOutput = {
+  name: 'ink-output',
+  setup(b) {
+    const file = src('ui/ink-output.ts');
+    b.onLoad({ filter: /[\\/]ui[\\/]ink-output\.ts$/ }, async (args) => {
+      if (args.path !== file) return undefined;
+      const ink = await b.resolve('ink', { kind: 'import-statement', resolveDir: dirname(file) });
+      if (ink.errors.length > 0) return { errors: ink.errors };
+      return { contents: `export { default as InkOutput } from ${JSON.stringify(join(dirname(ink.path), 'output.js'))};`, resolveDir: dirname(file), loader: 'js' };
+    });
+  },
+};
+
+/**
  * One esbuild output as the loader runs it (src/os/code-cache.ts): an async function expression
  * of (require, the file's URL, the loader) that returns the exports, under a first line with the
  * hash of the text. Async, so the top-level awaits of yoga and Ink stay as they are.
@@ -171,7 +189,7 @@ const [commands] = await Promise.all([
     write: false,
     // Each file's own copy of core/sanitize.ts learns the locale's ellipsis (src/cli/locale.ts).
     inject: [src('cli/locale.ts')],
-    plugins: [requireAtRunTime, heavyExternal, lazyStringWidth],
+    plugins: [requireAtRunTime, heavyExternal, lazyStringWidth, inkOutput],
   }),
   // The loader itself: CommonJS, like the launcher that requires it (no ES module loader at start).
   build({
