@@ -128,6 +128,13 @@ mount -t tmpfs -o mode=0755 gw-run /run || exit 1
 mkdir -m 0755 /run/sshd || exit 1
 mount -t tmpfs -o mode=0755 gw-log /var/log || exit 1
 : > /var/log/wtmp; : > /var/log/lastlog
+# sshd runs every command through the login shell, and bash then reads the user's ~/.bashrc: this
+# machine's start-up files (a pyenv init that waits on a lock, say) are not the fake host's, and a
+# session killed mid-way must not leave their state behind. Inside this mount namespace they are empty.
+home=$(getent passwd "$(id -u)" | cut -d: -f6)
+for f in .bashrc .bash_profile .bash_login .profile .bash_logout; do
+  if [ -n "$home" ] && [ -f "$home/$f" ]; then mount --bind /dev/null "$home/$f" || exit 1; fi
+done
 trap 'exit 0' TERM
 echo ready
 read -r _

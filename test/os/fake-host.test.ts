@@ -4,7 +4,9 @@
 // host key and a missing client key fail with OpenSSH's own words, never a prompt. Everything a
 // host started is gone after close().
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FAKE_HOST_REQUIREMENT, startFakeHost, startPiAgentIn, type FakeHost } from '../support/fake-host.js';
 import { startStockHypivisor } from '../support/stock-hypivisor.js';
@@ -66,6 +68,24 @@ describeLinux('fake hosts in namespaces, reached over real SSH', () => {
     expect(other.stdout.trim().split('\n')).toEqual(['gpu-7', b.pidNamespace]);
     expect(b.pidNamespace).not.toBe(a.pidNamespace);
     expect(b.sshPort).not.toBe(a.sshPort);
+  });
+
+  it('runs commands without this machine’s shell start-up files (empty inside the host, untouched outside)', async () => {
+    const bashrc = join(homedir(), '.bashrc');
+    const created = !existsSync(bashrc);
+    if (created) writeFileSync(bashrc, 'echo from-this-machine\n');
+    const before = readFileSync(bashrc, 'utf8');
+    const c = await startFakeHost({ hostname: 'dotfiles-1' });
+    namespaces.push(c.pidNamespace);
+    try {
+      expect(before.length).toBeGreaterThan(0);
+      const r = await c.ssh('wc -c < ~/.bashrc; echo ok');
+      expect(r.stdout).toBe('0\nok\n');
+      expect(readFileSync(bashrc, 'utf8')).toBe(before);
+    } finally {
+      await c.close();
+      if (created) rmSync(bashrc);
+    }
   });
 
   it('the same host through its ssh_config alias', async () => {
