@@ -6,7 +6,7 @@ import { userInfo } from 'node:os';
 import { diffEvents, keepLast, type EventFrame, type WatchEvent } from '../core/events.js';
 import { findingKey } from '../core/evict-plan.js';
 import { reconcile } from '../core/reconcile.js';
-import type { Finding, Policy, ProcessInfo, RegistryView } from '../core/types.js';
+import type { Finding, OsFacts, Policy, ProcessInfo, RegistryView } from '../core/types.js';
 import { localProbeProvider, type ProbeProvider } from '../os/provider.js';
 import { STATUS_TRAITS, type Source, type SourceSnapshot } from '../sources/types.js';
 import { sanitize } from '../core/sanitize.js';
@@ -17,6 +17,7 @@ import { Coalescer } from './coalesce.js';
 import { executeEviction } from './evict.js';
 import { OsFactsTracker } from './os-facts.js';
 import { ProbeTargets } from './probe-targets.js';
+import { RemoteHosts } from './remote-hosts.js';
 import { mergeView, policyFor } from './registry-view.js';
 import { buildSnapshot, eventFrame, markProgress, markStale, nextVerdictCrossing, reuseUnchanged, sameFindings } from './snapshot.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
@@ -41,6 +42,8 @@ class LiveEngineImpl implements LiveEngine {
   private readonly scale: number;
   private readonly targets: ProbeTargets;
   private readonly tracker: OsFactsTracker;
+  /** The hosts verified over ssh, each probed on its own; undefined when none is configured. */
+  private readonly remote: RemoteHosts | undefined;
   private readonly coalescer: Coalescer;
   private readonly audit: AuditLog;
   private readonly actor: string;
@@ -90,6 +93,10 @@ class LiveEngineImpl implements LiveEngine {
     this.actor = opts.actor ?? `${currentUser()}@${opts.hostName}`;
     this.targets = new ProbeTargets(this.hostName, this.hostAliases);
     this.tracker = new OsFactsTracker({ intervalScale: this.scale, probes: this.probes, clock: this.clock, now: this.now, onChange: this.onFactsChanged });
+    const remote = opts.ssh
+      ? new RemoteHosts({ ssh: opts.ssh, hostName: this.hostName, hostAliases: this.hostAliases, isLocal: this.targets.isLocal, intervalScale: this.scale, clock: this.clock, now: this.now, onChange: this.onFactsChanged })
+      : undefined;
+    this.remote = remote?.enabled ? remote : undefined;
     this.coalescer = new Coalescer(() => this.recompute(), PUBLISH_GAP_MS, this.clock);
     this.sourceSettled = this.sources.map(() => false);
     this.problemsTold = this.sources.map(() => undefined);
@@ -103,6 +110,7 @@ class LiveEngineImpl implements LiveEngine {
       computedAt: this.now(),
       version: 0,
       settled: false,
+      hosts: this.remote?.statuses(),
     });
   }
 
@@ -114,6 +122,7 @@ class LiveEngineImpl implements LiveEngine {
     this.unsubscribes = this.sources.map((s) => s.subscribe(this.onSourceChanged));
     for (const s of this.sources) s.start();
     this.tracker.start();
+    this.remote?.start();
     // A looser mode tightened or a partial line repaired is said once, where the person looks.
     void this.audit.check().then(
       (warnings) => this.notice(warnings),
@@ -144,7 +153,7 @@ class LiveEngineImpl implements LiveEngine {
     // An eviction under way finishes its entry first (sent, its outcome audited): its source's
     // connection must still be up for the answer. Entries after it are not sent (stopped()).
     await this.evictions;
-    await Promise.all([this.tracker.stop(), ...this.sources.map((s) => s.stop())]);
+    await Promise.all([this.tracker.stop(), this.remote?.stop(), ...this.sources.map((s) => s.stop())]);
     // Waiters on settled() learn that nothing more is coming.
     for (const w of [...this.settleWaiters]) w();
   };
@@ -187,8 +196,12 @@ class LiveEngineImpl implements LiveEngine {
             isLocal: (m) => this.targets.isLocal(m),
             known: this.tracker.facts,
             probes: this.probes,
+            remote: this.remote ? (machine) => this.remote?.probeContext(machine) : undefined,
           }),
-          applyFresh: (fresh) => this.tracker.applyFresh(fresh.pids, fresh.ports),
+          applyFresh: (fresh) => {
+            if (fresh.remoteHost !== undefined) this.remote?.applyFresh(fresh.remoteHost, fresh);
+            else this.tracker.applyFresh(fresh.pids, fresh.ports);
+          },
           stopped: () => this.stopped,
           shown: () => this.snapshot.findings,
         },
@@ -209,10 +222,12 @@ class LiveEngineImpl implements LiveEngine {
   };
 
   readonly lastChecked = (f: Finding): number | undefined => {
-    if (!f.evidence.host.local) return undefined;
+    const ssh = f.evidence.host.ssh;
+    const tracker = f.evidence.host.local ? this.tracker : ssh !== undefined ? this.remote?.progressOf(ssh.host) : undefined;
+    if (!tracker) return undefined;
     const port = f.evidence.port;
     const pid = port?.owner ?? (isUsablePid(f.entry.pid) ? f.entry.pid : undefined);
-    const times = [pid !== undefined ? this.tracker.pidCheckedAt(pid) : undefined, port !== undefined ? this.tracker.portCheckedAt(port.port) : undefined].filter((t) => t !== undefined);
+    const times = [pid !== undefined ? tracker.pidCheckedAt(pid) : undefined, port !== undefined ? tracker.portCheckedAt(port.port) : undefined].filter((t) => t !== undefined);
     return times.length > 0 ? Math.max(...times) : undefined;
   };
 
@@ -236,6 +251,7 @@ class LiveEngineImpl implements LiveEngine {
     recomputes: this.recomputes,
     publishes: this.publishes,
     probes: { ...this.tracker.counts },
+    ...(this.remote ? { ssh: this.remote.counters() } : {}),
   });
 
   // ------------------------------------------------------------ inputs
@@ -291,7 +307,7 @@ class LiveEngineImpl implements LiveEngine {
     const now = this.now();
     // The rows of a source that is not reading stay, as last known, marked stale and not evictable.
     // Rows waiting for their first probe say so; a gone process's problem row says since when.
-    const judged = markProgress(reconcile(this.view, this.tracker.facts, now, this.policy), this.tracker);
+    const judged = markProgress(reconcile(this.view, this.osFacts(), now, this.policy), this.tracker, this.remote ? (m) => this.remote?.progressOf(m) : undefined);
     // Rows that came out as before keep the previous objects (see reuseUnchanged).
     const findings = reuseUnchanged(this.snapshot.findings, markStale(judged, this.lastSnaps.map((s) => s.state)));
     this.recomputes++;
@@ -310,6 +326,7 @@ class LiveEngineImpl implements LiveEngine {
       settled,
       events: this.events,
       panes: this.tracker.panes,
+      hosts: this.remote?.statuses(),
     });
     this.publishes++;
     for (const l of [...this.listeners]) l();
@@ -328,6 +345,12 @@ class LiveEngineImpl implements LiveEngine {
     if (!listsChanged) return;
     this.view = mergeView(snaps);
     this.tracker.setTargets(this.targets.compute(this.view));
+    this.remote?.setView(this.view);
+  }
+
+  /** This host's facts, with each remote host's state and facts when some are verified over ssh. */
+  private osFacts(): OsFacts {
+    return this.remote ? { pids: this.tracker.facts.pids, ports: this.tracker.facts.ports, remotes: this.remote.facts() } : this.tracker.facts;
   }
 
   /** Each source that wants to know (a polling one paces itself by it): is a problem of its shown now? Told on change only. */
@@ -345,7 +368,7 @@ class LiveEngineImpl implements LiveEngine {
 
   /** Latched: every source has had its first snapshot (or failed), and every target its first probe. */
   private isSettled(): boolean {
-    if (!this.settledLatch && this.sourceSettled.every(Boolean) && this.tracker.firstProbesDone) this.settledLatch = true;
+    if (!this.settledLatch && this.sourceSettled.every(Boolean) && this.tracker.firstProbesDone && (this.remote?.settled ?? true)) this.settledLatch = true;
     return this.settledLatch;
   }
 

@@ -3,6 +3,7 @@
 import type { ProbeProvider } from '../os/provider.js';
 import type { Source } from '../sources/types.js';
 import type { Clock } from './clock.js';
+import type { SshSettings } from './remote-hosts.js';
 import type { ProbeCounts } from './os-facts.js';
 import type { Engine, PaneJumpResult } from './types.js';
 
@@ -24,6 +25,11 @@ export interface EngineOptions {
   readonly probes?: ProbeProvider | undefined;
   /** Every timer the engine arms and every gap it measures. Default the process's own. */
   readonly clock?: Clock | undefined;
+  /**
+   * Machines whose entries are verified over ssh (one connection per host, each probed on its
+   * own): their entries get the same verdicts as local ones. None: every other machine is `remote`.
+   */
+  readonly ssh?: SshSettings | undefined;
 }
 
 /** Debug counters: how much work the engine has done since it was created. */
@@ -34,6 +40,8 @@ export interface EngineStats {
   readonly publishes: number;
   /** Completed probe runs of each kind (urgent full probes of new pids count as `full`). */
   readonly probes: Readonly<ProbeCounts>;
+  /** Per host verified over ssh: connections made and request bytes sent (the bench reads them). */
+  readonly ssh?: readonly { readonly machine: string; readonly connections: number; readonly bytesSent: number }[] | undefined;
 }
 
 export interface LiveEngine extends Engine {
