@@ -37,6 +37,7 @@ export function buildEngine(settings: MonitorSettings): Engine {
     intervalScale: settings.intervalScale,
     readOnly: settings.readOnly,
     ...(settings.auditLogPath !== undefined ? { auditLogPath: settings.auditLogPath } : {}),
+    ...(settings.sshHosts.length > 0 || settings.sshAll ? { ssh: { hosts: settings.sshHosts, all: settings.sshAll } } : {}),
   });
 }
 
