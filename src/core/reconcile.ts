@@ -58,8 +58,11 @@ function judgeSession(entry: SessionEntry, inputs: ReconcileInputs): SessionFind
   // What that host's OS says of the process behind the entry.
   const os = facts ? judgeProcess(entry, facts, inputs, evidence) : undefined;
   let judgement: Judgement;
-  if (entry.offline) judgement = judgeOffline(entry, os, inputs.now, inputs.policy, evidence);
-  else judgement = os ?? (evidence.host.ssh ? judgeUnreachable(evidence.host.ssh) : judgeElsewhere(entry));
+  // A host configured for ssh that cannot answer now: unverified, whatever the registry says (it
+  // becomes evictable again only once its host answers, or with force).
+  if (!os && evidence.host.ssh) judgement = judgeUnreachable(evidence.host.ssh, entry, evidence);
+  else if (entry.offline) judgement = judgeOffline(entry, os, inputs.now, inputs.policy, evidence);
+  else judgement = os ?? judgeElsewhere(entry);
   // A placeholder is judged on what the OS said, unless the registry's "offline" stood.
   if (os && judgement.verdict !== 'offline' && isPlaceholder(entry)) {
     judgement = judgePending(entry, judgement, inputs.now, inputs.policy, evidence);

@@ -38,6 +38,8 @@ interface Remote {
   readonly isOn: IsLocalMachine;
   /** Every watched pid and port has been probed since the host last came up. */
   fresh: boolean;
+  /** Why it last went down, kept while it retries: its rows do not flap between down and connecting. */
+  lastDown: SshHostStatus | undefined;
 }
 
 export interface RemoteHostsOptions {
@@ -90,7 +92,7 @@ export class RemoteHosts {
       now: this.opts.now,
       onChange: this.opts.onChange,
     });
-    const remote: Remote = { host, tracker, isOn, fresh: false };
+    const remote: Remote = { host, tracker, isOn, fresh: false, lastDown: undefined };
     this.remotes.push(remote);
     return remote;
   }
@@ -131,7 +133,9 @@ export class RemoteHosts {
 
   private onStatus(status: SshHostStatus): void {
     const r = this.remotes.find((x) => x.host.config.machine === status.machine);
+    if (r && status.state === 'down') r.lastDown = status;
     if (r && status.state === 'up') {
+      r.lastDown = undefined;
       // What was read while it was down says nothing: every pid and port again, now.
       r.fresh = false;
       void r.tracker.probeAllNow().then(() => {
@@ -142,10 +146,16 @@ export class RemoteHosts {
     this.opts.onChange();
   }
 
+  /** A host retrying after a failure is still down, for that reason, until it is up again. */
+  private stateOf(r: Remote): SshHostStatus {
+    const s = r.host.state;
+    return s.state === 'connecting' && r.lastDown !== undefined ? { ...s, state: 'down', reason: r.lastDown.reason, kind: r.lastDown.kind } : s;
+  }
+
   /** Each host as reconcile reads it. Empty without hosts. */
   facts(): RemoteHostFacts[] {
     return this.remotes.map((r) => {
-      const s = r.host.state;
+      const s = this.stateOf(r);
       // A host just up whose first probes are still out has nothing to say yet: still connecting.
       const state = s.state === 'up' && !r.fresh ? 'connecting' : s.state;
       return { machine: r.host.config.machine, transport: 'ssh', state, reason: s.reason, rttMs: s.rttMs, facts: r.tracker.facts };
@@ -155,7 +165,7 @@ export class RemoteHosts {
   /** Each host's state for the header and check --json, in configuration order. */
   statuses(): HostStatus[] {
     return this.remotes.map((r) => {
-      const s = r.host.state;
+      const s = this.stateOf(r);
       return {
         machine: sanitize(s.machine, 64),
         dest: sanitize(s.dest, 100),
@@ -189,7 +199,7 @@ export class RemoteHosts {
       known: r.tracker.facts,
       isOn: r.isOn,
       hostFacts: (facts) => {
-        const s = r.host.state;
+        const s = this.stateOf(r);
         return { machine: r.host.config.machine, transport: 'ssh', state: s.state, reason: s.reason, rttMs: s.rttMs, facts };
       },
     };

@@ -4,8 +4,8 @@
 // its entries are unverified with the reason, never problems.
 
 import { sanitize } from '../sanitize.js';
-import type { Evidence, RemoteHostFacts } from '../types.js';
-import { judged, type Judgement } from './judgement.js';
+import type { Evidence, RemoteHostFacts, SessionEntry } from '../types.js';
+import { judged, type EvidenceDraft, type Judgement } from './judgement.js';
 
 type SshEvidence = NonNullable<Evidence['host']['ssh']>;
 
@@ -22,12 +22,20 @@ export function remoteHostEvidence(remote: RemoteHostFacts): SshEvidence {
   };
 }
 
-/** An entry whose ssh host cannot answer now: unverified, with the host's state and reason. */
-export function judgeUnreachable(ssh: SshEvidence): Judgement {
+/**
+ * An entry whose ssh host cannot answer now: unverified, with the host's state and reason, even
+ * when the registry marks it offline (that is said too, and kept in the evidence).
+ */
+export function judgeUnreachable(ssh: SshEvidence, entry: SessionEntry, evidence: EvidenceDraft): Judgement {
   const host = sanitize(ssh.host, 64);
-  if (ssh.state === 'connecting') return judged('unverified', `ssh ${host} connecting: not verified yet`);
-  if (ssh.state === 'down') return judged('unverified', `ssh ${host} down: ${ssh.reason ?? 'no reason given'}`);
-  return judged('unverified', `ssh ${host}: no facts yet`);
+  let offline = '';
+  if (entry.offline) {
+    evidence.registry = { status: entry.status, offlineSince: entry.offlineSince };
+    offline = '; the registry marks it offline';
+  }
+  if (ssh.state === 'connecting') return judged('unverified', `ssh ${host} connecting: not verified yet${offline}`);
+  if (ssh.state === 'down') return judged('unverified', `ssh ${host} down: ${ssh.reason ?? 'no reason given'}${offline}`);
+  return judged('unverified', `ssh ${host}: no facts yet${offline}`);
 }
 
 /** A judgement made on a remote host's facts names the transport (the rtt stays in the evidence: it changes every round). */
