@@ -16,6 +16,9 @@ import { FAKE_HOST_REQUIREMENT, startFakeHost, startPiAgentIn, type FakeHost, ty
 import { describeOn } from '../support/platform.js';
 import { startStockHypivisor, type StockHypivisor } from '../support/stock-hypivisor.js';
 import { inCi } from '../support/summary-reporter.js';
+import { runCli } from '../support/cli.js';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 
 const describeLinux = describeOn(['linux'], 'namespaces (unshare, nsenter) are Linux only', FAKE_HOST_REQUIREMENT === undefined || inCi());
 
@@ -236,6 +239,26 @@ describeLinux('the engine verifies other hosts over ssh', () => {
     await waitFor('build-42 reconnected', () => (engine.stats().ssh?.find((h) => h.machine === 'build-42')?.connections ?? 0) > before && snap().hosts?.find((h) => h.machine === 'build-42')?.state === 'up');
     await verdictOf(ids.live!, 'live');
     await verdictOf('zombie', 'zombie');
+  });
+
+  it('check --json (the built CLI, the system ssh on PATH) gives each entry its verdict over ssh and each host its state', async () => {
+    // `ssh` on PATH reads the fake hosts' config: exactly what a user's ~/.ssh/config does.
+    const bin = join(dir, 'bin');
+    mkdirSync(bin, { recursive: true });
+    const real = execFileSync('sh', ['-c', 'command -v ssh'], { encoding: 'utf8' }).trim();
+    writeFileSync(join(bin, 'ssh'), `#!/bin/sh\nexec '${real}' -F '${join(dir, 'ssh_config')}' "$@"\n`);
+    chmodSync(join(bin, 'ssh'), 0o755);
+    const env = { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, HYPIVISOR_WS: registry.url, XDG_CONFIG_HOME: '/nonexistent', XDG_STATE_HOME: dir, NO_COLOR: '1' };
+    const run = await runCli(['check', '--json', '--ssh', 'build-42=build-42', '--ssh', 'noauth=noauth'], env);
+    expect(run.code, `check said:\n${run.stdout}\n${run.stderr}`).toBe(1);
+    const report = JSON.parse(run.stdout) as { findings: { id: string; verdict: string; reason: string }[]; hosts: { machine: string; state: string; kind?: string }[] };
+    const verdicts = Object.fromEntries(report.findings.map((f) => [f.id, f.verdict]));
+    // (One snapshot: the two sessions of one process joined together, so neither is superseded here.)
+    expect(verdicts).toMatchObject({ [ids.live!]: 'live', zombie: 'zombie', 'pending-1': 'pending', 'on-noauth': 'unverified', [ids.gpuLive!]: 'remote', [ids.gpuGhost!]: 'remote' });
+    expect(report.hosts.map((h) => [h.machine, h.state, h.kind])).toEqual([
+      ['build-42', 'up', undefined],
+      ['noauth', 'down', 'auth'],
+    ]);
   });
 
   it('stop closes every ssh connection', async () => {
