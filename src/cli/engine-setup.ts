@@ -38,6 +38,7 @@ export function buildEngine(settings: MonitorSettings): Engine {
     readOnly: settings.readOnly,
     probeRemotePorts: settings.probeRemotePorts,
     ...(settings.auditLogPath !== undefined ? { auditLogPath: settings.auditLogPath } : {}),
+    ...(settings.sshHosts.length > 0 || settings.sshAll ? { ssh: { hosts: settings.sshHosts, all: settings.sshAll } } : {}),
   });
 }
 

@@ -25,6 +25,7 @@ export function formatReport(snap: EngineSnapshot, width = 120): string {
     for (const w of s.warnings ?? []) lines.push(`  warning: ${w}`);
     if (s.eviction && !s.eviction.available && STATUS_TRAITS[s.status].reading) lines.push(`  eviction unavailable: ${s.eviction.why ?? ''}`);
   }
+  for (const h of snap.hosts ?? []) lines.push(truncate(hostLine(h), width).trimEnd());
   const rows: Finding[] = [
     ...visibleRows(snap.findings, { tab: 'sessions', filter: '', problemsOnly: false, sortReverse: false }, { now: snap.computedAt }),
     ...visibleRows(snap.findings, { tab: 'claims', filter: '', problemsOnly: false, sortReverse: false }, { now: snap.computedAt }),
@@ -49,6 +50,12 @@ export function formatReport(snap: EngineSnapshot, width = 120): string {
   const notRead = unread.length > 0 ? `; not read: ${unread.map((s) => sanitize(s.name, 20)).join(', ')}` : '';
   lines.push(summaryLine(snap.counts, snap.problems) + notRead);
   return `${lines.join('\n')}\n`;
+}
+
+/** One remote host in one line: `ssh build-42 (me@build-42.internal): up, rtt 12 ms`. Its strings are sanitized by the engine. */
+export function hostLine(h: NonNullable<EngineSnapshot['hosts']>[number]): string {
+  const how = h.state === 'up' ? `up${h.rttMs !== undefined ? `, rtt ${h.rttMs} ms` : ''}` : h.state === 'down' ? `down: ${h.reason ?? 'unknown'}` : 'connecting';
+  return `ssh ${h.machine} (${h.dest}): ${how}`;
 }
 
 /** `check --json`: the object design.md names, one per run. */
@@ -81,6 +88,7 @@ export function checkJson(snap: EngineSnapshot): Record<string, unknown> {
       evidence: f.evidence,
       entry: f.entry.raw ?? f.entry,
     })),
+    ...(snap.hosts ? { hosts: snap.hosts } : {}),
     summary: Object.fromEntries(VERDICTS.map((v) => [v, snap.counts[v]])),
   };
 }

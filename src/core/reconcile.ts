@@ -15,8 +15,9 @@ import { newEvidence, sessionFinding, type EvidenceDraft, type Judgement } from 
 import { judgeOffline } from './rules/offline.js';
 import { isPlaceholder, judgePending } from './rules/pending.js';
 import { judgeByPort } from './rules/port.js';
+import { judgeUnreachable, remoteHostEvidence, verifiedVia } from './rules/remote.js';
 import { supersededByPid, supersededByPortOwner, type Amendment } from './rules/superseded.js';
-import { VERDICT_TRAITS, type Evidence, type Finding, type OsFacts, type Policy, type RegistryView, type SessionEntry, type SessionFinding } from './types.js';
+import { VERDICT_TRAITS, type Evidence, type Finding, type OsFacts, type Policy, type RegistryView, type RemoteHostFacts, type SessionEntry, type SessionFinding } from './types.js';
 
 export { PENDING_PREFIX } from './rules/pending.js';
 
@@ -26,10 +27,12 @@ interface ReconcileInputs {
   readonly now: number;
   readonly policy: Policy;
   readonly hostOf: (machine: string | undefined) => Evidence['host'];
+  /** The facts an entry of this machine is judged by: this host's, a remote host's that is up, or none. */
+  readonly factsOf: (host: Evidence['host']) => OsFacts | undefined;
 }
 
 export function reconcile(view: RegistryView, os: OsFacts, now: number, policy: Policy): Finding[] {
-  const inputs: ReconcileInputs = { os, now, policy, hostOf: hostEvidenceCache(policy) };
+  const inputs: ReconcileInputs = { os, now, policy, hostOf: hostEvidenceCache(policy, os.remotes), factsOf: factsByHost(os) };
   // 1. Each session on its own: identity or port, then offline / elsewhere, then pending.
   const sessions: SessionFinding[] = view.sessions.map((entry) => judgeSession(entry, inputs));
   // 2. Sessions that share one process: by the pid they registered, then by the owner of their ports.
@@ -41,7 +44,8 @@ export function reconcile(view: RegistryView, os: OsFacts, now: number, policy: 
     const holders = indexHolders(view.claims, sessions);
     for (const c of view.claims) {
       const holder = findHolder(c, holders);
-      findings.push(judgeClaim(c, holder, inputs.hostOf(c.machine ?? holder?.entry.machine), os, now, policy));
+      const host = inputs.hostOf(c.machine ?? holder?.entry.machine);
+      findings.push(judgeClaim(c, holder, host, inputs.factsOf(host), now, policy));
     }
   }
   return findings;
@@ -49,27 +53,33 @@ export function reconcile(view: RegistryView, os: OsFacts, now: number, policy: 
 
 function judgeSession(entry: SessionEntry, inputs: ReconcileInputs): SessionFinding {
   const evidence = newEvidence(inputs.hostOf(entry.machine));
-  const local = evidence.host.local;
-  // What this host's OS says of the process behind the entry (only for an entry on this host).
-  const os = local ? judgeProcess(entry, inputs, evidence) : undefined;
-  // Of an entry elsewhere, what a port check from this host said (when remote port checks are on).
-  const checked = local ? undefined : judgeRemotePort(entry, inputs.os, evidence);
+  // The facts of the host the entry runs on: this one, or a remote host verified over ssh and up.
+  const facts = inputs.factsOf(evidence.host);
+  // What that host's OS says of the process behind the entry.
+  const os = facts ? judgeProcess(entry, facts, inputs, evidence) : undefined;
+  // Of an entry elsewhere and not verified over ssh, what a port check from this host said (when
+  // remote port checks are on; an ssh-verified host is never port-checked: ssh says more).
+  const checked = facts || evidence.host.local || evidence.host.ssh ? undefined : judgeRemotePort(entry, inputs.os, evidence);
   let judgement: Judgement;
-  if (entry.offline) judgement = judgeOffline(entry, os ?? checked, inputs.now, inputs.policy, evidence);
+  // A host configured for ssh that cannot answer now: unverified, whatever the registry says (it
+  // becomes evictable again only once its host answers, or with force).
+  if (!os && evidence.host.ssh) judgement = judgeUnreachable(evidence.host.ssh, entry, evidence);
+  else if (entry.offline) judgement = judgeOffline(entry, os ?? checked, inputs.now, inputs.policy, evidence);
   else judgement = os ?? checked ?? judgeElsewhere(entry);
   // A placeholder is judged on what the OS said, unless the registry's "offline" stood.
   if (os && judgement.verdict !== 'offline' && isPlaceholder(entry)) {
     judgement = judgePending(entry, judgement, inputs.now, inputs.policy, evidence);
   }
+  if (os && evidence.host.ssh) judgement = verifiedVia(judgement, evidence.host.ssh);
   return sessionFinding(entry, judgement, evidence);
 }
 
 /** The registered pid when it can be used, else the port. */
-function judgeProcess(entry: SessionEntry, inputs: ReconcileInputs, evidence: EvidenceDraft): Judgement {
+function judgeProcess(entry: SessionEntry, os: OsFacts, inputs: ReconcileInputs, evidence: EvidenceDraft): Judgement {
   const unusable = pidProblem(entry.pid);
-  if (unusable !== undefined) return judgeByPort(entry, unusable, inputs.os, inputs.policy, evidence);
+  if (unusable !== undefined) return judgeByPort(entry, unusable, os, inputs.policy, evidence);
   const pid = entry.pid as number;
-  return judgeIdentity(entry, pid, inputs.os.pids.get(pid), inputs.policy, evidence);
+  return judgeIdentity(entry, pid, os.pids.get(pid), inputs.policy, evidence);
 }
 
 /**
@@ -82,18 +92,21 @@ function amend(findings: SessionFinding[], amendments: readonly Amendment[]): vo
     const f = findings[a.index] as Mutable<SessionFinding>;
     Object.assign(f.evidence as EvidenceDraft, a.evidence);
     if (!a.judgement) continue;
-    const traits = VERDICT_TRAITS[a.judgement.verdict];
-    f.verdict = a.judgement.verdict;
+    // A superseded judgement is new text; a live one builds on the reason, which names the transport already.
+    const ssh = f.evidence.host.ssh;
+    const judgement = ssh && a.judgement.verdict === 'superseded' ? verifiedVia(a.judgement, ssh) : a.judgement;
+    const traits = VERDICT_TRAITS[judgement.verdict];
+    f.verdict = judgement.verdict;
     f.problem = traits.problem;
     f.evictable = traits.evictable;
-    f.reason = a.judgement.reason;
-    f.note = a.judgement.note;
+    f.reason = judgement.reason;
+    f.note = judgement.note;
   }
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-function hostEvidenceCache(policy: Policy): ReconcileInputs['hostOf'] {
+function hostEvidenceCache(policy: Policy, remotes: readonly RemoteHostFacts[] | undefined): ReconcileInputs['hostOf'] {
   const cache = new Map<string, Evidence['host']>();
   const none: Evidence['host'] = { machine: null, local: false, matchedAs: undefined };
   return (machine) => {
@@ -101,9 +114,24 @@ function hostEvidenceCache(policy: Policy): ReconcileInputs['hostOf'] {
     let evidence = cache.get(machine);
     if (!evidence) {
       const matched = matchHost(machine, policy.hostName, policy.hostAliases);
-      evidence = { machine, local: matched !== undefined, matchedAs: matched };
+      // This host first: a remote host configured under this host's own name never takes its entries.
+      const remote = matched === undefined && remotes ? remotes.find((r) => matchHost(machine, r.machine, []) !== undefined) : undefined;
+      evidence = remote
+        ? { machine, local: false, matchedAs: undefined, ssh: remoteHostEvidence(remote) }
+        : { machine, local: matched !== undefined, matchedAs: matched };
       cache.set(machine, evidence);
     }
     return evidence;
+  };
+}
+
+/** This host's facts for its entries; an up remote host's facts for its entries; none for the rest. */
+function factsByHost(os: OsFacts): ReconcileInputs['factsOf'] {
+  const remotes = os.remotes;
+  return (host) => {
+    if (host.local) return os;
+    const ssh = host.ssh;
+    if (!ssh || ssh.state !== 'up' || !remotes) return undefined;
+    return remotes.find((r) => r.machine === ssh.host)?.facts;
   };
 }

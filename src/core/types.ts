@@ -173,6 +173,29 @@ export interface OsFacts {
   readonly ports: ReadonlyMap<number, PortFacts>;
   /** Port checks of remote entries, by remotePortKey(machine, port); absent when they are off. */
   readonly remotePorts?: ReadonlyMap<string, RemotePortFacts> | undefined;
+  /**
+   * Other hosts ghostwatch reaches itself (over ssh), each with its own facts: pid 1234 there is
+   * not pid 1234 here. An entry of one of these machines is judged by the same rules as a local
+   * one, on that host's facts, while the host is up; otherwise it is unverified, with the reason.
+   */
+  readonly remotes?: readonly RemoteHostFacts[] | undefined;
+}
+
+/** How a remote host's connection stands: only `up` lets its facts decide a verdict. */
+export type RemoteHostState = 'connecting' | 'up' | 'down';
+
+/** One remote host as reconcile sees it: its state and the facts read there. */
+export interface RemoteHostFacts {
+  /** The machine name the registry uses for it (matched as this host's name is: case, short name). */
+  readonly machine: string;
+  readonly transport: 'ssh';
+  readonly state: RemoteHostState;
+  /** Why it cannot answer (down), one line. */
+  readonly reason?: string | undefined;
+  /** The last round trip of one request, ms. */
+  readonly rttMs?: number | undefined;
+  /** The pids and ports of that host, as last probed there. */
+  readonly facts: Pick<OsFacts, 'pids' | 'ports'>;
 }
 
 export interface Policy {
@@ -215,6 +238,16 @@ export interface Evidence {
     readonly machine: string | null;
     readonly local: boolean;
     readonly matchedAs?: 'exact' | 'short-name' | 'alias' | undefined;
+    /** The entry's machine is verified over ssh: which host, how it stood, and "via ssh build-42 (rtt 12 ms)". */
+    readonly ssh?:
+      | {
+          readonly host: string;
+          readonly state: RemoteHostState;
+          readonly reason?: string | undefined;
+          readonly rttMs?: number | undefined;
+          readonly via: string;
+        }
+      | undefined;
   };
   readonly pid?:
     | {

@@ -18,6 +18,7 @@ import { executeEviction } from './evict.js';
 import { OsFactsTracker } from './os-facts.js';
 import { ProbeTargets } from './probe-targets.js';
 import { RemotePortTracker } from './remote-ports.js';
+import { RemoteHosts } from './remote-hosts.js';
 import { mergeView, policyFor } from './registry-view.js';
 import { buildSnapshot, eventFrame, markProgress, markStale, nextVerdictCrossing, reuseUnchanged, sameFindings } from './snapshot.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
@@ -42,9 +43,10 @@ class LiveEngineImpl implements LiveEngine {
   private readonly scale: number;
   private readonly targets: ProbeTargets;
   private readonly tracker: OsFactsTracker;
-  /** Remote port checks, when on; `facts` is what reconcile reads (the local facts, plus theirs). */
-  private readonly remote: RemotePortTracker | undefined;
-  private readonly facts: OsFacts;
+  /** Remote port checks, when on. */
+  private readonly remotePorts: RemotePortTracker | undefined;
+  /** The hosts verified over ssh, each probed on its own; undefined when none is configured. */
+  private readonly remote: RemoteHosts | undefined;
   private readonly coalescer: Coalescer;
   private readonly audit: AuditLog;
   private readonly actor: string;
@@ -94,10 +96,13 @@ class LiveEngineImpl implements LiveEngine {
     this.actor = opts.actor ?? `${currentUser()}@${opts.hostName}`;
     this.targets = new ProbeTargets(this.hostName, this.hostAliases);
     this.tracker = new OsFactsTracker({ intervalScale: this.scale, probes: this.probes, clock: this.clock, now: this.now, onChange: this.onFactsChanged });
-    this.remote = opts.probeRemotePorts
-      ? new RemotePortTracker({ isLocal: this.targets.isLocal, sshVerified: opts.sshVerified, checker: opts.remotePortCheck, clock: this.clock, now: this.now, intervalScale: this.scale, onChange: this.onFactsChanged })
+    const remote = opts.ssh
+      ? new RemoteHosts({ ssh: opts.ssh, hostName: this.hostName, hostAliases: this.hostAliases, isLocal: this.targets.isLocal, intervalScale: this.scale, clock: this.clock, now: this.now, onChange: this.onFactsChanged })
       : undefined;
-    this.facts = this.remote ? { ...this.tracker.facts, remotePorts: this.remote.facts } : this.tracker.facts;
+    this.remote = remote?.enabled ? remote : undefined;
+    this.remotePorts = opts.probeRemotePorts
+      ? new RemotePortTracker({ isLocal: this.targets.isLocal, sshVerified: opts.sshVerified ?? ((m) => this.remote?.verifies(m) ?? false), checker: opts.remotePortCheck, clock: this.clock, now: this.now, intervalScale: this.scale, onChange: this.onFactsChanged })
+      : undefined;
     this.coalescer = new Coalescer(() => this.recompute(), PUBLISH_GAP_MS, this.clock);
     this.sourceSettled = this.sources.map(() => false);
     this.problemsTold = this.sources.map(() => undefined);
@@ -111,6 +116,7 @@ class LiveEngineImpl implements LiveEngine {
       computedAt: this.now(),
       version: 0,
       settled: false,
+      hosts: this.remote?.statuses(),
     });
   }
 
@@ -123,6 +129,7 @@ class LiveEngineImpl implements LiveEngine {
     for (const s of this.sources) s.start();
     this.tracker.start();
     this.remote?.start();
+    this.remotePorts?.start();
     // A looser mode tightened or a partial line repaired is said once, where the person looks.
     void this.audit.check().then(
       (warnings) => this.notice(warnings),
@@ -153,7 +160,7 @@ class LiveEngineImpl implements LiveEngine {
     // An eviction under way finishes its entry first (sent, its outcome audited): its source's
     // connection must still be up for the answer. Entries after it are not sent (stopped()).
     await this.evictions;
-    await Promise.all([this.tracker.stop(), this.remote?.stop(), ...this.sources.map((s) => s.stop())]);
+    await Promise.all([this.tracker.stop(), this.remote?.stop(), this.remotePorts?.stop(), ...this.sources.map((s) => s.stop())]);
     // Waiters on settled() learn that nothing more is coming.
     for (const w of [...this.settleWaiters]) w();
   };
@@ -168,8 +175,10 @@ class LiveEngineImpl implements LiveEngine {
   };
 
   readonly refresh = async (): Promise<void> => {
-    // Remote port checks start now but are not waited for: a fleet's round is rate-bound (50/s).
-    void this.remote?.refresh();
+    // Remote port checks and ssh hosts start now but are not waited for: a fleet's round is rate-bound
+    // (50/s) and a slow host never holds the table.
+    void this.remotePorts?.refresh();
+    this.remote?.refresh();
     await Promise.all([this.tracker.probeAllNow(), ...this.sources.map((s) => s.resync())]);
     if (!this.stopped) this.coalescer.flush();
   };
@@ -198,11 +207,13 @@ class LiveEngineImpl implements LiveEngine {
             isLocal: (m) => this.targets.isLocal(m),
             known: this.tracker.facts,
             probes: this.probes,
-            ...(this.remote ? { remotePorts: this.remote } : {}),
+            remote: this.remote ? (machine) => this.remote?.probeContext(machine) : undefined,
+            ...(this.remotePorts ? { remotePorts: this.remotePorts } : {}),
           }),
           applyFresh: (fresh) => {
-            this.tracker.applyFresh(fresh.pids, fresh.ports);
-            if (fresh.remotePorts) this.remote?.apply(fresh.remotePorts);
+            if (fresh.remoteHost !== undefined) this.remote?.applyFresh(fresh.remoteHost, fresh);
+            else this.tracker.applyFresh(fresh.pids, fresh.ports);
+            if (fresh.remotePorts) this.remotePorts?.apply(fresh.remotePorts);
           },
           stopped: () => this.stopped,
           shown: () => this.snapshot.findings,
@@ -224,10 +235,12 @@ class LiveEngineImpl implements LiveEngine {
   };
 
   readonly lastChecked = (f: Finding): number | undefined => {
-    if (!f.evidence.host.local) return undefined;
+    const ssh = f.evidence.host.ssh;
+    const tracker = f.evidence.host.local ? this.tracker : ssh !== undefined ? this.remote?.progressOf(ssh.host) : undefined;
+    if (!tracker) return undefined;
     const port = f.evidence.port;
     const pid = port?.owner ?? (isUsablePid(f.entry.pid) ? f.entry.pid : undefined);
-    const times = [pid !== undefined ? this.tracker.pidCheckedAt(pid) : undefined, port !== undefined ? this.tracker.portCheckedAt(port.port) : undefined].filter((t) => t !== undefined);
+    const times = [pid !== undefined ? tracker.pidCheckedAt(pid) : undefined, port !== undefined ? tracker.portCheckedAt(port.port) : undefined].filter((t) => t !== undefined);
     return times.length > 0 ? Math.max(...times) : undefined;
   };
 
@@ -251,6 +264,7 @@ class LiveEngineImpl implements LiveEngine {
     recomputes: this.recomputes,
     publishes: this.publishes,
     probes: { ...this.tracker.counts },
+    ...(this.remote ? { ssh: this.remote.counters() } : {}),
   });
 
   // ------------------------------------------------------------ inputs
@@ -306,7 +320,7 @@ class LiveEngineImpl implements LiveEngine {
     const now = this.now();
     // The rows of a source that is not reading stay, as last known, marked stale and not evictable.
     // Rows waiting for their first probe say so; a gone process's problem row says since when.
-    const judged = markProgress(reconcile(this.view, this.facts, now, this.policy), this.tracker);
+    const judged = markProgress(reconcile(this.view, this.osFacts(), now, this.policy), this.tracker, this.remote ? (m) => this.remote?.progressOf(m) : undefined);
     // Rows that came out as before keep the previous objects (see reuseUnchanged).
     const findings = reuseUnchanged(this.snapshot.findings, markStale(judged, this.lastSnaps.map((s) => s.state)));
     this.recomputes++;
@@ -325,6 +339,7 @@ class LiveEngineImpl implements LiveEngine {
       settled,
       events: this.events,
       panes: this.tracker.panes,
+      hosts: this.remote?.statuses(),
     });
     this.publishes++;
     for (const l of [...this.listeners]) l();
@@ -344,6 +359,13 @@ class LiveEngineImpl implements LiveEngine {
     this.view = mergeView(snaps);
     this.tracker.setTargets(this.targets.compute(this.view));
     this.remote?.setView(this.view);
+    this.remotePorts?.setView(this.view);
+  }
+
+  /** This host's facts, with each remote host's state and facts when some are verified over ssh, and the remote port checks when on. */
+  private osFacts(): OsFacts {
+    if (!this.remote && !this.remotePorts) return this.tracker.facts;
+    return { pids: this.tracker.facts.pids, ports: this.tracker.facts.ports, remotes: this.remote?.facts(), remotePorts: this.remotePorts?.facts };
   }
 
   /** Each source that wants to know (a polling one paces itself by it): is a problem of its shown now? Told on change only. */
@@ -361,7 +383,7 @@ class LiveEngineImpl implements LiveEngine {
 
   /** Latched: every source has had its first snapshot (or failed), and every target its first probe. */
   private isSettled(): boolean {
-    if (!this.settledLatch && this.sourceSettled.every(Boolean) && this.tracker.firstProbesDone && (this.remote?.firstDone ?? true)) this.settledLatch = true;
+    if (!this.settledLatch && this.sourceSettled.every(Boolean) && this.tracker.firstProbesDone && (this.remote?.settled ?? true) && (this.remotePorts?.firstDone ?? true)) this.settledLatch = true;
     return this.settledLatch;
   }
 

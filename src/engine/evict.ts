@@ -142,9 +142,12 @@ async function evictOne(
   ctx.applyFresh(fresh);
   const current = fresh.current;
   const verdict = recheck(planned, current);
+  // An entry of a host verified over ssh: the audit line says which host its facts came from, and how.
+  const ssh = planned.finding.evidence?.host?.ssh;
   const base = {
     actor: ctx.actor,
     host: ctx.host,
+    ...(ssh !== undefined ? { via: `ssh ${sanitize(ssh.host, 64)}`, remoteHost: ssh.host, transport: 'ssh' } : {}),
     action: planned.action,
     forced: planned.forced,
   };

@@ -6,7 +6,7 @@
 import { findingKey } from '../core/evict-plan.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { reconcile } from '../core/reconcile.js';
-import type { ClaimEntry, Finding, OsFacts, PidFacts, PortFacts, Policy, RemotePortFacts, SessionEntry } from '../core/types.js';
+import type { ClaimEntry, Finding, OsFacts, PidFacts, PortFacts, Policy, RemoteHostFacts, RemotePortFacts, SessionEntry } from '../core/types.js';
 import type { ProbeProvider } from '../os/provider.js';
 import type { Source } from '../sources/types.js';
 import { withProcessOf } from './fact-merge.js';
@@ -21,6 +21,18 @@ export interface FreshContext {
   readonly probes: ProbeProvider;
   /** With remote port checks on: connect again to the remote entries' own machine:port. */
   readonly remotePorts?: { recheck(entries: readonly SessionEntry[]): Promise<ReadonlyMap<string, RemotePortFacts>> } | undefined;
+  /**
+   * For an entry verified over ssh: that host's provider (the same connection the live loop
+   * uses), what is known there, which machines it is, and its facts as reconcile reads them.
+   */
+  readonly remote?: ((machine: string) => RemoteProbeContext | undefined) | undefined;
+}
+
+export interface RemoteProbeContext {
+  readonly provider: ProbeProvider;
+  readonly known: OsFacts;
+  readonly isOn: (machine: string | undefined) => boolean;
+  readonly hostFacts: (facts: OsFacts) => RemoteHostFacts;
 }
 
 export interface Fresh {
@@ -30,6 +42,8 @@ export interface Fresh {
   readonly ports: ReadonlyMap<number, PortFacts>;
   /** Remote port checks made for the re-check, when they are on. */
   readonly remotePorts?: ReadonlyMap<string, RemotePortFacts> | undefined;
+  /** The remote host these facts were read on (over ssh); undefined: this host. */
+  readonly remoteHost?: string | undefined;
 }
 
 /**
@@ -46,35 +60,47 @@ async function rereadRegistry(source: Source): Promise<void> {
 }
 
 export async function freshFinding(source: Source, planned: Finding, ctx: FreshContext): Promise<Fresh> {
+  // An entry verified over ssh is re-probed on its host, over the same connection; any other on this host.
+  const sshHost = planned.evidence?.host?.ssh?.host;
+  const remote = sshHost !== undefined ? ctx.remote?.(sshHost) : undefined;
+  if (sshHost !== undefined && remote === undefined) throw new Error(`no ssh connection to ${sshHost} to re-check it over`);
+  const probes = remote?.provider ?? ctx.probes;
+  const known = remote?.known ?? ctx.known;
+  const isOn = remote?.isOn ?? ctx.isLocal;
+
   await rereadRegistry(source);
   const snap = source.snapshot();
-  const related = relatedEntries(snap.sessions, snap.claims, planned, ctx.known);
-  if (!related) return { current: undefined, pids: new Map(), ports: new Map() };
+  const related = relatedEntries(snap.sessions, snap.claims, planned, known);
+  if (!related) return { current: undefined, pids: new Map(), ports: new Map(), remoteHost: sshHost };
 
   const pids = new Set<number>();
   const ports = new Set<number>();
   for (const s of related.sessions) {
-    if (!ctx.isLocal(s.machine)) continue;
+    if (!isOn(s.machine)) continue;
     if (isUsablePid(s.pid)) pids.add(s.pid);
     else if (isUsablePort(s.port)) ports.add(s.port);
   }
   const claim = related.claims[0];
-  if (claim && isUsablePid(claim.pid) && ctx.isLocal(claim.machine ?? related.sessions[0]?.machine)) pids.add(claim.pid);
+  if (claim && isUsablePid(claim.pid) && isOn(claim.machine ?? related.sessions[0]?.machine)) pids.add(claim.pid);
 
   // Ports first: the processes serving them are probed with the registered pids.
-  const portFacts = ports.size > 0 ? await ctx.probes.probePortFacts([...ports], { now: ctx.now }) : new Map<number, PortFacts>();
+  const portFacts = ports.size > 0 ? await probes.probePortFacts([...ports], { now: ctx.now }) : new Map<number, PortFacts>();
   for (const facts of portFacts.values()) for (const pid of facts.owners ?? []) pids.add(pid);
-  const probed = pids.size > 0 ? await ctx.probes.probePids([...pids], { full: true, now: ctx.now }) : new Map<number, PidFacts>();
+  const probed = pids.size > 0 ? await probes.probePids([...pids], { full: true, now: ctx.now }) : new Map<number, PidFacts>();
   const pidFacts = new Map<number, PidFacts>();
-  for (const [pid, facts] of probed) pidFacts.set(pid, withProcessOf(ctx.known.pids.get(pid), facts));
+  for (const [pid, facts] of probed) pidFacts.set(pid, withProcessOf(known.pids.get(pid), facts));
 
-  // A remote entry judged by its port is connected to again, now, never from a cache: a ghost
-  // whose port accepts again is not evicted.
-  const remote = ctx.remotePorts ? await ctx.remotePorts.recheck(related.sessions.filter((s) => !ctx.isLocal(s.machine))) : undefined;
+  // A remote entry judged by its port (not verified over ssh) is connected to again, now, never
+  // from a cache: a ghost whose port accepts again is not evicted.
+  const remotePorts = !remote && ctx.remotePorts ? await ctx.remotePorts.recheck(related.sessions.filter((s) => !ctx.isLocal(s.machine))) : undefined;
 
-  const findings = reconcile(related, { pids: pidFacts, ports: portFacts, remotePorts: remote }, ctx.now(), ctx.policy);
+  const fresh: OsFacts = { pids: pidFacts, ports: portFacts, remotePorts };
+  // This host's facts say nothing of a remote entry: it is judged on its host's fresh facts alone
+  // (and its host's state now: a host that went down since makes it unverified).
+  const facts: OsFacts = remote ? { pids: new Map(), ports: new Map(), remotes: [remote.hostFacts(fresh)] } : fresh;
+  const findings = reconcile(related, facts, ctx.now(), ctx.policy);
   const key = findingKey(planned);
-  return { current: findings.find((f) => findingKey(f) === key), pids: pidFacts, ports: portFacts, remotePorts: remote };
+  return { current: findings.find((f) => findingKey(f) === key), pids: pidFacts, ports: portFacts, remoteHost: sshHost, remotePorts };
 }
 
 /**

@@ -3,6 +3,7 @@
 // Its probes (a ProbeProvider from os/) and its clock are injected; both default to the real ones.
 export { createEngine } from './engine.js';
 export type { EngineOptions, EngineStats, LiveEngine } from './options.js';
+export type { SshSettings } from './remote-hosts.js';
 export { realClock, type Clock, type TimerHandle } from './clock.js';
 export { defaultAuditLogPath } from './audit-log.js';
 export { READ_ONLY_DETAIL } from './evict.js';

@@ -4,6 +4,7 @@ import type { ProbeProvider } from '../os/provider.js';
 import type { RemotePortCheck } from '../os/remote-port-check.js';
 import type { Source } from '../sources/types.js';
 import type { Clock } from './clock.js';
+import type { SshSettings } from './remote-hosts.js';
 import type { ProbeCounts } from './os-facts.js';
 import type { SshVerified } from './remote-ports.js';
 import type { Engine, PaneJumpResult } from './types.js';
@@ -32,6 +33,11 @@ export interface EngineOptions {
   readonly sshVerified?: SshVerified | undefined;
   /** Where remote port checks connect from (bounded, cached); default the real TCP checker. */
   readonly remotePortCheck?: RemotePortCheck | undefined;
+  /**
+   * Machines whose entries are verified over ssh (one connection per host, each probed on its
+   * own): their entries get the same verdicts as local ones. None: every other machine is `remote`.
+   */
+  readonly ssh?: SshSettings | undefined;
 }
 
 /** Debug counters: how much work the engine has done since it was created. */
@@ -42,6 +48,8 @@ export interface EngineStats {
   readonly publishes: number;
   /** Completed probe runs of each kind (urgent full probes of new pids count as `full`). */
   readonly probes: Readonly<ProbeCounts>;
+  /** Per host verified over ssh: connections made and request bytes sent (the bench reads them). */
+  readonly ssh?: readonly { readonly machine: string; readonly connections: number; readonly bytesSent: number }[] | undefined;
 }
 
 export interface LiveEngine extends Engine {

@@ -8,7 +8,7 @@ import { findingKey } from '../core/evict-plan.js';
 import { isUsablePid } from '../core/pid.js';
 import { VERDICTS, type Finding, type Verdict } from '../core/types.js';
 import { STATUS_TRAITS, type SourceState } from '../sources/types.js';
-import { checkingOf, deadSinceOf, staleOf, type EngineFinding, type EngineSnapshot, type OsState, type Staleness } from './types.js';
+import { checkingOf, deadSinceOf, staleOf, type EngineFinding, type EngineSnapshot, type HostStatus, type OsState, type Staleness } from './types.js';
 
 export interface SnapshotInput {
   readonly findings: readonly Finding[];
@@ -20,6 +20,7 @@ export interface SnapshotInput {
   readonly settled: boolean;
   readonly events?: readonly WatchEvent[] | undefined;
   readonly panes?: ReadonlyMap<number, TmuxPane> | undefined;
+  readonly hosts?: readonly HostStatus[] | undefined;
 }
 
 export function zeroCounts(): Record<Verdict, number> {
@@ -50,6 +51,7 @@ export function buildSnapshot(input: SnapshotInput): EngineSnapshot {
     settled: input.settled,
     events: input.events,
     ...(input.panes !== undefined && input.panes.size > 0 ? { panes: input.panes } : {}),
+    ...(input.hosts !== undefined ? { hosts: input.hosts } : {}),
   };
 }
 
@@ -102,16 +104,24 @@ export interface ProbeProgress {
  * probe is marked `checking`; a problem whose process is gone carries `deadSince`. Only those rows
  * are copied; otherwise the array is returned as it is.
  */
-export function markProgress(findings: readonly Finding[], progress: ProbeProgress): readonly EngineFinding[] {
+export function markProgress(
+  findings: readonly Finding[],
+  local: ProbeProgress,
+  /** The progress of a remote host's probes, by its machine name (entries verified over ssh). */
+  remote?: (machine: string) => ProbeProgress | undefined,
+): readonly EngineFinding[] {
   let out: EngineFinding[] | undefined;
   for (let i = 0; i < findings.length; i++) {
     const f = findings[i]!;
     let mark: { checking?: true; deadSince?: number } | undefined;
     const pid = isUsablePid(f.entry.pid) ? f.entry.pid : undefined;
-    if (f.kind === 'session' && f.verdict === 'unverified' && f.evidence.host.local) {
+    const ssh = f.evidence.host.ssh;
+    const progress = f.evidence.host.local ? local : ssh !== undefined && ssh.state === 'up' ? remote?.(ssh.host) : undefined;
+    if (progress === undefined) continue;
+    if (f.kind === 'session' && f.verdict === 'unverified') {
       const port = f.evidence.port;
       if (pid !== undefined ? progress.awaitingPid(pid) : port?.result === 'not-probed' && progress.awaitingPort(port.port)) mark = { checking: true };
-    } else if (f.problem && f.evidence.host.local) {
+    } else if (f.problem) {
       // The process judged: the registered pid, or the one serving the entry's port.
       const judged = f.evidence.port?.owner ?? pid;
       const since = judged !== undefined && (f.evidence.kill === 'ESRCH' || f.evidence.state === 'Z') ? progress.deadSince(judged) : undefined;

@@ -80,6 +80,28 @@ export interface EngineSnapshot {
    * pane exists. Absent or empty without tmux.
    */
   readonly panes?: ReadonlyMap<number, TmuxPane> | undefined;
+  /** The remote hosts verified over ssh, in configuration order; absent when none is configured. */
+  readonly hosts?: readonly HostStatus[] | undefined;
+}
+
+/** A remote host verified over ssh, as the header and `check --json` show it. Strings are sanitized. */
+export interface HostStatus {
+  /** The machine name the registry uses. */
+  readonly machine: string;
+  /** The ssh destination it is reached at. */
+  readonly dest: string;
+  readonly transport: 'ssh';
+  readonly state: 'connecting' | 'up' | 'down';
+  /** Why it is down, one line. */
+  readonly reason?: string | undefined;
+  /** What kind of failure (auth, host-key, refused, timeout, dropped, mismatch...). */
+  readonly kind?: string | undefined;
+  /** The last round trip of one request, whole ms. */
+  readonly rttMs?: number | undefined;
+  /** The name the remote gave. */
+  readonly remoteName?: string | undefined;
+  /** ssh connections made so far. */
+  readonly connections: number;
 }
 
 /** What the `o` key did: switched, or why not (how to attach from outside tmux), in one line. */

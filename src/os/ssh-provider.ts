@@ -414,12 +414,25 @@ export class SshHost implements ProbeProvider {
  * once (the others wait as `connecting`), so many hosts coming back together cannot swamp this one.
  */
 export class SshFleet {
-  readonly hosts: readonly SshHost[];
+  private readonly list: SshHost[];
   private active = 0;
   private readonly waiting: (() => void)[] = [];
+  private started = false;
 
-  constructor(configs: readonly SshHostConfig[], options: SshOptions = {}, readonly maxConnecting = 8) {
-    this.hosts = configs.map((c) => new SshHost(c, options, () => this.acquire()));
+  constructor(configs: readonly SshHostConfig[], private readonly options: SshOptions = {}, readonly maxConnecting = 8) {
+    this.list = configs.map((c) => new SshHost(c, options, () => this.acquire()));
+  }
+
+  get hosts(): readonly SshHost[] {
+    return this.list;
+  }
+
+  /** One more host (--ssh-all: a machine the registry names); started at once when the fleet runs. */
+  add(config: SshHostConfig): SshHost {
+    const host = new SshHost(config, this.options, () => this.acquire());
+    this.list.push(host);
+    if (this.started) host.start();
+    return host;
   }
 
   private acquire(): Promise<() => void> {
@@ -445,11 +458,13 @@ export class SshFleet {
   }
 
   start(): void {
-    for (const h of this.hosts) h.start();
+    this.started = true;
+    for (const h of this.list) h.start();
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.hosts.map((h) => h.stop()));
+    this.started = false;
+    await Promise.all(this.list.map((h) => h.stop()));
   }
 
   /** The host whose machine this registry name is (the same matching as for this host), if configured. */

@@ -93,7 +93,9 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
 function evidenceLines(e: Evidence, now: number, clockOffsetMs: number, lastChecked: number | undefined): DetailLine[] {
   const out: DetailLine[] = [];
   const add = (label: string, value: string | undefined) => value !== undefined && out.push({ label, value });
-  add('host', `${sanitize(e.host.machine ?? '(none)', 100)}: ${e.host.local ? `this host (${e.host.matchedAs})` : 'not this host'}`);
+  const ssh = e.host.ssh;
+  const where = e.host.local ? `this host (${e.host.matchedAs})` : ssh === undefined ? 'not this host' : ssh.state === 'up' ? `another host, verified ${sanitize(ssh.via, 120)}` : `another host, ssh ${ssh.state}${ssh.reason ? `: ${sanitize(ssh.reason, 160)}` : ''}`;
+  add('host', `${sanitize(e.host.machine ?? '(none)', 100)}: ${where}`);
   if (e.pid) add('pid', e.pid.unusable ? `${sanitize(e.pid.raw, 40)}: not used (${e.pid.unusable})` : String(e.pid.value));
   if (e.kill) add('kill(pid, 0)', e.kill === 'ok' ? 'exists' : e.kill === 'EPERM' ? 'EPERM: exists, another user owns it' : e.kill === 'ESRCH' ? 'ESRCH: no such process' : `error: ${e.killError ?? '?'}`);
   if (e.state) add('state', e.state === 'Z' ? 'Z (zombie: exited, not reaped)' : e.state);

@@ -155,7 +155,7 @@ describe.runIf(BUILT)('the CLI, end to end', () => {
   it('--version is aligned with the other options in --help', async () => {
     const help = (await gw(['--help'])).stdout.split('\n');
     const options = help.filter((l) => /^ {2}--[a-z]/.test(l));
-    const starts = options.map((l) => /^ {2}--\S+(?: [A-Z]+)? +/.exec(l)![0].length);
+    const starts = options.map((l) => /^ {2}--\S+(?: [A-Z=]+)? +/.exec(l)![0].length);
     expect(new Set(starts).size).toBe(1);
     expect(options.some((l) => /--version +print the version/.test(l))).toBe(true);
   });

@@ -64,7 +64,8 @@ export function judgeClaim(
   claim: ClaimEntry,
   holder: SessionFinding | undefined,
   host: Evidence['host'],
-  os: OsFacts,
+  /** The facts of the claim's host when it can be checked (this host, or a remote host that is up). */
+  os: OsFacts | undefined,
   now: number,
   policy: Policy,
 ): ClaimFinding {
@@ -76,14 +77,15 @@ export function judgeClaim(
     underlying: holder?.evidence.underlying,
     source: holder !== undefined && holder.source !== claim.source ? holder.source : undefined,
   };
-  const local = host.local;
   const holderName = claim.holder !== undefined ? sanitize(claim.holder, 40) : '';
   const stale = (reason: string): ClaimFinding => claimFinding(claim, 'stale-claim', reason, evidence);
   const held = (reason: string, note?: string): ClaimFinding => claimFinding(claim, 'held', reason, evidence, note);
 
   const unusable = claim.pid === undefined ? undefined : pidProblem(claim.pid);
   if (claim.pid !== undefined) evidence.pid = { value: unusable ? null : (claim.pid as number), raw: claim.pid, unusable };
-  const facts = local && unusable === undefined ? os.pids.get(claim.pid as number) : undefined;
+  // Only the facts of the claim's own host: this one, or a remote host verified over ssh and up.
+  const checkable = os !== undefined && (host.local || host.ssh?.state === 'up');
+  const facts = checkable && unusable === undefined ? os.pids.get(claim.pid as number) : undefined;
   let recycled: string | undefined;
   if (facts) {
     evidence.kill = facts.kill;

@@ -30,8 +30,8 @@ export function judgeOffline(
     evidence.underlying = local.verdict;
     if (VERDICT_TRAITS[local.verdict].problem && !entry.ended) {
       const since = entry.offlineSince !== undefined ? ` since ${clockText(policy, toLocal(policy, entry.source, entry.offlineSince))}` : '';
-      // On another host, the fact is a port check from here, not this host's OS.
-      const by = evidence.host.local ? 'OS' : 'port check';
+      // This host's OS, or a remote host's over ssh; elsewhere the fact is a port check from here.
+      const by = evidence.host.local || evidence.host.ssh ? 'OS' : 'port check';
       return judged(local.verdict, `registry: offline${since}; ${by}: ${local.reason}`);
     }
   }

@@ -67,10 +67,18 @@ function groupsByPid(findings: readonly SessionFinding[]): number[][] {
   return groups;
 }
 
+/** Which host's pids a finding's pid is: '' for this host, the ssh host's machine for a remote one (pid 1234 there is not pid 1234 here). */
+function pidSpace(f: SessionFinding): string {
+  const ssh = f.evidence.host.ssh;
+  return ssh === undefined ? '' : ssh.host;
+}
+
+/** One group per source and host: only entries of one registry on one host can share a process. */
 function splitBySource(group: readonly number[], findings: readonly SessionFinding[]): number[][] {
   const bySource = new Map<string, number[]>();
   for (const i of group) {
-    const source = findings[i]!.source;
+    const f = findings[i]!;
+    const source = f.evidence.host.ssh === undefined ? f.source : `${f.source}\u0000${pidSpace(f)}`;
     const list = bySource.get(source);
     if (list) list.push(i);
     else bySource.set(source, [i]);
@@ -184,7 +192,7 @@ export function supersededByPortOwner(findings: readonly SessionFinding[], polic
     const f = findings[i]!;
     const owner = f.evidence.port?.owner;
     if (owner === undefined || (f.verdict !== 'live' && f.verdict !== 'offline')) continue;
-    const key = `${owner}\u0000${f.source}`;
+    const key = `${owner}\u0000${f.source}\u0000${pidSpace(f)}`;
     groups ??= new Map();
     const group = groups.get(key);
     if (group) group.push(i);

@@ -105,8 +105,31 @@ function stateSegments(snap: EngineSnapshot, withStates: boolean, now: number, t
       segs.push({ text: `  ${sanitize(s.name, 20)} ` }, { text: word, color: TONE_COLOR[tone] });
     }
   }
+  segs.push(...hostSegments(snap.hosts));
   segs.push({ text: `  ${sanitize(snap.host, 40)}`, color: TONE_COLOR.muted });
   segs.push({ text: ' ' });
+  return segs;
+}
+
+const HOST_TONE: Record<NonNullable<EngineSnapshot['hosts']>[number]['state'], Tone> = { up: 'ok', connecting: 'warning', down: 'problem' };
+/** Past this many hosts the header counts them by state instead of naming each. */
+export const HOSTS_NAMED = 4;
+
+/** The remote hosts verified over ssh: `  ssh: build-42 up 12ms · build-43 down`, or `  ssh: 8 up · 2 down` for many. */
+export function hostSegments(hosts: EngineSnapshot['hosts']): Segment[] {
+  if (!hosts || hosts.length === 0) return [];
+  const segs: Segment[] = [{ text: '  ssh:' }];
+  if (hosts.length > HOSTS_NAMED) {
+    const states = (['down', 'connecting', 'up'] as const).filter((st) => hosts.some((h) => h.state === st));
+    states.forEach((st, i) => {
+      segs.push({ text: `${i === 0 ? ' ' : ' · '}` }, { text: `${hosts.filter((h) => h.state === st).length} ${st}`, color: TONE_COLOR[HOST_TONE[st]] });
+    });
+    return segs;
+  }
+  hosts.forEach((h, i) => {
+    const rtt = h.state === 'up' && h.rttMs !== undefined ? ` ${h.rttMs}ms` : '';
+    segs.push({ text: `${i === 0 ? ' ' : ' · '}${sanitize(h.machine, 24)} ` }, { text: `${h.state}${rtt}`, color: TONE_COLOR[HOST_TONE[h.state]] });
+  });
   return segs;
 }
 

@@ -1,0 +1,227 @@
+// The engine's remote hosts: one ssh provider per configured machine (an SshFleet), each with its
+// own facts tracker, so each host's probe rounds run on their own: the local round never waits for
+// a remote one, and a slow host slows nobody but itself. What reconcile reads of them is one
+// RemoteHostFacts per host (its state and its facts); what the UI reads is one status per host.
+
+import { matchHost } from '../core/host.js';
+import { sanitize } from '../core/sanitize.js';
+import { chooseProbeTargets, type IsLocalMachine } from '../core/probe-targets.js';
+import type { OsFacts, RegistryView, RemoteHostFacts } from '../core/types.js';
+import { SshFleet, type SshHost, type SshHostConfig, type SshHostStatus, type SshOptions } from '../os/ssh-provider.js';
+import type { Clock } from './clock.js';
+import { OsFactsTracker } from './os-facts.js';
+import type { ProbeProgress } from './snapshot.js';
+import type { HostStatus } from './types.js';
+
+/** What the engine is told about the hosts to verify over ssh (see EngineOptions.ssh). */
+export interface SshSettings {
+  /** The machines to verify and how to reach each (--ssh MACHINE=DEST, the config file's "hosts"). */
+  readonly hosts: readonly SshHostConfig[];
+  /** Every other machine the registries name too, its name as the destination (--ssh-all). */
+  readonly all?: boolean | undefined;
+  /** The ssh client and its timeouts (tests point sshCommand at a client with their own config). */
+  readonly options?: SshOptions | undefined;
+  /** Hosts handshaking at once, at most. Default 8. */
+  readonly maxConnecting?: number | undefined;
+}
+
+/** Remote cadences are this many times the local ones: a kill tick over ssh every 0.5 s, a full probe every 4 s. */
+export const REMOTE_CADENCE_SCALE = 2;
+/** --ssh-all contacts at most this many machines a registry names: a hostile registry cannot make it dial thousands. */
+export const MAX_SSH_ALL_HOSTS = 64;
+/** A machine name --ssh-all will dial: a host name, never an option or a path. */
+const DIALABLE = /^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$/;
+
+interface Remote {
+  readonly host: SshHost;
+  readonly tracker: OsFactsTracker;
+  readonly isOn: IsLocalMachine;
+  /** Every watched pid and port has been probed since the host last came up. */
+  fresh: boolean;
+  /** Why it last went down, kept while it retries: its rows do not flap between down and connecting. */
+  lastDown: SshHostStatus | undefined;
+}
+
+export interface RemoteHostsOptions {
+  readonly ssh: SshSettings;
+  readonly hostName: string;
+  readonly hostAliases: readonly string[];
+  readonly isLocal: IsLocalMachine;
+  readonly intervalScale: number;
+  readonly clock: Clock;
+  readonly now: () => number;
+  /** A host's state or facts changed. */
+  readonly onChange: () => void;
+}
+
+export class RemoteHosts {
+  private readonly fleet: SshFleet;
+  private readonly remotes: Remote[] = [];
+  private running = false;
+
+  constructor(private readonly opts: RemoteHostsOptions) {
+    const options: SshOptions = { ...opts.ssh.options, onChange: (status) => this.onStatus(status) };
+    // Machines that are this host are never dialled: this host's entries are judged here.
+    const configs = opts.ssh.hosts.filter((c) => !opts.isLocal(c.machine));
+    this.fleet = new SshFleet(configs, options, opts.ssh.maxConnecting ?? 8);
+    for (const host of this.fleet.hosts) this.track(host);
+  }
+
+  /** Whether any host is (or may become, with --ssh-all) verified over ssh. */
+  get enabled(): boolean {
+    return this.remotes.length > 0 || this.opts.ssh.all === true;
+  }
+
+  private track(host: SshHost): Remote {
+    const machine = host.config.machine;
+    const memo = new Map<string, boolean>();
+    const isOn: IsLocalMachine = (m) => {
+      if (m === undefined) return false;
+      let on = memo.get(m);
+      if (on === undefined) {
+        if (memo.size >= 1_024) memo.clear();
+        on = !this.opts.isLocal(m) && matchHost(m, machine, []) !== undefined;
+        memo.set(m, on);
+      }
+      return on;
+    };
+    const tracker = new OsFactsTracker({
+      intervalScale: this.opts.intervalScale * REMOTE_CADENCE_SCALE,
+      probes: host,
+      clock: this.opts.clock,
+      now: this.opts.now,
+      onChange: this.opts.onChange,
+    });
+    const remote: Remote = { host, tracker, isOn, fresh: false, lastDown: undefined };
+    this.remotes.push(remote);
+    return remote;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    for (const r of this.remotes) r.tracker.start();
+    this.fleet.start();
+  }
+
+  /** Every tracker stopped and every ssh closed (the remote loops end with their stdin). */
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all([...this.remotes.map((r) => r.tracker.stop()), this.fleet.stop()]);
+  }
+
+  /** The R key: every host that answers probes all its targets now (not awaited: a slow host never holds the table). */
+  refresh(): void {
+    for (const r of this.remotes) if (r.host.state.state === 'up') void r.tracker.probeAllNow();
+  }
+
+  /** New registry lists: each host watches the pids and ports of its own entries. */
+  setView(view: RegistryView): void {
+    if (this.opts.ssh.all) this.addNamedMachines(view);
+    for (const r of this.remotes) r.tracker.setTargets(chooseProbeTargets(view, r.isOn));
+  }
+
+  /** --ssh-all: a host for every machine the registries name that is neither this host nor configured. */
+  private addNamedMachines(view: RegistryView): void {
+    for (const s of view.sessions) {
+      const m = s.machine;
+      if (m === undefined || !DIALABLE.test(m) || this.opts.isLocal(m) || this.remoteFor(m)) continue;
+      if (this.remotes.length >= MAX_SSH_ALL_HOSTS) return;
+      const remote = this.track(this.fleet.add({ machine: m, dest: m }));
+      if (this.running) remote.tracker.start();
+    }
+  }
+
+  /** Whether entries of this machine are verified over ssh (configured, whatever its state now). */
+  verifies(machine: string): boolean {
+    return this.remoteFor(machine) !== undefined;
+  }
+
+  private remoteFor(machine: string | undefined): Remote | undefined {
+    return machine === undefined ? undefined : this.remotes.find((r) => r.isOn(machine));
+  }
+
+  private onStatus(status: SshHostStatus): void {
+    const r = this.remotes.find((x) => x.host.config.machine === status.machine);
+    if (r && status.state === 'down') r.lastDown = status;
+    if (r && status.state === 'up') {
+      r.lastDown = undefined;
+      // What was read while it was down says nothing: every pid and port again, now.
+      r.fresh = false;
+      void r.tracker.probeAllNow().then(() => {
+        if (r.host.state.state === 'up') r.fresh = true;
+        this.opts.onChange();
+      });
+    } else if (r) r.fresh = false;
+    this.opts.onChange();
+  }
+
+  /** A host retrying after a failure is still down, for that reason, until it is up again. */
+  private stateOf(r: Remote): SshHostStatus {
+    const s = r.host.state;
+    return s.state === 'connecting' && r.lastDown !== undefined ? { ...s, state: 'down', reason: r.lastDown.reason, kind: r.lastDown.kind } : s;
+  }
+
+  /** Each host as reconcile reads it. Empty without hosts. */
+  facts(): RemoteHostFacts[] {
+    return this.remotes.map((r) => {
+      const s = this.stateOf(r);
+      // A host just up whose first probes are still out has nothing to say yet: still connecting.
+      const state = s.state === 'up' && !r.fresh ? 'connecting' : s.state;
+      return { machine: r.host.config.machine, transport: 'ssh', state, reason: s.reason, rttMs: s.rttMs, facts: r.tracker.facts };
+    });
+  }
+
+  /** Each host's state for the header and check --json, in configuration order. */
+  statuses(): HostStatus[] {
+    return this.remotes.map((r) => {
+      const s = this.stateOf(r);
+      return {
+        machine: sanitize(s.machine, 64),
+        dest: sanitize(s.dest, 100),
+        transport: 'ssh',
+        state: s.state,
+        reason: s.reason === undefined ? undefined : sanitize(s.reason, 200),
+        kind: s.kind,
+        rttMs: s.rttMs === undefined ? undefined : Math.round(s.rttMs),
+        remoteName: s.remoteName === undefined ? undefined : sanitize(s.remoteName, 80),
+        connections: r.host.connections,
+      };
+    });
+  }
+
+  /** No host is still making up its mind: each is down, or up with every target probed since. */
+  get settled(): boolean {
+    return this.remotes.every((r) => (r.host.state.state === 'up' ? r.fresh : r.host.state.state === 'down'));
+  }
+
+  /** The host whose entries these are, for the checking / dead-since marks and the detail's "last checked". */
+  progressOf(machine: string): (ProbeProgress & { pidCheckedAt(pid: number): number | undefined; portCheckedAt(port: number): number | undefined }) | undefined {
+    return this.remotes.find((r) => r.host.config.machine === machine)?.tracker;
+  }
+
+  /** The provider, known facts and host test for an eviction re-probe of an entry of `machine`. */
+  probeContext(machine: string): { provider: SshHost; known: OsFacts; isOn: IsLocalMachine; hostFacts: (facts: OsFacts) => RemoteHostFacts } | undefined {
+    const r = this.remotes.find((x) => x.host.config.machine === machine);
+    if (!r) return undefined;
+    return {
+      provider: r.host,
+      known: r.tracker.facts,
+      isOn: r.isOn,
+      hostFacts: (facts) => {
+        const s = this.stateOf(r);
+        return { machine: r.host.config.machine, transport: 'ssh', state: s.state, reason: s.reason, rttMs: s.rttMs, facts };
+      },
+    };
+  }
+
+  /** Facts an eviction re-probe read, for the live view. */
+  applyFresh(machine: string, facts: Pick<OsFacts, 'pids' | 'ports'>): void {
+    this.remotes.find((r) => r.host.config.machine === machine)?.tracker.applyFresh(facts.pids, facts.ports);
+  }
+
+  /** Counters for the bench: connections made and bytes sent, per host. */
+  counters(): { machine: string; connections: number; bytesSent: number }[] {
+    return this.remotes.map((r) => ({ machine: r.host.config.machine, connections: r.host.connections, bytesSent: r.host.bytesSent }));
+  }
+}
