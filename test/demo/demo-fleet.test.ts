@@ -124,10 +124,19 @@ function describeProcess(pid: number): string {
   }
 }
 
+/** The state letter of a process, or undefined once it is gone (it can go between two reads). */
+function statState(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
+  } catch {
+    return undefined;
+  }
+}
+
 async function gone(pids: readonly number[], namespaces: readonly string[], withinMs: number): Promise<{ processes: string[]; inHosts: number }> {
   const end = Date.now() + withinMs;
   for (;;) {
-    const processes = pids.filter((p) => existsSync(`/proc/${p}`) && readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z');
+    const processes = pids.filter((p) => { const s = statState(p); return s !== undefined && s !== 'Z'; });
     const inHosts = allPids().filter((p) => namespaces.includes(nsLink(p) ?? '')).length;
     if ((processes.length === 0 && inHosts === 0) || Date.now() > end) return { processes: processes.map(describeProcess), inHosts };
     await new Promise((r) => setTimeout(r, 50));
