@@ -56,13 +56,14 @@ const common = {
  * Built-ins that cost a few ms each to load and that neither a status line nor a first frame
  * needs: child_process (Ink's terminal-size fallback, the tmux and process-table probes, which
  * run after it), crypto (eviction ids, temp names), fs/promises (the trash, the audit log, the
- * state file; the config is read synchronously). Their importers get an object whose names load
+ * state file; the config is read synchronously), module (createRequire: the launcher hands the
+ * loader its own, from the CommonJS module object). Their importers get an object whose names load
  * them on first use.
  */
-const LAZY_BUILTINS = ['child_process', 'crypto', 'fs/promises'];
+const LAZY_BUILTINS = ['child_process', 'crypto', 'fs/promises', 'module'];
 
 /** Built-ins whose exports are plain functions and constants (no getter with an effect, none reassigned later). */
-const PLAIN_BUILTINS = ['fs', 'path', 'os', 'net', 'url', 'vm', 'module'];
+const PLAIN_BUILTINS = ['fs', 'path', 'os', 'net', 'url', 'vm'];
 
 /**
  * `import … from 'node:fs'` becomes a require() through the wrapper's `require` (a file compiled

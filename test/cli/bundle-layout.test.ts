@@ -35,12 +35,12 @@ describe('the bundled CLI', () => {
     for (const f of loaded) expect(files.has(`${f!}.js`)).toBe(true);
   });
 
-  it('--version and status load neither child_process, crypto, http nor fs/promises (each is a few ms of every status line)', () => {
+  it('--version and status load neither child_process, crypto, http, fs/promises, v8 nor module (each is a ms or more of every status line)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-builtins-'));
     try {
       // Which of Node's own modules the run loaded, printed as the process exits.
       const probe = join(dir, 'probe.cjs');
-      writeFileSync(probe, `process.on('exit', () => process.stderr.write('LOADED ' + JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (crypto|child_process|http|https|fs[/]promises)$/.test(m)).map((m) => m.slice(13)).sort()) + '\\n'));`);
+      writeFileSync(probe, `process.on('exit', () => process.stderr.write('LOADED ' + JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (crypto|child_process|http|https|fs[/]promises|v8|module)$/.test(m)).map((m) => m.slice(13)).sort()) + '\\n'));`);
       const loaded = (args: string[]): string[] => {
         const run = spawnSync(process.execPath, ['--require', probe, join(ROOT, 'bin/ghostwatch.js'), ...args], { env: { ...env, XDG_CACHE_HOME: join(dir, 'cache') }, encoding: 'utf8', timeout: 20_000 });
         const line = /LOADED (.*)\n/.exec(run.stderr)?.[1];
