@@ -9,11 +9,10 @@ if ((process.env.NO_COLOR ?? '') !== '' || process.argv.includes('--no-color')) 
 // 2 x 16 MB under the start-up's allocation and keeps it, and lets the old generation fill with the
 // dead findings of earlier recomputes up to ~4x what is live before it collects. Keep the young
 // generation at its start size and let the old one grow by a fifth between full collections. Set
-// before anything else runs; V8 reads both on each collection. The CPU cost stays in the noise
-// (bench: idle_cpu_pct, startup_first_frame_ms).
-const { setFlagsFromString } = require('node:v8');
+// before the command's own code runs (the bundle's loader sets them as it loads the first file
+// after the dispatcher, so a status line never loads node:v8); V8 reads both on each collection.
+// The CPU cost stays in the noise (bench: idle_cpu_pct, startup_first_frame_ms).
 const V8_FLAGS = ['--semi-space-growth-factor=1', '--heap-growing-percent=20'];
-for (const flag of V8_FLAGS) setFlagsFromString(flag);
 // React's development build records every render with performance.measure and keeps the records:
 // with 10,000 rows that grows the heap by ~100 MB a second. Run the production build.
 process.env.NODE_ENV ??= 'production';
@@ -39,10 +38,13 @@ try {
 }
 if (loader !== undefined) {
   const { codeCacheDir, createChunkLoader } = loader;
-  createChunkLoader({ dir: bundle, cacheDir: codeCacheDir(), flags: V8_FLAGS })('main').catch((error) => {
+  // Module.createRequire, from this file's module object: node:module itself need not load.
+  createChunkLoader({ dir: bundle, cacheDir: codeCacheDir(), flags: V8_FLAGS, createRequire: module.constructor.createRequire })('main').catch((error) => {
     throw error;
   });
 } else {
+  const { setFlagsFromString } = require('node:v8');
+  for (const flag of V8_FLAGS) setFlagsFromString(flag);
   import('../dist/src/cli/main.js').catch((error) => {
     if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/src/cli/main.js')) {
       console.error('ghostwatch: not built yet; run `npm run build` in the ghostwatch folder');

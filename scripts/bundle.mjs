@@ -56,10 +56,14 @@ const common = {
  * Built-ins that cost a few ms each to load and that neither a status line nor a first frame
  * needs: child_process (Ink's terminal-size fallback, the tmux and process-table probes, which
  * run after it), crypto (eviction ids, temp names), fs/promises (the trash, the audit log, the
- * state file; the config is read synchronously). Their importers get an object whose names load
+ * state file; the config is read synchronously), module (createRequire: the launcher hands the
+ * loader its own, from the CommonJS module object). Their importers get an object whose names load
  * them on first use.
  */
-const LAZY_BUILTINS = ['child_process', 'crypto', 'fs/promises'];
+const LAZY_BUILTINS = ['child_process', 'crypto', 'fs/promises', 'module'];
+
+/** Built-ins whose exports are plain functions and constants (no getter with an effect, none reassigned later). */
+const PLAIN_BUILTINS = ['fs', 'path', 'os', 'net', 'url', 'vm'];
 
 /**
  * `import … from 'node:fs'` becomes a require() through the wrapper's `require` (a file compiled
@@ -70,7 +74,20 @@ const requireAtRunTime = {
   setup(b) {
     b.onResolve({ filter: /.*/ }, (args) => {
       if (!RUNTIME_REQUIRED.has(args.path)) return undefined;
-      return args.namespace === 'run-time' ? { path: args.path, external: true } : { path: args.path, namespace: 'run-time' };
+      if (args.namespace === 'run-time' || args.namespace === 'run-time-esm') return { path: args.path, external: true };
+      // An import statement of a plain built-in: its names as an ES module. A require() call (a
+      // CommonJS dependency's) keeps the module object itself, as Node gives it.
+      const plain = args.kind === 'import-statement' && PLAIN_BUILTINS.includes(args.path.replace(/^node:/, ''));
+      return { path: args.path, namespace: plain ? 'run-time-esm' : 'run-time' };
+    });
+    // An ES module of the built-in's names, each read once where the bundle imports it and dropped
+    // where nothing does (a pure call): no copy of every name and getter (esbuild's __toESM of a
+    // CommonJS module) at each start. Only for modules whose names are plain functions and
+    // constants, so reading one at import instead of at use changes nothing.
+    b.onLoad({ filter: /.*/, namespace: 'run-time-esm' }, async (args) => {
+      const names = Object.keys(await import(args.path)).filter((n) => n !== 'default' && /^[A-Za-z_$][\w$]*$/.test(n));
+      const exports = names.map((n) => `export const ${n} = /* @__PURE__ */ (() => m.${n})();`);
+      return { contents: [`const m = require(${JSON.stringify(args.path)});`, 'export default m;', ...exports].join('\n'), loader: 'js' };
     });
     b.onLoad({ filter: /.*/, namespace: 'run-time' }, async (args) => {
       const id = args.path.replace(/^node:/, '');

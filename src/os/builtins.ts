@@ -3,7 +3,9 @@
 // child_process and crypto cost a few ms each before `--version` or `status` does anything.
 import { createRequire } from 'node:module';
 
-const load = createRequire(import.meta.url);
+// Made on first use too: node:module itself is one of the built-ins a status line need not load.
+let require_: NodeJS.Require | undefined;
+const load = (id: string): unknown => (require_ ??= createRequire(import.meta.url))(id);
 
 export const childProcess = (): typeof import('node:child_process') => load('node:child_process') as typeof import('node:child_process');
 export const crypto = (): typeof import('node:crypto') => load('node:crypto') as typeof import('node:crypto');

@@ -38,8 +38,15 @@ export interface ChunkLoaderOptions {
   readonly dir: string;
   /** Where the cached data goes; undefined: no cache (compiled from source every time). */
   readonly cacheDir: string | undefined;
-  /** V8 flags set at run time (v8.setFlagsFromString), part of the key. */
+  /**
+   * V8 flags for every file after the first one loaded (the dispatcher, main): set with
+   * v8.setFlagsFromString just before the second file compiles, and part of the keys of the
+   * files loaded from then on. A run that loads only the first file (a status line, --version)
+   * never loads node:v8 (~2 ms of its start).
+   */
   readonly flags?: readonly string[];
+  /** Node's createRequire; the launcher gives Module.createRequire, so node:module is not loaded. */
+  readonly createRequire?: (path: string) => NodeJS.Require;
   /** Milliseconds after a load at which its data is made, if the process still runs. */
   readonly settleMs?: number;
   /** What happened to each load (tests, benches): `hit`, `miss`, `rejected`, `written`, `write-failed`. */
@@ -115,7 +122,10 @@ function readSource(path: string): { source: string; size: number; mtimeMs: numb
  */
 export function createChunkLoader(opts: ChunkLoaderOptions): ChunkLoad {
   const loaded = new Map<string, Promise<ChunkExports>>();
-  const flags = opts.flags ?? [];
+  const lateFlags = opts.flags ?? [];
+  /** The flags set so far: none until a file after the first one loads. */
+  let flags: readonly string[] = [];
+  let first = true;
   const pending: (() => void)[] = [];
   let exitHooked = false;
   const load: ChunkLoad = (name) => {
@@ -127,6 +137,18 @@ export function createChunkLoader(opts: ChunkLoaderOptions): ChunkLoad {
     return p;
   };
   const run = (name: string): Promise<ChunkExports> => {
+    if (!first && flags !== lateFlags) {
+      if (lateFlags.length > 0) {
+        // The data of the files loaded so far is made now, under the flags they were compiled
+        // with: V8 refuses data made under other flags, and the next run that loads only the
+        // first file compiles it without them.
+        for (const save of pending) save();
+        const { setFlagsFromString } = (opts.createRequire ?? createRequire)(join(opts.dir, 'loader'))('node:v8') as typeof import('node:v8');
+        for (const flag of lateFlags) setFlagsFromString(flag);
+      }
+      flags = lateFlags;
+    }
+    first = false;
     const path = join(opts.dir, `${name}.js`);
     const { source, size, mtimeMs } = readSource(path);
     const cachePath = opts.cacheDir === undefined ? undefined : join(opts.cacheDir, `${name}.v8`);
@@ -153,7 +175,7 @@ export function createChunkLoader(opts: ChunkLoaderOptions): ChunkLoad {
       }
     }
     const wrapped = script.runInThisContext() as (require: NodeJS.Require, url: string, load: ChunkLoad) => Promise<ChunkExports>;
-    return wrapped(createRequire(path), pathToFileURL(path).href, load);
+    return wrapped((opts.createRequire ?? createRequire)(path), pathToFileURL(path).href, load);
   };
   return load;
 }

@@ -1,6 +1,6 @@
 // The events between two snapshots, as a table of cases built from real reconcile findings.
 import { describe, expect, it } from 'vitest';
-import { diffEvents, eventText, eventTone, keepLast, type EventFrame, type EventSource, type WatchEvent } from '../../src/core/events.js';
+import { diffEvents, eventText, grouped, eventTone, keepLast, type EventFrame, type EventSource, type WatchEvent } from '../../src/core/events.js';
 import { findingKey } from '../../src/core/evict-plan.js';
 import type { ClaimEntry, OsFacts, SessionEntry } from '../../src/core/types.js';
 import { alive, claim, gone, NOW, os, run, session } from './fixtures.js';
@@ -92,6 +92,29 @@ describe('eventText and eventTone', () => {
     const text = eventText(e({ id: 'x\u001b]52;c;cHduZWQ=\u0007', source: 'h\u202Eivisor', kind: 'judged', verdict: 'ghost', from: 'live', detail: 'bad\u001b[2J' }));
     expect(text).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
     expect(text).toContain('^[');
+  });
+});
+
+describe('grouped: counts as toLocaleString("en-US") writes them, without ICU', () => {
+  const samples = [0, -0, 1, 12, 123, 999, 1000, 1001, 9999, 10_000, 12_345, 100_000, 999_999, 1_000_000, 1_234_567, -1, -999, -1000, -1_234_567, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 1.5, 1234.5678, 2 ** 60, NaN, Infinity, -Infinity];
+  it.each(samples)('%d', (n) => {
+    expect(grouped(n)).toBe(n.toLocaleString('en-US'));
+  });
+
+  it('never calls the number formatter for a whole number (its first call maps ~6 MB of ICU data)', () => {
+    const real = Number.prototype.toLocaleString;
+    let calls = 0;
+    Number.prototype.toLocaleString = function (this: number, ...args: Parameters<typeof real>) {
+      calls++;
+      return real.apply(this, args);
+    };
+    try {
+      expect(eventText({ at: AT, kind: 'source', source: 'hypivisor', rowKind: 'session', status: 'connected', reading: true, rows: 10_000 })).toBe('hypivisor: connected, 10,000 rows');
+      expect(grouped(-1_234_567)).toBe('-1,234,567');
+    } finally {
+      Number.prototype.toLocaleString = real;
+    }
+    expect(calls).toBe(0);
   });
 });
 

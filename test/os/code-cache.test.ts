@@ -43,14 +43,14 @@ const events = [];
 const load = createChunkLoader({ dir: bundle, cacheDir: cache, flags: JSON.parse(flags), settleMs: 0, onEvent: (name, e) => events.push(name + ':' + e) });
 const exports = await load('main');
 await new Promise((r) => setTimeout(r, 20));
-process.stdout.write(JSON.stringify({ exports, events }));
+process.stdout.write(JSON.stringify({ exports, events, v8: process.moduleLoadList.includes('NativeModule v8') }));
 `;
 
 /** Loads `main` in a new process, waits for its data to be written (settleMs 0), returns what happened. */
-async function loadOnce(flags: readonly string[] = []): Promise<{ exports: Record<string, unknown>; events: string[] }> {
+async function loadOnce(flags: readonly string[] = []): Promise<{ exports: Record<string, unknown>; events: string[]; v8: boolean }> {
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', CHILD, BUILT, bundle, cache, JSON.stringify(flags)], { encoding: 'utf8', timeout: 20_000 });
   if (run.status !== 0) throw new Error(`loader child failed: ${run.stderr}`);
-  return JSON.parse(run.stdout) as { exports: Record<string, unknown>; events: string[] };
+  return JSON.parse(run.stdout) as { exports: Record<string, unknown>; events: string[]; v8: boolean };
 }
 
 describe('createChunkLoader', () => {
@@ -99,8 +99,27 @@ describe('createChunkLoader', () => {
     utimesSync(path, later, later);
     const touched = await loadOnce();
     expect(touched.events).toEqual(expect.arrayContaining(['main:miss', 'main:written', 'other:hit']));
-    // Other flags set at run time.
-    expect((await loadOnce(['--heap-growing-percent=20'])).events).toContain('main:miss');
+    // Other flags set at run time: they are the later files' (main, the first, runs without them).
+    expect((await loadOnce(['--heap-growing-percent=20'])).events).toEqual(expect.arrayContaining(['main:hit', 'other:miss', 'other:written']));
+  });
+
+  it('sets the V8 flags only as the second file loads, after making the first file\'s data: a run of the first alone never loads node:v8 and takes that data', async () => {
+    const flags = ['--heap-growing-percent=20'];
+    writeChunk('main', `if (process.env.GW_TEST_SECOND === '1') await __gwLoad('other'); return { alone: process.env.GW_TEST_SECOND !== '1' };`);
+    writeChunk('other', OTHER);
+    process.env.GW_TEST_SECOND = '1';
+    try {
+      const both = await loadOnce(flags);
+      expect(both.v8).toBe(true);
+      // main's data was written before other compiled, under main's own (flagless) key.
+      expect(both.events).toEqual(['main:miss', 'main:written', 'other:miss', 'other:written']);
+    } finally {
+      delete process.env.GW_TEST_SECOND;
+    }
+    const alone = await loadOnce(flags);
+    expect(alone.exports).toEqual({ alone: true });
+    expect(alone.events).toEqual(['main:hit']);
+    expect(alone.v8).toBe(false);
   });
 
   it('data V8 refuses (the right key, garbage after it): the file still runs, the data is made anew', async () => {
