@@ -7,7 +7,8 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { EngineSnapshot, LiveEngine } from '../../src/engine/types.js';
+import type { LiveEngine } from '../../src/engine/index.js';
+import type { EngineSnapshot } from '../../src/engine/types.js';
 import type { SshSettings } from '../../src/engine/remote-hosts.js';
 import { MAX_SSH_ALL_HOSTS } from '../../src/engine/remote-hosts.js';
 import { RemotePortChecker } from '../../src/os/remote-port-check.js';

@@ -7,12 +7,15 @@ import { App } from '../../src/ui/app.js';
 import { demoFindings, FIXED_NOW, StaticEngine } from '../support/ui-fixtures.js';
 
 /** An engine whose process table has every pid asked for: a local process named local-only-cmd. */
-class EveryPidEngine extends StaticEngine {
-  readonly asked: number[] = [];
-  override processInfo(pid: number): ProcessInfo {
-    this.asked.push(pid);
+function everyPidEngine(): { engine: StaticEngine; asked: number[] } {
+  const engine = new StaticEngine(demoFindings());
+  const asked: number[] = [];
+  const processInfo = (pid: number): ProcessInfo => {
+    asked.push(pid);
     return { pid, ppid: 1, name: 'local-only', cmd: 'local-only-cmd --secret', startedAt: FIXED_NOW - 60_000 };
-  }
+  };
+  Object.assign(engine, { processInfo });
+  return { engine, asked };
 }
 
 const settle = (ms = 30) => new Promise((r) => setTimeout(r, ms));
@@ -28,12 +31,12 @@ async function detailOf(engine: StaticEngine, id: string) {
 
 describe('the detail view of another host’s entry', () => {
   it('shows no process of this host for its pid; a local entry still shows its own', async () => {
-    const engine = new EveryPidEngine(demoFindings());
+    const { engine, asked } = everyPidEngine();
     const remote = await detailOf(engine, '9e9e9e9e');
     const frame = remote.lastFrame() ?? '';
     expect(frame).toMatch(/laptop\.lan: not this host/);
     expect(frame).not.toMatch(/local-only-cmd/);
-    expect(engine.asked).not.toContain(5123);
+    expect(asked).not.toContain(5123);
     remote.unmount();
 
     const local = await detailOf(engine, '7f3a9c1e');
