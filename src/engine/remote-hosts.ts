@@ -217,7 +217,9 @@ export class RemoteHosts {
 
   /** No host is still making up its mind: each is down, or up with every target probed since. */
   get settled(): boolean {
-    return this.remotes.every((r) => (r.host.state.state === 'up' ? r.fresh : r.host.state.state === 'down'));
+    // Up: probed since it came up, and every target it was given since (a view that arrives after
+    // the host is up brings pids nobody asked it about yet).
+    return this.remotes.every((r) => (r.host.state.state === 'up' ? r.fresh && r.tracker.firstProbesDone : r.host.state.state === 'down'));
   }
 
   /** The host whose entries these are, for the checking / dead-since marks and the detail's "last checked". */

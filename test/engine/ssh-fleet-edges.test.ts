@@ -4,7 +4,7 @@
 // asked for. What the fleet tests on namespaced hosts do not cover: --ssh-all with hostile machine
 // names, --probe-remote-ports beside ssh (no TCP connect to an ssh-verified machine), a host
 // answering under another name, a bulk eviction across hosts, and --ssh naming this host.
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LiveEngine } from '../../src/engine/index.js';
@@ -13,33 +13,8 @@ import type { SshSettings } from '../../src/engine/remote-hosts.js';
 import { MAX_SSH_ALL_HOSTS } from '../../src/engine/remote-hosts.js';
 import { RemotePortChecker } from '../../src/os/remote-port-check.js';
 import { countingServer } from '../os/remote-ports-support.js';
+import { fakeSsh } from '../support/fake-ssh.js';
 import { agent, deadPid, engineFor, finding, HOST, listNodes, onCleanup, serve, sleeper, source, tempDir, until } from './helpers.js';
-
-/** A fake ssh in a temp dir: `dests` lists each destination asked for, one a line. */
-function fakeSsh(): { command: string; dests(): string[] } {
-  const dir = tempDir();
-  const command = join(dir, 'ssh');
-  writeFileSync(
-    command,
-    `#!/bin/sh
-d='${dir}'
-for a; do prev=$last; last=$a; done
-printf '%s\\n' "$prev" >> "$d/dests"
-case $prev in
-noauth*) echo "me@$prev: Permission denied (publickey)." >&2; exit 255;;
-cap-*) echo "ssh: Could not resolve hostname $prev: Name or service not known" >&2; exit 255;;
-*[!A-Za-z0-9.-]*) echo "ssh: not a name this fake takes" >&2; exit 255;;
-esac
-mkdir -p "$d/as/$prev"
-printf '#!/bin/sh\\necho %s\\n' "$prev" > "$d/as/$prev/hostname"
-chmod +x "$d/as/$prev/hostname"
-PATH="$d/as/$prev:$PATH" exec sh -c "$last"
-`,
-  );
-  chmodSync(command, 0o755);
-  const log = join(dir, 'dests');
-  return { command, dests: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l !== '') : []) };
-}
 
 function sshEngine(url: string, ssh: Omit<SshSettings, 'options'>, command: string, more: Parameters<typeof engineFor>[1] = {}): LiveEngine {
   return engineFor([source(url)], {
