@@ -61,6 +61,8 @@ function hostsToSsh(path: string, value: unknown): string[] {
   const out: string[] = [];
   for (const [machine, host] of Object.entries(value)) {
     const key = `hosts.${machine}`;
+    // It becomes MACHINE=DEST: a machine with "=" would be read as another machine and destination.
+    if (machine === '' || machine.includes('=')) throw new UsageError(`${path}: "hosts" has a machine name that is empty or contains "=": ${JSON.stringify(machine)}`);
     if (typeof host !== 'object' || host === null || Array.isArray(host)) throw new UsageError(`${where(key)} must be an object like {"ssh": "user@host", "port": 22}`);
     const { ssh, port, ...rest } = host as Record<string, unknown>;
     const extra = Object.keys(rest)[0];

@@ -182,6 +182,10 @@ export function monitorSettings(options: CommandOptions, env: NodeJS.ProcessEnv 
   };
 }
 
+/** A machine name or destination: no spaces, no control or format characters (nothing a terminal or ssh would act on). */
+const PLAIN = /^[^\s\p{Cc}\p{Cf}\p{Zl}\p{Zp}=]+$/u;
+const PLAIN_DEST = /^[^\s\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+$/u;
+
 /** `--ssh MACHINE=DEST` values (the config file's "hosts" arrive as these too); a machine given twice is an error. */
 function sshHosts(options: CommandOptions): SshHostConfig[] {
   const hosts: SshHostConfig[] = [];
@@ -191,8 +195,10 @@ function sshHosts(options: CommandOptions): SshHostConfig[] {
     const dest = eq < 0 ? '' : value.slice(eq + 1).trim();
     const label = options.label('ssh');
     if (machine === '' || dest === '') throw new UsageError(`${label} needs MACHINE=DEST, e.g. build-42=me@build-42.internal (got "${sanitize(value, 80)}")`);
-    if (dest.startsWith('-')) throw new UsageError(`${label}: the destination of ${sanitize(machine, 80)} may not start with "-"`);
-    if (/\s/.test(dest)) throw new UsageError(`${label}: the destination of ${sanitize(machine, 80)} may not contain spaces`);
+    if (!PLAIN.test(machine)) throw new UsageError(`${label}: the machine "${sanitize(machine, 80)}" may not contain spaces, control characters or "="`);
+    // ssh is given `--` before the destination; still, neither it nor its host (after ssh:// or user@) may read as an option.
+    if (/^-|^ssh:\/\/-|@-/i.test(dest)) throw new UsageError(`${label}: the destination of ${sanitize(machine, 80)} may not start with "-"`);
+    if (!PLAIN_DEST.test(dest)) throw new UsageError(`${label}: the destination of ${sanitize(machine, 80)} may not contain spaces or control characters`);
     if (hosts.some((h) => h.machine.toLowerCase() === machine.toLowerCase())) throw new UsageError(`${label}: ${sanitize(machine, 80)} is given twice`);
     hosts.push({ machine, dest });
   }

@@ -31,6 +31,15 @@ export const REMOTE_CADENCE_SCALE = 2;
 export const MAX_SSH_ALL_HOSTS = 64;
 /** A machine name --ssh-all will dial: a host name, never an option or a path. */
 const DIALABLE = /^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$/;
+/** Machine names whose host is remembered; a registry naming more is matched again after a clear. */
+const MAX_CACHED_MACHINES = 65_536;
+
+/** A name's first label as matchHost compares it (case, spaces and trailing dots aside). */
+function firstLabel(name: string): string {
+  const n = name.trim().toLowerCase();
+  const dot = n.indexOf('.');
+  return dot < 0 ? n : n.slice(0, dot);
+}
 
 interface Remote {
   readonly host: SshHost;
@@ -57,6 +66,10 @@ export interface RemoteHostsOptions {
 export class RemoteHosts {
   private readonly fleet: SshFleet;
   private readonly remotes: Remote[] = [];
+  /** Which host each machine name seen is on (null: none of them), see ownerOf. */
+  private readonly owners = new Map<string, Remote | null>();
+  /** The hosts by the first label of their machine name, in configuration order. */
+  private readonly byLabel = new Map<string, Remote[]>();
   private running = false;
 
   constructor(private readonly opts: RemoteHostsOptions) {
@@ -73,18 +86,8 @@ export class RemoteHosts {
   }
 
   private track(host: SshHost): Remote {
-    const machine = host.config.machine;
-    const memo = new Map<string, boolean>();
-    const isOn: IsLocalMachine = (m) => {
-      if (m === undefined) return false;
-      let on = memo.get(m);
-      if (on === undefined) {
-        if (memo.size >= 1_024) memo.clear();
-        on = !this.opts.isLocal(m) && matchHost(m, machine, []) !== undefined;
-        memo.set(m, on);
-      }
-      return on;
-    };
+    // An entry belongs to the first host whose machine it names (as reconcile reads it), never to this host.
+    const isOn: IsLocalMachine = (m) => this.ownerOf(m)?.host === host;
     const tracker = new OsFactsTracker({
       intervalScale: this.opts.intervalScale * REMOTE_CADENCE_SCALE,
       probes: host,
@@ -94,7 +97,29 @@ export class RemoteHosts {
     });
     const remote: Remote = { host, tracker, isOn, fresh: false, lastDown: undefined };
     this.remotes.push(remote);
+    const label = firstLabel(host.config.machine);
+    this.byLabel.set(label, [...(this.byLabel.get(label) ?? []), remote]);
+    // A machine that matched no host (or a later one) may be this one's now.
+    this.owners.clear();
     return remote;
+  }
+
+  /**
+   * The host whose entries a machine's are: the first configured one it matches (reconcile takes
+   * the same), none for this host. One memo for every host: a registry naming thousands of
+   * machines costs one match per name, not one per name and host at every change.
+   */
+  private ownerOf(machine: string | undefined): Remote | undefined {
+    if (machine === undefined) return undefined;
+    let owner = this.owners.get(machine);
+    if (owner === undefined) {
+      if (this.owners.size >= MAX_CACHED_MACHINES) this.owners.clear();
+      // Two names of one host share their first label (matchHost): only those hosts are matched.
+      const candidates = this.opts.isLocal(machine) ? undefined : this.byLabel.get(firstLabel(machine));
+      owner = candidates?.find((r) => matchHost(machine, r.host.config.machine, []) !== undefined) ?? null;
+      this.owners.set(machine, owner);
+    }
+    return owner ?? undefined;
   }
 
   start(): void {
@@ -124,9 +149,9 @@ export class RemoteHosts {
   /** --ssh-all: a host for every machine the registries name that is neither this host nor configured. */
   private addNamedMachines(view: RegistryView): void {
     for (const s of view.sessions) {
-      const m = s.machine;
-      if (m === undefined || !DIALABLE.test(m) || this.opts.isLocal(m) || this.remoteFor(m)) continue;
       if (this.remotes.length >= MAX_SSH_ALL_HOSTS) return;
+      const m = s.machine;
+      if (m === undefined || this.ownerOf(m) !== undefined || !DIALABLE.test(m) || this.opts.isLocal(m)) continue;
       const remote = this.track(this.fleet.add({ machine: m, dest: m }));
       if (this.running) remote.tracker.start();
     }
@@ -138,7 +163,7 @@ export class RemoteHosts {
   }
 
   private remoteFor(machine: string | undefined): Remote | undefined {
-    return machine === undefined ? undefined : this.remotes.find((r) => r.isOn(machine));
+    return this.ownerOf(machine);
   }
 
   private onStatus(status: SshHostStatus): void {
@@ -192,7 +217,9 @@ export class RemoteHosts {
 
   /** No host is still making up its mind: each is down, or up with every target probed since. */
   get settled(): boolean {
-    return this.remotes.every((r) => (r.host.state.state === 'up' ? r.fresh : r.host.state.state === 'down'));
+    // Up: probed since it came up, and every target it was given since (a view that arrives after
+    // the host is up brings pids nobody asked it about yet).
+    return this.remotes.every((r) => (r.host.state.state === 'up' ? r.fresh && r.tracker.firstProbesDone : r.host.state.state === 'down'));
   }
 
   /** The host whose entries these are, for the checking / dead-since marks and the detail's "last checked". */

@@ -86,10 +86,12 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     if (mode === 'help') return wrapLines(helpLines(), width);
     if (mode === 'detail' && detailFinding) {
       const pid = detailFinding.entry.pid;
+      // The engine knows this host's processes only: pid 5123 of another host is not pid 5123 here.
+      const local = detailFinding.evidence.host.local;
       const lines = detailLines(
         detailFinding,
         tickNow,
-        typeof pid === 'number' ? engine.processInfo(pid) : undefined,
+        local && typeof pid === 'number' ? engine.processInfo(pid) : undefined,
         clockOffsetMs[detailFinding.source],
         paneOfRow(detailFinding, snap.panes),
         engine.lastChecked(detailFinding),

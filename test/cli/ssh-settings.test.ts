@@ -51,6 +51,17 @@ describe('ssh hosts in the settings', () => {
     [[], { hosts: { b: { port: 22 } } }, /"hosts.b.ssh" must be an ssh destination/],
     [[], { hosts: { b: { ssh: 'x', user: 'me' } } }, /unknown key "hosts.b.user"/],
     [[], { ssh: 'b' }, /"ssh" in .*config.json needs MACHINE=DEST/],
+    // A port makes the file's destination ssh://DEST:PORT: its host may not read as an option either.
+    [[], { hosts: { b: { ssh: '-oProxyCommand=touch${IFS}/tmp/x', port: 22 } } }, /"ssh" in .*: the destination of b may not start with "-"/],
+    [[], { hosts: { b: { ssh: 'me@-oProxyCommand=x' } } }, /the destination of b may not start with "-"/],
+    [['--ssh', 'm=ssh://-oProxyCommand=x:22'], undefined, /--ssh: the destination of m may not start with "-"/],
+    [['--ssh', 'm=me@host\nProxyCommand x'], undefined, /--ssh: the destination of m may not contain spaces or control characters/],
+    [['--ssh', 'm=host\u001b]0;title\u0007'], undefined, /--ssh: the destination of m may not contain spaces or control characters/],
+    [['--ssh', 'm=host\u202e'], undefined, /--ssh: the destination of m may not contain spaces or control characters/],
+    [['--ssh', 'a b=host'], undefined, /--ssh: the machine "a b" may not contain spaces, control characters or "="/],
+    [['--ssh', 'm\u001b[2J=host'], undefined, /--ssh: the machine "m\^\[\[2J" may not contain/],
+    // A machine key with "=" would split into another machine and destination.
+    [[], { hosts: { 'a=me@evil': { ssh: 'x' } } }, /"hosts" has a machine name that is empty or contains "=": "a=me@evil"/],
   ])('%j %j is refused', (argv, file, message) => {
     expect(() => settings(argv, file)).toThrow(message);
   });
