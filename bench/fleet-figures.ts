@@ -234,13 +234,18 @@ export async function fleetFigures(): Promise<Figures> {
 
     const sshStats = () => live.stats().ssh ?? [];
     const before = sshStats();
+    const engine0 = live.stats();
     const q0 = performance.now();
     await sleep(QUIET_MS);
     const after = sshStats();
+    const engine1 = live.stats();
     const quietS = (performance.now() - q0) / 1000;
     const perRound = after.map((a, i) => (a.bytesSent - before[i]!.bytesSent) / Math.max(1, a.rounds - before[i]!.rounds));
     const perSecond = after.map((a, i) => (a.bytesSent - before[i]!.bytesSent) / quietS);
     const roundsPerSecond = after.map((a, i) => (a.rounds - before[i]!.rounds) / quietS);
+    process.stderr.write(
+      `bench: fleet quiet ${round1(quietS)} s: ${engine1.recomputes - engine0.recomputes} recomputes, ${engine1.publishes - engine0.publishes} publishes\n`,
+    );
 
     const doomed: { id: string; outside: number }[] = [];
     for (let k = 0; k < KILLS_PER_HOST; k++) {
