@@ -11,6 +11,7 @@ import { cliFigures } from './cli-figures.js';
 import { uiFigures } from './ui-figures.js';
 import { detectFigures } from './detect-figures.js';
 import { idleFigures } from './idle-figures.js';
+import { fleetFigures } from './fleet-figures.js';
 
 const groups: [string, () => Promise<Figures>][] = [
   ['core', coreFigures],
@@ -21,6 +22,7 @@ const groups: [string, () => Promise<Figures>][] = [
   ['ui', uiFigures],
   ['detect', detectFigures],
   ['idle', idleFigures],
+  ['fleet', fleetFigures],
 ];
 
 const json = process.argv.includes('--json');

@@ -247,8 +247,11 @@ export class RemoteHosts {
     this.remotes.find((r) => r.host.config.machine === machine)?.tracker.applyFresh(facts.pids, facts.ports);
   }
 
-  /** Counters for the bench: connections made and bytes sent, per host. */
-  counters(): { machine: string; connections: number; bytesSent: number }[] {
-    return this.remotes.map((r) => ({ machine: r.host.config.machine, connections: r.host.connections, bytesSent: r.host.bytesSent }));
+  /** Counters for the bench: connections made, bytes sent and probe rounds run (kill ticks, full and port probes), per host. */
+  counters(): { machine: string; connections: number; bytesSent: number; rounds: number }[] {
+    return this.remotes.map((r) => {
+      const c = r.tracker.counts;
+      return { machine: r.host.config.machine, connections: r.host.connections, bytesSent: r.host.bytesSent, rounds: c.kill + c.full + c.ports };
+    });
   }
 }

@@ -2,13 +2,18 @@
 // (nothing is installed there), and the strict parser of what it answers. One request a line on
 // stdin, one answer a line on stdout, in order, so requests can be pipelined:
 //
-//   P <pid>   →  P <pid> ok|ESRCH|EPERM <state> <start>   (state/start `-` when unreadable)
-//                P <pid> error <text>
-//   L <port>  →  L <port> yes|no|unknown                  (something listens on the TCP port)
+//   P <pid>…  →  P <pid> ok|ESRCH|EPERM <state> <start>   (state/start `-` when unreadable)
+//                P <pid> error <text>                        (one line per pid asked, in order)
+//   L <port>… →  L <port> yes|no|unknown                   (something listens on the TCP port; one line per port)
+//   K <pid>…  →  K <one letter per pid>                     (kill -0 only: o ok, s ESRCH, p EPERM, e error)
 //   H         →  H <hostname>
 //   Q         →  (the loop exits)
-//   other     →  ! refused                                  (the argument must be 1-10 digits)
+//   other     →  ! refused                                  (one line for the whole request: each argument
+//                                                            must be 1-10 digits, at most MAX_BATCH of them)
 //
+// A round of the engine is one request line per host (K for the fast kill tick, P and L for the
+// full and port probes), not one per pid: 100 pids cost one write, one wake-up of ssh on each
+// side and one read, and the L batch reads /proc/net/tcp once with one awk.
 // The first line is the handshake: `ghostwatch-probe 1 proc btime=<s> clk=<ticks/s> now=<s>` on
 // Linux (start = /proc/PID/stat field 22, in clock ticks since boot), `ghostwatch-probe 1 ps
 // now=<s>` elsewhere (start = `ps -o lstart=` read in UTC). Everything the remote prints is
@@ -17,6 +22,8 @@ import type { KillResult } from '../core/types.js';
 import { sanitize } from '../core/sanitize.js';
 
 export const REMOTE_PROBE_VERSION = 1;
+/** Pids or ports in one request line, at most (a K answer is then ~130 characters, a P batch as many lines). */
+export const MAX_BATCH = 100;
 
 /** The remote program. Kept small: it is sent once per connection, as ssh's command line. (`@{` stands
  * for the shell's `${`, which a template literal would take for its own.) */
@@ -56,12 +63,22 @@ pl() {
 if [ $m = proc ]; then
 f=
 for x in /proc/net/tcp /proc/net/tcp6; do [ -r $x ] && f="$f $x"; done
-if [ -z "$f" ]; then echo "L $1 unknown"; return; fi
-h=$(printf %04X "$1")
-if awk -v h=":$h" 'FNR>1&&$4=="0A"&&substr($2,length($2)-4)==h{f=1;exit}END{exit !f}' $f; then echo "L $1 yes"; else echo "L $1 no"; fi
+if [ -z "$f" ]; then for x; do echo "L $x unknown"; done; return; fi
+s=" $(awk 'FNR>1&&$4=="0A"{h=substr($2,index($2,":")+1);n=0;for(i=1;i<=length(h);i++)n=n*16+index("0123456789ABCDEF",substr(h,i,1))-1;printf "%d ",n}' $f) "
 elif command -v netstat >/dev/null 2>&1; then
-if netstat -an -p tcp 2>/dev/null | awk -v p="$1" '$NF=="LISTEN"&&$4~("[.:]"p"$"){f=1}END{exit !f}'; then echo "L $1 yes"; else echo "L $1 no"; fi
-else echo "L $1 unknown"; fi
+s=" $(netstat -an -p tcp 2>/dev/null | awk '$NF=="LISTEN"{n=split($4,a,/[.:]/);printf "%s ",a[n]}') "
+else for x; do echo "L $x unknown"; done; return; fi
+for x; do case $s in *" $x "*) echo "L $x yes";; *) echo "L $x no";; esac; done
+}
+pk() {
+r=
+for x; do
+if kill -0 "$x" 2>/dev/null; then r=@{r}o; else
+e=$(kill -0 "$x" 2>&1)
+case $e in *"No such process"*) r=@{r}s;; *"not permitted"*) r=@{r}p;; *) r=@{r}e;; esac
+fi
+done
+echo "K $r"
 }
 while IFS= read -r l; do
 v=@{l%% *}
@@ -71,14 +88,19 @@ case $v in
 H) [ -z "$a" ] && { printf 'H %s\n' "$( (hostname || uname -n) 2>/dev/null | head -n 1)"; continue; };;
 Q) exit 0;;
 esac
-case $a in ''|0*|*[!0-9]*|???????????*) echo '! refused'; continue;; esac
+case $a in ''|' '*|*' '|*'  '*|*[!0-9' ']*) echo '! refused'; continue;; esac
+set -- $a
+n=$#
+for x; do case $x in 0*|???????????*) n=0;; esac; [ "$v" = L ] && [ $n -gt 0 ] && [ "$x" -gt 65535 ] && n=0; done
+if [ $n -lt 1 ] || [ $n -gt MAXBATCH ]; then echo '! refused'; continue; fi
 case $v in
-P) pp "$a";;
-L) [ "$a" -le 65535 ] && pl "$a" || echo '! refused';;
+P) for x; do pp "$x"; done;;
+L) pl "$@";;
+K) pk "$@";;
 *) echo '! refused';;
 esac
 done
-`.replace(/@\{/g, '${');
+`.replace(/@\{/g, '${').replace('MAXBATCH', String(MAX_BATCH));
 
 /** The remote's facts about its own clock and how it reads start times. */
 export interface Handshake {
@@ -103,6 +125,8 @@ export type RemoteAnswer =
       readonly detailsHidden?: boolean | undefined;
     }
   | { readonly kind: 'port'; readonly port: number; readonly listening: 'yes' | 'no' | 'unknown' }
+  /** A K answer: the kill -0 result of each pid asked, in order. */
+  | { readonly kind: 'kills'; readonly results: readonly KillResult[] }
   | { readonly kind: 'host'; readonly name: string }
   | { readonly kind: 'refused' }
   /** Not one of the shapes: the line, sanitized, for the error message. */
@@ -112,6 +136,8 @@ export type RemoteAnswer =
 export const MAX_ANSWER_LENGTH = 1024;
 
 const DIGITS = /^[1-9][0-9]{0,9}$/;
+const KILLS = /^[ospe]+$/;
+const KILL_LETTERS = { o: 'ok', s: 'ESRCH', p: 'EPERM', e: 'error' } as const;
 const HANDSHAKE = /^ghostwatch-probe (\d{1,3}) (proc|ps)((?: [a-z]+=[0-9]*)*)$/;
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 /** `ps -o lstart=` in the C locale: "Mon Jan  1 10:00:00 2024" (spaces collapsed by the loop). */
@@ -167,6 +193,10 @@ export function parseAnswer(line: string, hs: Handshake): RemoteAnswer {
   if (line === '! refused') return { kind: 'refused' };
   const words = line.split(' ');
   const [verb, arg, ...rest] = words;
+  if (verb === 'K') {
+    if (words.length !== 2 || arg === undefined || !KILLS.test(arg) || arg.length > MAX_BATCH) return invalid(line);
+    return { kind: 'kills', results: [...arg].map((c) => KILL_LETTERS[c as keyof typeof KILL_LETTERS]) };
+  }
   if (verb === 'H') {
     const name = line.slice(2);
     return words.length === 2 && HOST_NAME.test(name) ? { kind: 'host', name } : invalid(line);

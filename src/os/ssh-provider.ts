@@ -13,7 +13,7 @@ import { Backoff, type BackoffOptions } from '../sources/backoff.js';
 import { childProcess } from './builtins.js';
 import type { ProcessTableResult } from './process-table.js';
 import type { PidProbeOptions, PortProbeRunOptions, ProbeProvider } from './provider.js';
-import { MAX_ANSWER_LENGTH, parseAnswer, parseHandshake, REMOTE_PROBE_PROGRAM, type Handshake, type RemoteAnswer } from './remote-probe.js';
+import { MAX_ANSWER_LENGTH, MAX_BATCH, parseAnswer, parseHandshake, REMOTE_PROBE_PROGRAM, type Handshake, type RemoteAnswer } from './remote-probe.js';
 
 export interface SshHostConfig {
   /** The machine name the registry uses for this host. */
@@ -114,10 +114,19 @@ export function classifySshExit(stderr: string, code: number | null, signal: str
 }
 
 interface Pending {
-  readonly expect: string;
+  /** The answer lines awaited, in order: `P 42`, `L 8080`, `K 3` (three letters), `H`. */
+  readonly expect: readonly string[];
+  readonly answers: RemoteAnswer[];
   readonly sentAt: number;
-  readonly resolve: (answer: RemoteAnswer | undefined) => void;
+  readonly resolve: (answers: readonly RemoteAnswer[] | undefined) => void;
   timer: unknown;
+}
+
+/** `items` in slices of at most `size`. */
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
 }
 
 /** One remote host: its connection, its state, and the probe provider the engine asks. */
@@ -287,7 +296,8 @@ export class SshHost implements ProbeProvider {
       this.handshake = hs;
       const offset = this.clock.now() - hs.remoteNowSec * 1000;
       this.offsetMs = Math.abs(offset) < CLOCK_SLACK_MS ? 0 : offset;
-      void this.request('H').then((answer) => {
+      void this.request('H', ['H']).then((answers) => {
+        const answer = answers?.[0];
         release();
         if (this.child !== child) return;
         if (answer?.kind !== 'host') {
@@ -306,33 +316,42 @@ export class SshHost implements ProbeProvider {
       });
       return;
     }
-    const head = this.pending.shift();
+    const head = this.pending[0];
     if (!head) {
       this.drop(child, 'protocol', `an answer nobody asked for: ${sanitize(line, 80)}`);
       return;
     }
-    this.clock.clearTimeout(head.timer);
     const answer = parseAnswer(line, this.handshake);
+    const expect = head.expect[head.answers.length];
     const matches =
-      answer.kind === 'refused' ||
-      (answer.kind === 'pid' && head.expect === `P ${answer.pid}`) ||
-      (answer.kind === 'port' && head.expect === `L ${answer.port}`) ||
-      (answer.kind === 'host' && head.expect === 'H');
+      (answer.kind === 'refused' && head.answers.length === 0) ||
+      (answer.kind === 'pid' && expect === `P ${answer.pid}`) ||
+      (answer.kind === 'port' && expect === `L ${answer.port}`) ||
+      (answer.kind === 'kills' && expect === `K ${answer.results.length}`) ||
+      (answer.kind === 'host' && expect === 'H');
     if (!matches) {
+      this.pending.shift();
+      this.clock.clearTimeout(head.timer);
       head.resolve(undefined);
       this.drop(child, 'protocol', `answer out of order: ${answer.kind === 'invalid' ? answer.text : sanitize(line, 80)}`);
       return;
     }
+    // A refused request is answered by one line, whatever it asked.
+    if (answer.kind === 'refused') head.answers.push(...head.expect.map(() => answer));
+    else head.answers.push(answer);
+    if (head.answers.length < head.expect.length) return;
+    this.pending.shift();
+    this.clock.clearTimeout(head.timer);
     this.status = { ...this.status, rttMs: this.clock.monotonic() - head.sentAt };
-    head.resolve(answer);
+    head.resolve(head.answers);
   }
 
-  /** Send one request; its answer, or undefined when the connection is not up or ended first. */
-  private request(line: string): Promise<RemoteAnswer | undefined> {
+  /** Send one request line; its answer lines (as `expect` says), or undefined when the connection is not up or ended first. */
+  private request(line: string, expect: readonly string[]): Promise<readonly RemoteAnswer[] | undefined> {
     const child = this.child;
     if (!child || this.handshake === undefined) return Promise.resolve(undefined);
     return new Promise((resolve) => {
-      const entry: Pending = { expect: line, sentAt: this.clock.monotonic(), resolve, timer: undefined };
+      const entry: Pending = { expect, answers: [], sentAt: this.clock.monotonic(), resolve, timer: undefined };
       entry.timer = this.clock.setTimeout(() => {
         this.drop(child, 'timeout', `no answer within ${Math.round(this.requestTimeoutMs / 1000)} s`);
       }, this.requestTimeoutMs);
@@ -358,8 +377,8 @@ export class SshHost implements ProbeProvider {
   async probePids(pids: readonly number[], opts: PidProbeOptions): Promise<ReadonlyMap<number, PidFacts>> {
     const now = opts.now ?? (() => this.clock.now());
     const usable = [...new Set(pids.filter(isUsablePid))];
-    const up = this.status.state === 'up';
-    const answers = await Promise.all(usable.map((pid) => (up ? this.request(`P ${pid}`) : Promise.resolve(undefined))));
+    if (!opts.full) return this.probeKills(usable, opts, now);
+    const answers = await this.batched(usable, 'P');
     if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted');
     const out = new Map<number, PidFacts>();
     usable.forEach((pid, i) => {
@@ -382,6 +401,34 @@ export class SshHost implements ProbeProvider {
     return out;
   }
 
+  /** One request line per MAX_BATCH pids or ports, one answer line each; undefined for each one not answered. */
+  private async batched(items: readonly number[], verb: 'P' | 'L'): Promise<(RemoteAnswer | undefined)[]> {
+    if (this.status.state !== 'up') return items.map(() => undefined);
+    const parts = chunks(items, MAX_BATCH);
+    const answers = await Promise.all(parts.map((part) => this.request(`${verb} ${part.join(' ')}`, part.map((n) => `${verb} ${n}`))));
+    return parts.flatMap((part, i): (RemoteAnswer | undefined)[] => (answers[i] === undefined ? part.map(() => undefined) : [...answers[i]!]));
+  }
+
+  /** The fast tick: kill -0 only, one K line per MAX_BATCH pids and one short answer line each. */
+  private async probeKills(pids: readonly number[], opts: PidProbeOptions, now: () => number): Promise<ReadonlyMap<number, PidFacts>> {
+    const parts = chunks(pids, MAX_BATCH);
+    const up = this.status.state === 'up';
+    const answers = await Promise.all(parts.map((part) => (up ? this.request(`K ${part.join(' ')}`, [`K ${part.length}`]) : Promise.resolve(undefined))));
+    if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted');
+    const out = new Map<number, PidFacts>();
+    parts.forEach((part, i) => {
+      const a = answers[i]?.[0];
+      const checkedAt = now();
+      part.forEach((pid, j) => {
+        const kill = a?.kind === 'kills' ? a.results[j] : undefined;
+        if (kill === undefined) out.set(pid, { pid, kill: 'error', error: a === undefined ? this.unavailable() : `ssh ${this.host}: unreadable answer`, checkedAt });
+        else if (kill === 'error') out.set(pid, { pid, kill, error: `kill -0 failed on ${this.host}`, checkedAt });
+        else out.set(pid, { pid, kill, checkedAt });
+      });
+    });
+    return out;
+  }
+
   stillRunning(): boolean {
     return false;
   }
@@ -389,8 +436,7 @@ export class SshHost implements ProbeProvider {
   async probePortFacts(ports: readonly number[], opts: PortProbeRunOptions): Promise<ReadonlyMap<number, PortFacts>> {
     const now = opts.now ?? (() => this.clock.now());
     const usable = [...new Set(ports.filter(isUsablePort))];
-    const up = this.status.state === 'up';
-    const answers = await Promise.all(usable.map((port) => (up ? this.request(`L ${port}`) : Promise.resolve(undefined))));
+    const answers = await this.batched(usable, 'L');
     if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted');
     const out = new Map<number, PortFacts>();
     usable.forEach((port, i) => {

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { createInterface } from 'node:readline';
 import { parseProcStat, probePids } from '../../src/os/liveness.js';
-import { parseAnswer, parseHandshake, REMOTE_PROBE_PROGRAM, type Handshake } from '../../src/os/remote-probe.js';
+import { MAX_BATCH, parseAnswer, parseHandshake, REMOTE_PROBE_PROGRAM, type Handshake } from '../../src/os/remote-probe.js';
 import { childrenOf, killAndReap, pollUntil, spawnSleep } from './helpers.js';
 import { itOn } from '../support/platform.js';
 
@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 /** Run the loop under `cmd` (sh by default), send every request at once, read one line each (plus the handshake). */
-async function ask(requests: readonly string[], cmd: readonly string[] = ['sh', '-c']): Promise<string[]> {
+async function ask(requests: readonly string[], cmd: readonly string[] = ['sh', '-c'], answerLines = requests.length): Promise<string[]> {
   const [bin = 'sh', ...args] = cmd;
   const child = spawn(bin, [...args, REMOTE_PROBE_PROGRAM], { stdio: ['pipe', 'pipe', 'inherit'] });
   spawned.push(child);
@@ -28,7 +28,7 @@ async function ask(requests: readonly string[], cmd: readonly string[] = ['sh', 
   const done = new Promise<void>((resolve) => {
     rl.on('line', (l) => {
       lines.push(l);
-      if (lines.length === requests.length + 1) resolve();
+      if (lines.length === answerLines + 1) resolve();
     });
     child.on('close', () => resolve());
   });
@@ -79,6 +79,40 @@ describe('the remote probe loop under the local sh', () => {
     expect(answers[3]).toMatchObject({ kind: 'pid', pid: zombie, kill: 'ok', state: 'Z' });
     expect(answers[4]).toEqual({ kind: 'port', port, listening: 'yes' });
     expect(answers[5]).toEqual({ kind: 'port', port: closedPort, listening: 'no' });
+  });
+
+  itOn(['linux'], 'the loop reads /proc on Linux')('answers many pids or ports in one request line: K with one letter each, P and L with one line each', async () => {
+    const live = spawnSleep();
+    spawned.push(live);
+    const dead = spawnSleep();
+    await killAndReap(dead);
+    const zombie = await zombiePid();
+    const server = createServer();
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const closedPort = (closed.address() as { port: number }).port;
+    await new Promise((r) => closed.close(r));
+
+    const lines = await ask([`K ${live.pid} ${dead.pid} ${zombie}`, `P ${live.pid} ${dead.pid}`, `L ${closedPort} ${port}`, `K ${Array.from({ length: 100 }, () => live.pid).join(' ')}`], undefined, 6);
+    expect(lines).toHaveLength(7);
+    const hs = parseHandshake(lines[0] ?? '') as Handshake;
+    const answers = lines.slice(1).map((l) => parseAnswer(l, hs));
+    // kill -0 alone, as the local fast tick: a zombie still answers it (the full probe tells Z).
+    expect(answers[0]).toEqual({ kind: 'kills', results: ['ok', 'ESRCH', 'ok'] });
+    expect(answers[1]).toMatchObject({ kind: 'pid', pid: live.pid, kill: 'ok', state: 'S' });
+    expect(answers[2]).toEqual({ kind: 'pid', pid: dead.pid, kill: 'ESRCH' });
+    expect(answers[3]).toEqual({ kind: 'port', port: closedPort, listening: 'no' });
+    expect(answers[4]).toEqual({ kind: 'port', port, listening: 'yes' });
+    expect(answers[5]).toEqual({ kind: 'kills', results: Array.from({ length: 100 }, () => 'ok') });
+  });
+
+  it('refuses a batch with one line when any argument is bad, or past MAX_BATCH of them', async () => {
+    const bad = ['K 1 0', 'K 1  2', 'K 1 ', 'K  1', 'P 1 2a', 'L 80 70000', 'L 80 012', 'K 1 $(id)', `K ${Array.from({ length: MAX_BATCH + 1 }, (_, i) => i + 1).join(' ')}`];
+    const lines = await ask([...bad, 'Q', 'H']);
+    expect(lines.slice(1)).toEqual(bad.map(() => '! refused'));
   });
 
   itOn(['linux'], 'needs root and setpriv to run the loop as another user')('says EPERM for a process another user may not signal', async () => {
@@ -140,6 +174,11 @@ describe('parseAnswer', () => {
     ['H build-42.internal', PROC, { kind: 'host', name: 'build-42.internal' }],
     ['H build 42', PROC, 'invalid'],
     ['H \u001b]0;pwned\u0007', PROC, 'invalid'],
+    ['K oospe', PROC, { kind: 'kills', results: ['ok', 'ok', 'ESRCH', 'EPERM', 'error'] }],
+    ['K ', PROC, 'invalid'],
+    ['K ox', PROC, 'invalid'],
+    ['K o s', PROC, 'invalid'],
+    [`K ${'o'.repeat(101)}`, PROC, 'invalid'],
     ['! refused', PROC, { kind: 'refused' }],
     ['x'.repeat(2000), PROC, 'invalid'], // past MAX_ANSWER_LENGTH
   ])('%.60j', (line, hs, expected) => {

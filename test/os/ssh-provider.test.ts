@@ -56,6 +56,32 @@ describe('SshHost over a fake ssh running the real loop', () => {
     expect(calls).toContain('-p 2222 -- me@here exec sh -c');
   });
 
+  it('a kill tick asks every pid in one K line, a full probe and a port probe in one line per 100', async () => {
+    const h = start(new SshHost({ machine: hostname(), dest: 'me@here' }, { sshCommand: join(dir, 'ok-ssh') }));
+    await waitState(h, 'up');
+    const live = spawnSleep();
+    spawned.push(live);
+    const dead = spawnSleep();
+    await killAndReap(dead);
+    const before = h.bytesSent;
+    const tick = await h.probePids([live.pid, dead.pid], {});
+    expect(tick.get(live.pid)).toMatchObject({ kill: 'ok' });
+    expect(tick.get(live.pid)?.state).toBeUndefined();
+    expect(tick.get(dead.pid)).toMatchObject({ kill: 'ESRCH' });
+    expect(h.bytesSent - before).toBe(`K ${live.pid} ${dead.pid}\n`.length);
+    // 150 pids (the live one and 149 unused ones): two P lines, 150 answers in order.
+    const many = [live.pid, ...Array.from({ length: 149 }, (_, i) => 4_000_000 + i)];
+    const sent = h.bytesSent;
+    const full = await h.probePids(many, { full: true });
+    expect(full.get(live.pid)).toMatchObject({ kill: 'ok', state: 'S' });
+    expect(full.size).toBe(150);
+    expect(h.bytesSent - sent).toBe(`P ${many.slice(0, 100).join(' ')}\nP ${many.slice(100).join(' ')}\n`.length);
+    const ports = await h.probePortFacts([1, 2, 3], {});
+    expect([...ports.values()].map((p) => p.result)).toEqual(['refused', 'refused', 'refused']);
+    expect(h.state.state).toBe('up');
+    expect(h.connections).toBe(1);
+  });
+
   it('a host answering with another name is down with the mismatch, and its pids are errors, never verdicts', async () => {
     const h = start(new SshHost({ machine: 'build-42', dest: 'build-42' }, { sshCommand: join(dir, 'ok-ssh') }));
     const down = await pollUntil(() => (h.state.kind === 'mismatch' ? h.state : undefined), 10_000);

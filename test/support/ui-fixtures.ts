@@ -1,9 +1,9 @@
 // Findings for UI tests and screenshots: the real reconcile over a fixed registry and fixed OS
 // facts, shown through an engine whose snapshot the test sets. The App is the real one.
-import { defaultPolicy, reconcile, VERDICTS, type Finding, type OsFacts, type PidFacts, type PortFacts, type RegistryView, type SessionEntry, type Verdict } from '../../src/core/index.js';
+import { defaultPolicy, reconcile, VERDICTS, type Finding, type OsFacts, type PidFacts, type PortFacts, type RegistryView, type RemoteHostFacts, type SessionEntry, type Verdict } from '../../src/core/index.js';
 import type { WatchEvent } from '../../src/core/events.js';
 import { markStale } from '../../src/engine/snapshot.js';
-import type { Engine, EngineSnapshot, EvictRequest, EvictSummary } from '../../src/engine/types.js';
+import type { Engine, EngineSnapshot, EvictRequest, EvictSummary, HostStatus } from '../../src/engine/types.js';
 import type { SourceState } from '../../src/sources/types.js';
 import { emptyCounters } from '../../src/sources/types.js';
 
@@ -230,4 +230,46 @@ export function eventsEngine(): StaticEngine {
     { ...row, at: at(1, 15), kind: 'left', id: '5eed5eed-agent', verdict: 'live' },
   ];
   return new StaticEngine(demoFindings(), { events });
+}
+
+/**
+ * This host and three hosts verified over ssh, as the engine would show them: build-42 up (its
+ * entries judged on its own facts: live, ghost, zombie), gpu-7 down (sshd refused: unverified with
+ * the reason), build-99 answering under another name (unverified, the mismatch said), and a
+ * machine nobody configured (remote, as ever). Pids repeat across hosts on purpose: 4242 on
+ * build-42 is not 4242 here.
+ */
+export function fleetEngine(): StaticEngine {
+  const { view, facts } = demoView();
+  const keep = new Set(['7f3a9c1e-live-agent', 'c0ffee00-ghost', 'a1a1a1a1-new-session', '9e9e9e9e-remote']);
+  const remote = (id: string, machine: string, f: Partial<SessionEntry>): SessionEntry => {
+    const entry = { source: 'hypivisor', id, machine, status: 'active', ...f } as SessionEntry;
+    return { ...entry, raw: { id, machine, cwd: f.cwd, port: f.port, pid: f.pid, status: entry.status } as Record<string, unknown> };
+  };
+  const sessions: SessionEntry[] = [
+    ...view.sessions.filter((s) => keep.has(s.id)),
+    remote('b42-release-train', 'build-42', { pid: 4242, port: 9101, cwd: '/srv/ci/release-train', registeredAt: S(55) }),
+    remote('b42-nightly', 'build-42', { pid: 4243, port: 9102, cwd: '/srv/ci/nightly', registeredAt: S(180), status: 'offline', offline: true, offlineSince: S(4) }),
+    remote('b42-flaky-e2e', 'build-42', { pid: 4250, port: 9103, cwd: '/srv/ci/e2e', registeredAt: S(33) }),
+    remote('gpu7-model-eval', 'gpu-7', { pid: 700, port: 9201, cwd: '/data/model-eval', registeredAt: S(240) }),
+    remote('gpu7-sweep-lr', 'gpu-7', { pid: 713, port: 9202, cwd: '/data/sweeps/lr', registeredAt: S(90), status: 'offline', offline: true, offlineSince: S(12) }),
+    remote('b99-canary', 'build-99', { pid: 4242, port: 9301, cwd: '/srv/ci/canary', registeredAt: S(20) }),
+  ];
+  const build42 = new Map<number, PidFacts>([
+    [4242, { pid: 4242, kill: 'ok', state: 'S', startedAt: S(56), checkedAt: FIXED_NOW }],
+    [4243, { pid: 4243, kill: 'ESRCH', checkedAt: FIXED_NOW }],
+    [4250, { pid: 4250, kill: 'ok', state: 'Z', startedAt: S(34), checkedAt: FIXED_NOW }],
+  ]);
+  const remotes: RemoteHostFacts[] = [
+    { machine: 'build-42', transport: 'ssh', state: 'up', rttMs: 12, facts: { pids: build42, ports: new Map() } },
+    { machine: 'gpu-7', transport: 'ssh', state: 'down', reason: 'connection refused: ssh: connect to host gpu-7 port 22: Connection refused', facts: { pids: new Map(), ports: new Map() } },
+    { machine: 'build-99', transport: 'ssh', state: 'down', reason: 'answers as "build-42", not "build-99"', facts: { pids: new Map(), ports: new Map() } },
+  ];
+  const findings = reconcile({ sessions, claims: view.claims }, { ...facts, remotes }, FIXED_NOW, defaultPolicy(HOST));
+  const hosts: HostStatus[] = [
+    { machine: 'build-42', dest: 'ci@build-42.internal', transport: 'ssh', state: 'up', rttMs: 12, remoteName: 'build-42', connections: 1 },
+    { machine: 'gpu-7', dest: 'gpu-7', transport: 'ssh', state: 'down', kind: 'refused', reason: 'connection refused: ssh: connect to host gpu-7 port 22: Connection refused', connections: 3 },
+    { machine: 'build-99', dest: 'build-99', transport: 'ssh', state: 'down', kind: 'mismatch', reason: 'answers as "build-42", not "build-99"', remoteName: 'build-42', connections: 1 },
+  ];
+  return new StaticEngine(findings, { hosts });
 }

@@ -1,7 +1,8 @@
 // The header's remote hosts: each named with its state (and rtt when up) while few, counted by
 // state when many; sanitized whatever the engine gave.
 import { describe, expect, it } from 'vitest';
-import { hostSegments } from '../../src/ui/components/header.js';
+import { headerSegments, hostSegments } from '../../src/ui/components/header.js';
+import { fleetEngine } from '../support/ui-fixtures.js';
 import type { HostStatus } from '../../src/engine/types.js';
 
 const host = (machine: string, state: HostStatus['state'], more: Partial<HostStatus> = {}): HostStatus => ({ machine, dest: machine, transport: 'ssh', state, connections: 1, ...more });
@@ -24,5 +25,16 @@ describe('hostSegments', () => {
 
   it('a hostile machine name cannot reach the terminal', () => {
     expect(text([host('evil\u001b[2J\nname', 'up')])).not.toMatch(/[\u001b\n]/);
+  });
+
+  it('a header too narrow to name each host with its state counts them by state, trouble first, rather than cut a state off', () => {
+    const snap = fleetEngine().getSnapshot();
+    const at = (width: number) => headerSegments(snap, true, snap.computedAt, width).map((s) => s.text).join('');
+    expect(at(200)).toContain('ssh: build-42 up 12ms · gpu-7 down · build-99 down');
+    // 90 cells: "build-99" would have been shown without its state.
+    expect(at(90)).toContain('ssh: 2 down · 1 up');
+    expect(at(90)).not.toContain('…');
+    // 60 cells: cut, but what is down comes first.
+    expect(at(60)).toMatch(/ssh: 2 down/);
   });
 });

@@ -92,7 +92,7 @@ function titleSegments(readOnly: boolean): Segment[] {
 }
 
 /** Every source's state, then this host: what is cut first when the line is too narrow. */
-function stateSegments(snap: EngineSnapshot, withStates: boolean, now: number, troubleFirst = false): Segment[] {
+function stateSegments(snap: EngineSnapshot, withStates: boolean, now: number, troubleFirst = false, hostsCounted = false): Segment[] {
   const segs: Segment[] = [];
   const sources = withStates ? [...snap.sources] : [];
   if (troubleFirst) sources.sort((a, b) => TONE_RANK[STATUS_WORDS[a.status][1]] - TONE_RANK[STATUS_WORDS[b.status][1]]);
@@ -105,7 +105,7 @@ function stateSegments(snap: EngineSnapshot, withStates: boolean, now: number, t
       segs.push({ text: `  ${sanitize(s.name, 20)} ` }, { text: word, color: TONE_COLOR[tone] });
     }
   }
-  segs.push(...hostSegments(snap.hosts));
+  segs.push(...hostSegments(snap.hosts, hostsCounted));
   segs.push({ text: `  ${sanitize(snap.host, 40)}`, color: TONE_COLOR.muted });
   segs.push({ text: ' ' });
   return segs;
@@ -115,11 +115,11 @@ const HOST_TONE: Record<NonNullable<EngineSnapshot['hosts']>[number]['state'], T
 /** Past this many hosts the header counts them by state instead of naming each. */
 export const HOSTS_NAMED = 4;
 
-/** The remote hosts verified over ssh: `  ssh: build-42 up 12ms · build-43 down`, or `  ssh: 8 up · 2 down` for many. */
-export function hostSegments(hosts: EngineSnapshot['hosts']): Segment[] {
+/** The remote hosts verified over ssh: `  ssh: build-42 up 12ms · build-43 down`, or `  ssh: 2 down · 8 up` for many (or `counted`). */
+export function hostSegments(hosts: EngineSnapshot['hosts'], counted = false): Segment[] {
   if (!hosts || hosts.length === 0) return [];
   const segs: Segment[] = [{ text: '  ssh:' }];
-  if (hosts.length > HOSTS_NAMED) {
+  if (counted || hosts.length > HOSTS_NAMED) {
     const states = (['down', 'connecting', 'up'] as const).filter((st) => hosts.some((h) => h.state === st));
     states.forEach((st, i) => {
       segs.push({ text: `${i === 0 ? ' ' : ' · '}` }, { text: `${hosts.filter((h) => h.state === st).length} ${st}`, color: TONE_COLOR[HOST_TONE[st]] });
@@ -148,10 +148,14 @@ export function headerSegments(snap: EngineSnapshot, withStates = true, now = sn
   const titleWidth = widthOf(title);
   const fits = forms.find((f) => titleWidth + widthOf(states) + widthOf(f) <= width);
   if (fits) return [...title, ...states, ...fits];
+  // The hosts counted by state before anything is cut: a host named with its state cut off would read as fine.
+  const counted = stateSegments(snap, withStates, now, false, true);
+  const fitsCounted = snap.hosts && snap.hosts.length > 0 ? forms.find((f) => titleWidth + widthOf(counted) + widthOf(f) <= width) : undefined;
+  if (fitsCounted) return [...title, ...counted, ...fitsCounted];
   // Too narrow for every state: the smallest count stays whole, the sources in trouble come first.
   const counts = forms[forms.length - 1]!;
   const room = Math.max(0, width - titleWidth - widthOf(counts));
-  return [...title, ...cutSegments(stateSegments(snap, withStates, now, true), room), ...counts];
+  return [...title, ...cutSegments(stateSegments(snap, withStates, now, true, true), room), ...counts];
 }
 
 /** The segments cut to `room` cells (the last kept one ends with an ellipsis), padded to exactly `room`. */
