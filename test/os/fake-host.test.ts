@@ -76,7 +76,6 @@ describeLinux('fake hosts in namespaces, reached over real SSH', () => {
     if (created) writeFileSync(bashrc, 'echo from-this-machine\n');
     const before = readFileSync(bashrc, 'utf8');
     const c = await startFakeHost({ hostname: 'dotfiles-1' });
-    namespaces.push(c.pidNamespace);
     try {
       expect(before.length).toBeGreaterThan(0);
       const r = await c.ssh('wc -c < ~/.bashrc; echo ok');
@@ -86,6 +85,8 @@ describeLinux('fake hosts in namespaces, reached over real SSH', () => {
       await c.close();
       if (created) rmSync(bashrc);
     }
+    // Checked at once: a namespace's id is reused by the next one made (other test files make hosts).
+    expect(processesIn(c.pidNamespace)).toEqual([]);
   });
 
   it('the same host through its ssh_config alias', async () => {
