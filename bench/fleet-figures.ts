@@ -8,8 +8,9 @@
 // SIGKILLed one at a time (5 per host, round robin, 250–450 ms apart), from the SIGKILL to the
 // first engine snapshot that shows the entry as ghost. fleet_ssh_connections: the most
 // connections any host needed over the whole run (engine.stats().ssh). fleet_bytes_per_round: the
-// request bytes written to a host over its probe rounds (kill ticks, full and port probes), in a
-// quiet 10 s with 100 live pids on every host.
+// request bytes written to a host over its probe rounds (the slow full and port probes; kill -0
+// runs on the host, whose watchers push only changes), in a quiet 10 s with 100 live pids on
+// every host; fleet_pushed_lines_per_s_per_host: the lines those watchers pushed meanwhile.
 //
 // fleet_idle_cpu: the built CLI, two monitors in tmux panes on the same registry at once, one
 // with `--ssh` for the 10 hosts and one without (its 1,000 entries are then just remote), both
@@ -243,6 +244,7 @@ export async function fleetFigures(): Promise<Figures> {
     const perRound = after.map((a, i) => (a.bytesSent - before[i]!.bytesSent) / Math.max(1, a.rounds - before[i]!.rounds));
     const perSecond = after.map((a, i) => (a.bytesSent - before[i]!.bytesSent) / quietS);
     const roundsPerSecond = after.map((a, i) => (a.rounds - before[i]!.rounds) / quietS);
+    const pushedPerSecond = after.map((a, i) => (a.linesPushed - before[i]!.linesPushed) / quietS);
     process.stderr.write(
       `bench: fleet quiet ${round1(quietS)} s: ${engine1.recomputes - engine0.recomputes} recomputes, ${engine1.publishes - engine0.publishes} publishes\n`,
     );
@@ -273,6 +275,7 @@ export async function fleetFigures(): Promise<Figures> {
       fleet_ssh_connections: { value: Math.max(...connections), unit: `per host (most of ${HOSTS}, whole run)`, target: '1' },
       fleet_bytes_per_round_per_host: { value: Math.round(median(perRound)), unit: `bytes (${PER_HOST} pids + ports)` },
       fleet_bytes_per_s_per_host: { value: Math.round(median(perSecond)), unit: `bytes/s (${round1(median(roundsPerSecond))} rounds/s)` },
+      fleet_pushed_lines_per_s_per_host: { value: round2(median(pushedPerSecond)), unit: 'lines/s pushed by the watchers (quiet)' },
     });
 
     // ------------------------------------------------ idle CPU of the built CLI, with and without --ssh

@@ -24,10 +24,17 @@ export interface OsFactsOptions {
   readonly now: () => number;
   /** Something reconcile can see changed (or the first probes just completed). */
   readonly onChange: () => void;
+  /**
+   * The provider watches on its own and pushes what changes (applyFresh): no kill tick, and the
+   * full and port probes only as a slow net (PUSHED_POLL_FACTOR times their cadence).
+   */
+  readonly pushed?: boolean | undefined;
 }
 
 /** Cadences in ms at intervalScale 1. */
 export const CADENCE = { kill: 250, full: 2_000, ports: 2_000, table: 5_000 } as const;
+/** How much slower the full and port probes run when the provider pushes changes itself. */
+export const PUSHED_POLL_FACTOR = 15;
 /** No cadence below this, whatever the scale: a tiny --interval must not become a busy loop. */
 export const MIN_INTERVAL_MS = 10;
 /** New pids get their table rows soon, but the table is not scanned more often than this (at intervalScale 1). */
@@ -124,12 +131,13 @@ export class OsFactsTracker {
   start(): void {
     if (this.timers.length > 0) return;
     this.runner.reset();
-    const every = (kind: keyof typeof CADENCE, fn: () => void): void => {
-      this.timers.push(this.clock.setInterval(fn, cadenceMs(kind, this.opts.intervalScale)));
+    const pushed = this.opts.pushed === true;
+    const every = (kind: keyof typeof CADENCE, fn: () => void, factor = 1): void => {
+      this.timers.push(this.clock.setInterval(fn, cadenceMs(kind, this.opts.intervalScale * factor)));
     };
-    every('kill', () => void this.probeKill());
-    every('full', () => void this.probeFull());
-    every('ports', () => void this.probePorts());
+    if (!pushed) every('kill', () => void this.probeKill());
+    every('full', () => void this.probeFull(), pushed ? PUSHED_POLL_FACTOR : 1);
+    every('ports', () => void this.probePorts(), pushed ? PUSHED_POLL_FACTOR : 1);
     every('table', () => {
       void this.scanTable();
       void this.lookupPanes();

@@ -6,6 +6,7 @@
 import { matchHost } from '../core/host.js';
 import { sanitize } from '../core/sanitize.js';
 import { chooseProbeTargets, type IsLocalMachine } from '../core/probe-targets.js';
+import type { Targets } from './probe-targets.js';
 import type { OsFacts, RegistryView, RemoteHostFacts } from '../core/types.js';
 import { SshFleet, type SshHost, type SshHostConfig, type SshHostStatus, type SshOptions } from '../os/ssh-provider.js';
 import type { Clock } from './clock.js';
@@ -25,7 +26,11 @@ export interface SshSettings {
   readonly maxConnecting?: number | undefined;
 }
 
-/** Remote cadences are this many times the local ones: a kill tick over ssh every 0.5 s, a full probe every 4 s. */
+/**
+ * Remote cadences are this many times the local ones. The remote watches its pids and ports on
+ * its own and pushes changes (SshHost.watch: kill -0 every 0.5 s there), so the monitor polls
+ * only as a slow net: a full and a port probe every 4 s × PUSHED_POLL_FACTOR.
+ */
 export const REMOTE_CADENCE_SCALE = 2;
 /** --ssh-all contacts at most this many machines a registry names: a hostile registry cannot make it dial thousands. */
 export const MAX_SSH_ALL_HOSTS = 64;
@@ -49,6 +54,10 @@ interface Remote {
   fresh: boolean;
   /** Why it last went down, kept while it retries: its rows do not flap between down and connecting. */
   lastDown: SshHostStatus | undefined;
+  /** What it is told to watch (its entries' pids and ports). */
+  targets: Targets;
+  /** The targets its remote watchers were armed with on this connection (a key), if any. */
+  armed: string | undefined;
 }
 
 export interface RemoteHostsOptions {
@@ -94,8 +103,10 @@ export class RemoteHosts {
       clock: this.opts.clock,
       now: this.opts.now,
       onChange: this.opts.onChange,
+      pushed: true,
     });
-    const remote: Remote = { host, tracker, isOn, fresh: false, lastDown: undefined };
+    const remote: Remote = { host, tracker, isOn, fresh: false, lastDown: undefined, targets: { pids: new Set(), ports: new Set() }, armed: undefined };
+    host.onPush = (pids, ports) => tracker.applyFresh(pids, ports);
     this.remotes.push(remote);
     const label = firstLabel(host.config.machine);
     this.byLabel.set(label, [...(this.byLabel.get(label) ?? []), remote]);
@@ -143,7 +154,25 @@ export class RemoteHosts {
   /** New registry lists: each host watches the pids and ports of its own entries. */
   setView(view: RegistryView): void {
     if (this.opts.ssh.all) this.addNamedMachines(view);
-    for (const r of this.remotes) r.tracker.setTargets(chooseProbeTargets(view, r.isOn));
+    for (const r of this.remotes) {
+      r.targets = chooseProbeTargets(view, r.isOn);
+      r.tracker.setTargets(r.targets);
+      this.arm(r);
+    }
+  }
+
+  /** Have an up host's remote watch its targets, unless it already watches exactly these. */
+  private arm(r: Remote): void {
+    if (r.host.state.state !== 'up') return;
+    const pids = [...r.targets.pids].sort((a, b) => a - b);
+    const ports = [...r.targets.ports].sort((a, b) => a - b);
+    const key = `${pids.join(' ')}|${ports.join(' ')}`;
+    if (key === r.armed) return;
+    r.armed = key;
+    void r.host.watch(pids, ports).then((ok) => {
+      // Not armed after all (dropped meanwhile, or refused): the next view or reconnect arms it again.
+      if (!ok && r.armed === key) r.armed = undefined;
+    });
   }
 
   /** --ssh-all: a host for every machine the registries name that is neither this host nor configured. */
@@ -169,8 +198,11 @@ export class RemoteHosts {
   private onStatus(status: SshHostStatus): void {
     const r = this.remotes.find((x) => x.host.config.machine === status.machine);
     if (r && status.state === 'down') r.lastDown = status;
+    // A new connection runs a new loop with no watchers.
+    if (r && status.state !== 'up') r.armed = undefined;
     if (r && status.state === 'up') {
       r.lastDown = undefined;
+      this.arm(r);
       // What was read while it was down says nothing: every pid and port again, now.
       r.fresh = false;
       void r.tracker.probeAllNow().then(() => {
@@ -248,10 +280,10 @@ export class RemoteHosts {
   }
 
   /** Counters for the bench: connections made, bytes sent and probe rounds run (kill ticks, full and port probes), per host. */
-  counters(): { machine: string; connections: number; bytesSent: number; rounds: number }[] {
+  counters(): { machine: string; connections: number; bytesSent: number; rounds: number; linesPushed: number }[] {
     return this.remotes.map((r) => {
       const c = r.tracker.counts;
-      return { machine: r.host.config.machine, connections: r.host.connections, bytesSent: r.host.bytesSent, rounds: c.kill + c.full + c.ports };
+      return { machine: r.host.config.machine, connections: r.host.connections, bytesSent: r.host.bytesSent, rounds: c.kill + c.full + c.ports, linesPushed: r.host.linesPushed };
     });
   }
 }

@@ -6,14 +6,28 @@
 //                P <pid> error <text>                        (one line per pid asked, in order)
 //   L <port>… →  L <port> yes|no|unknown                   (something listens on the TCP port; one line per port)
 //   K <pid>…  →  K <one letter per pid>                     (kill -0 only: o ok, s ESRCH, p EPERM, e error)
+//   W <pid>…  →  W ok                                       (starts a watcher of these pids, see below)
+//   V <port>… →  V ok                                       (starts a watcher of these ports)
+//   W         →  W ok                                       (stops every watcher)
 //   H         →  H <hostname>
 //   Q         →  (the loop exits)
 //   other     →  ! refused                                  (one line for the whole request: each argument
 //                                                            must be 1-10 digits, at most MAX_BATCH of them)
 //
-// A round of the engine is one request line per host (K for the fast kill tick, P and L for the
-// full and port probes), not one per pid: 100 pids cost one write, one wake-up of ssh on each
-// side and one read, and the L batch reads /proc/net/tcp once with one awk.
+// A watcher is a background subshell of the loop that pushes lines on its own, between answers:
+// `+P …` and `+L …`, the shapes of P and L answers behind a `+` (no answer starts with one). It
+// pushes its first full reading of every pid or port, then a line only when what reconcile can
+// see changes: a pid watcher runs kill -0 every 0.5 s (`sleep 1` where `sleep 0.5` fails) and
+// reads state and start time every 4 s, pushing when the kill result, zombie or not, or the start
+// time differs; a port watcher reads the listeners every 2 s. An idle host sends nothing, so the
+// engine arms the watchers once per target change and polls P and L only as a slow net (the
+// eviction re-probe is always a fresh P request). Each pushed line is one write far below
+// PIPE_BUF, so lines never interleave. Watchers end with the loop: it stops them on exit (stdin
+// closed, Q, HUP/TERM), signalling only pids that are still its own children, and each checks
+// every round that the loop still runs (`kill -0 $$`), so a SIGKILLed loop leaves no watcher
+// behind (only a `sleep` of at most 2 s).
+// A round of the engine is one request line per host, not one per pid: 100 pids cost one write,
+// one wake-up of ssh on each side and one read, and the L batch reads /proc/net/tcp once with one awk.
 // The first line is the handshake: `ghostwatch-probe 1 proc btime=<s> clk=<ticks/s> now=<s>` on
 // Linux (start = /proc/PID/stat field 22, in clock ticks since boot), `ghostwatch-probe 1 ps
 // now=<s>` elsewhere (start = `ps -o lstart=` read in UTC). Everything the remote prints is
@@ -42,10 +56,10 @@ pp() {
 if kill -0 "$1" 2>/dev/null; then k=ok; else
 e=$(kill -0 "$1" 2>&1)
 case $e in
-*"No such process"*) echo "P $1 ESRCH"; return;;
+*"No such process"*) o="P $1 ESRCH"; z=s; return;;
 *"not permitted"*) k=EPERM;;
 *) if ps -p "$1" >/dev/null 2>&1; then k=EPERM; else
-echo "P $1 error $(printf %s "$e" | tr -s '\r\n\t' '   ' | cut -c1-160)"; return; fi;;
+o="P $1 error $(printf %s "$e" | tr -s '\r\n\t' '   ' | cut -c1-160)"; z=e; return; fi;;
 esac
 fi
 if [ $m = proc ]; then
@@ -53,22 +67,36 @@ s=
 read -r s </proc/$1/stat 2>/dev/null
 r=@{s##*)}
 set -- $1 $r
-if [ $# -ge 21 ]; then echo "P $1 $k $2 @{21}"; else echo "P $1 $k - -"; fi
+if [ $# -ge 21 ]; then
+case $2 in Z*) y=Z;; *) y=-;; esac
+o="P $1 $k $2 @{21}"; z="$k $y @{21}"
+else o="P $1 $k - -"; z="$k -"; fi
 else
+p=$1
 o=$(ps -o stat=,lstart= -p "$1" 2>/dev/null | head -n 1)
-if [ -n "$o" ]; then echo "P $1 $k" $o; else echo "P $1 $k - -"; fi
+set -- $o
+if [ $# -gt 0 ]; then
+case $1 in Z*) y=Z;; *) y=-;; esac
+t=$1; shift; o="P $p $k $t $*"; z="$k $y $*"
+else o="P $p $k - -"; z="$k -"; fi
 fi
 }
-pl() {
+lp() {
 if [ $m = proc ]; then
 f=
 for x in /proc/net/tcp /proc/net/tcp6; do [ -r $x ] && f="$f $x"; done
-if [ -z "$f" ]; then for x; do echo "L $x unknown"; done; return; fi
+[ -n "$f" ] || return 1
 s=" $(awk 'FNR>1&&$4=="0A"{h=substr($2,index($2,":")+1);n=0;for(i=1;i<=length(h);i++)n=n*16+index("0123456789ABCDEF",substr(h,i,1))-1;printf "%d ",n}' $f) "
 elif command -v netstat >/dev/null 2>&1; then
 s=" $(netstat -an -p tcp 2>/dev/null | awk '$NF=="LISTEN"{n=split($4,a,/[.:]/);printf "%s ",a[n]}') "
-else for x; do echo "L $x unknown"; done; return; fi
-for x; do case $s in *" $x "*) echo "L $x yes";; *) echo "L $x no";; esac; done
+else return 1; fi
+}
+pa() {
+if [ -n "$u" ]; then a=unknown; else case $s in *" $1 "*) a=yes;; *) a=no;; esac; fi
+}
+pl() {
+if lp; then u=; else u=1; fi
+for x; do pa "$x"; echo "L $x $a"; done
 }
 pk() {
 r=
@@ -80,23 +108,63 @@ fi
 done
 echo "K $r"
 }
+sl() {
+sleep "$1" </dev/null >/dev/null 2>&1 || sleep 1 </dev/null >/dev/null 2>&1
+}
+wp() {
+n=0
+while kill -0 $$ 2>/dev/null; do
+for x; do
+if [ $((n % 8)) -ne 0 ]; then
+eval "j=\${k$x-}"
+[ "$j" = o ] || continue
+kill -0 "$x" 2>/dev/null && continue
+fi
+pp "$x"
+case $z in ok*) eval "k$x=o";; *) eval "k$x=-";; esac
+eval "[ \"\$z\" = \"\${q$x-}\" ]" || { eval "q$x=\$z"; printf '+%s\n' "$o"; }
+done
+n=$((n+1))
+sl 0.5
+done
+}
+wl() {
+while kill -0 $$ 2>/dev/null; do
+if lp; then u=; else u=1; fi
+for x; do
+pa "$x"
+eval "[ \"\$a\" = \"\${l$x-}\" ]" || { eval "l$x=\$a"; echo "+L $x $a"; }
+done
+sl 2
+done
+}
+sw() {
+for p in $w; do [ "$(ps -o ppid= -p $p 2>/dev/null | tr -d ' ')" = "$$" ] && kill $p 2>/dev/null; done
+w=
+}
+w=
+trap sw EXIT
+trap 'exit 1' HUP INT TERM PIPE
 while IFS= read -r l; do
 v=@{l%% *}
 a=@{l#"$v"}
 a=@{a# }
 case $v in
 H) [ -z "$a" ] && { printf 'H %s\n' "$( (hostname || uname -n) 2>/dev/null | head -n 1)"; continue; };;
+W) [ -z "$a" ] && { sw; echo 'W ok'; continue; };;
 Q) exit 0;;
 esac
 case $a in ''|' '*|*' '|*'  '*|*[!0-9' ']*) echo '! refused'; continue;; esac
 set -- $a
 n=$#
-for x; do case $x in 0*|???????????*) n=0;; esac; [ "$v" = L ] && [ $n -gt 0 ] && [ "$x" -gt 65535 ] && n=0; done
+for x; do case $x in 0*|???????????*) n=0;; esac; case $v in L|V) [ $n -gt 0 ] && [ "$x" -gt 65535 ] && n=0;; esac; done
 if [ $n -lt 1 ] || [ $n -gt MAXBATCH ]; then echo '! refused'; continue; fi
 case $v in
-P) for x; do pp "$x"; done;;
+P) for x; do pp "$x"; printf '%s\n' "$o"; done;;
 L) pl "$@";;
 K) pk "$@";;
+W) wp "$@" & w="$w $!"; echo 'W ok';;
+V) wl "$@" & w="$w $!"; echo 'V ok';;
 *) echo '! refused';;
 esac
 done
@@ -128,6 +196,8 @@ export type RemoteAnswer =
   /** A K answer: the kill -0 result of each pid asked, in order. */
   | { readonly kind: 'kills'; readonly results: readonly KillResult[] }
   | { readonly kind: 'host'; readonly name: string }
+  /** A W or V answer: the watcher is armed (or, for a bare W, every watcher stopped). */
+  | { readonly kind: 'watch'; readonly verb: 'W' | 'V' }
   | { readonly kind: 'refused' }
   /** Not one of the shapes: the line, sanitized, for the error message. */
   | { readonly kind: 'invalid'; readonly text: string };
@@ -197,6 +267,7 @@ export function parseAnswer(line: string, hs: Handshake): RemoteAnswer {
     if (words.length !== 2 || arg === undefined || !KILLS.test(arg) || arg.length > MAX_BATCH) return invalid(line);
     return { kind: 'kills', results: [...arg].map((c) => KILL_LETTERS[c as keyof typeof KILL_LETTERS]) };
   }
+  if ((verb === 'W' || verb === 'V') && words.length === 2 && arg === 'ok') return { kind: 'watch', verb };
   if (verb === 'H') {
     const name = line.slice(2);
     return words.length === 2 && HOST_NAME.test(name) ? { kind: 'host', name } : invalid(line);
@@ -219,4 +290,14 @@ export function parseAnswer(line: string, hs: Handshake): RemoteAnswer {
   const startedAt = parseStart(start, hs);
   if (startedAt === undefined) return invalid(line);
   return { kind: 'pid', pid: n, kill, state: state.charAt(0), startedAt };
+}
+
+/**
+ * A line a watcher pushed (`+P …` or `+L …`, the shapes of P and L answers behind a `+`): the
+ * answer it carries, or `invalid`. Ordinary answers never start with `+`, so the two cannot be confused.
+ */
+export function parsePush(line: string, hs: Handshake): RemoteAnswer {
+  if (line.length > MAX_ANSWER_LENGTH || !/^\+[PL] /.test(line)) return invalid(line);
+  const answer = parseAnswer(line.slice(1), hs);
+  return answer.kind === 'pid' || answer.kind === 'port' ? answer : invalid(line);
 }

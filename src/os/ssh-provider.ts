@@ -13,7 +13,7 @@ import { Backoff, type BackoffOptions } from '../sources/backoff.js';
 import { childProcess } from './builtins.js';
 import type { ProcessTableResult } from './process-table.js';
 import type { PidProbeOptions, PortProbeRunOptions, ProbeProvider } from './provider.js';
-import { MAX_ANSWER_LENGTH, MAX_BATCH, parseAnswer, parseHandshake, REMOTE_PROBE_PROGRAM, type Handshake, type RemoteAnswer } from './remote-probe.js';
+import { MAX_ANSWER_LENGTH, MAX_BATCH, parseAnswer, parseHandshake, parsePush, REMOTE_PROBE_PROGRAM, type Handshake, type RemoteAnswer } from './remote-probe.js';
 
 export interface SshHostConfig {
   /** The machine name the registry uses for this host. */
@@ -122,6 +122,12 @@ interface Pending {
   timer: unknown;
 }
 
+/** Facts pushed by the remote's watchers in one chunk read. */
+interface Pushed {
+  readonly pids: Map<number, PidFacts>;
+  readonly ports: Map<number, PortFacts>;
+}
+
 /** `items` in slices of at most `size`. */
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
@@ -151,6 +157,15 @@ export class SshHost implements ProbeProvider {
   connections = 0;
   /** Bytes of requests written to the remote. */
   bytesSent = 0;
+  /** Lines the remote's watchers pushed (the bench counts them). */
+  linesPushed = 0;
+  /**
+   * Told the facts the remote's watchers pushed (changes since their last reading, and each
+   * watcher's first full reading), once per chunk read: see watch().
+   */
+  onPush: ((pids: ReadonlyMap<number, PidFacts>, ports: ReadonlyMap<number, PortFacts>) => void) | undefined;
+  /** Pushed facts of the chunk being read. */
+  private pushed: Pushed | undefined;
 
   constructor(
     readonly config: SshHostConfig,
@@ -277,13 +292,32 @@ export class SshHost implements ProbeProvider {
     if (this.child !== child) return;
     this.buffer += chunk;
     let nl: number;
+    this.pushed = undefined;
     while ((nl = this.buffer.indexOf('\n')) >= 0) {
       const line = this.buffer.slice(0, nl);
       this.buffer = this.buffer.slice(nl + 1);
       this.onLine(child, line, release);
       if (this.child !== child) return;
     }
-    if (this.buffer.length > MAX_ANSWER_LENGTH) this.drop(child, 'protocol', 'the remote sent a line longer than any answer');
+    if (this.buffer.length > MAX_ANSWER_LENGTH) {
+      this.drop(child, 'protocol', 'the remote sent a line longer than any answer');
+      return;
+    }
+    // (onLine fills it: read it through a wider type than the assignment above narrowed it to.)
+    const pushed = this.pushed as Pushed | undefined;
+    this.pushed = undefined;
+    if (pushed !== undefined) this.onPush?.(pushed.pids, pushed.ports);
+  }
+
+  /** A line a watcher pushed: its facts join the chunk's; anything but a P or L shape ends the connection. */
+  private onPushLine(child: ChildProcessWithoutNullStreams, line: string, hs: Handshake): void {
+    const answer = parsePush(line, hs);
+    const checkedAt = this.clock.now();
+    this.linesPushed++;
+    const pushed = (this.pushed ??= { pids: new Map(), ports: new Map() });
+    if (answer.kind === 'pid') pushed.pids.set(answer.pid, this.pidFacts(answer.pid, answer, checkedAt));
+    else if (answer.kind === 'port') pushed.ports.set(answer.port, this.portFacts(answer.port, answer, checkedAt));
+    else this.drop(child, 'protocol', `a pushed line of no known shape: ${answer.kind === 'invalid' ? answer.text : sanitize(line, 80)}`);
   }
 
   private onLine(child: ChildProcessWithoutNullStreams, line: string, release: () => void): void {
@@ -316,6 +350,10 @@ export class SshHost implements ProbeProvider {
       });
       return;
     }
+    if (line.startsWith('+')) {
+      this.onPushLine(child, line, this.handshake);
+      return;
+    }
     const head = this.pending[0];
     if (!head) {
       this.drop(child, 'protocol', `an answer nobody asked for: ${sanitize(line, 80)}`);
@@ -328,7 +366,8 @@ export class SshHost implements ProbeProvider {
       (answer.kind === 'pid' && expect === `P ${answer.pid}`) ||
       (answer.kind === 'port' && expect === `L ${answer.port}`) ||
       (answer.kind === 'kills' && expect === `K ${answer.results.length}`) ||
-      (answer.kind === 'host' && expect === 'H');
+      (answer.kind === 'host' && expect === 'H') ||
+      (answer.kind === 'watch' && expect === answer.verb);
     if (!matches) {
       this.pending.shift();
       this.clock.clearTimeout(head.timer);
@@ -381,24 +420,44 @@ export class SshHost implements ProbeProvider {
     const answers = await this.batched(usable, 'P');
     if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted');
     const out = new Map<number, PidFacts>();
-    usable.forEach((pid, i) => {
-      const a = answers[i];
-      const checkedAt = now();
-      if (a?.kind !== 'pid') {
-        out.set(pid, { pid, kill: 'error', error: a === undefined ? this.unavailable() : `ssh ${this.host}: unreadable answer`, checkedAt });
-        return;
-      }
-      if (a.kill === 'ESRCH' || a.kill === 'error') {
-        out.set(pid, { pid, kill: a.kill, error: a.error, checkedAt });
-        return;
-      }
-      if (a.detailsHidden) {
-        out.set(pid, { pid, kill: a.kill, detailsHidden: `${this.host}'s /proc does not show it`, checkedAt });
-        return;
-      }
-      out.set(pid, { pid, kill: a.kill, state: a.state, startedAt: a.startedAt === undefined ? undefined : a.startedAt + this.offsetMs, checkedAt });
-    });
+    usable.forEach((pid, i) => out.set(pid, this.pidFacts(pid, answers[i], now())));
     return out;
+  }
+
+  /** A P answer (asked or pushed) as facts; undefined: the request got no answer. */
+  private pidFacts(pid: number, a: RemoteAnswer | undefined, checkedAt: number): PidFacts {
+    if (a?.kind !== 'pid') return { pid, kill: 'error', error: a === undefined ? this.unavailable() : `ssh ${this.host}: unreadable answer`, checkedAt };
+    if (a.kill === 'ESRCH' || a.kill === 'error') return { pid, kill: a.kill, error: a.error, checkedAt };
+    if (a.detailsHidden) return { pid, kill: a.kill, detailsHidden: `${this.host}'s /proc does not show it`, checkedAt };
+    return { pid, kill: a.kill, state: a.state, startedAt: a.startedAt === undefined ? undefined : a.startedAt + this.offsetMs, checkedAt };
+  }
+
+  /** An L answer (asked or pushed) as facts. */
+  private portFacts(port: number, a: RemoteAnswer | undefined, checkedAt: number): PortFacts {
+    if (a?.kind !== 'port') return { port, result: 'error', detail: a === undefined ? this.unavailable() : `ssh ${this.host}: unreadable answer`, checkedAt };
+    if (a.listening === 'yes') return { port, result: 'open', detail: `listening on ${this.host}`, checkedAt };
+    if (a.listening === 'no') return { port, result: 'refused', detail: `nothing listens on ${this.host}`, checkedAt };
+    return { port, result: 'error', detail: `${this.host} cannot tell who listens`, checkedAt };
+  }
+
+  /**
+   * Have the remote watch these pids and ports on its own: every watcher it had is stopped (a bare
+   * `W`), then one is started per MAX_BATCH pids (`W …`) and per MAX_BATCH ports (`V …`). Each
+   * pushes its first full reading, then a line only when what reconcile can see changes (kill -0
+   * every 0.5 s, state and start time every 4 s, listeners every 2 s), so an idle host sends
+   * nothing. True when every request was accepted; false when the host is not up (arm again when it is).
+   */
+  async watch(pids: readonly number[], ports: readonly number[]): Promise<boolean> {
+    if (this.status.state !== 'up') return false;
+    const usablePids = [...new Set(pids.filter(isUsablePid))];
+    const usablePorts = [...new Set(ports.filter(isUsablePort))];
+    const requests: [string, 'W' | 'V'][] = [
+      ['W', 'W'],
+      ...chunks(usablePids, MAX_BATCH).map((part): [string, 'W'] => [`W ${part.join(' ')}`, 'W']),
+      ...chunks(usablePorts, MAX_BATCH).map((part): [string, 'V'] => [`V ${part.join(' ')}`, 'V']),
+    ];
+    const answers = await Promise.all(requests.map(([line, verb]) => this.request(line, [verb])));
+    return answers.every((a) => a?.[0]?.kind === 'watch');
   }
 
   /** One request line per MAX_BATCH pids or ports, one answer line each; undefined for each one not answered. */
@@ -439,14 +498,7 @@ export class SshHost implements ProbeProvider {
     const answers = await this.batched(usable, 'L');
     if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted');
     const out = new Map<number, PortFacts>();
-    usable.forEach((port, i) => {
-      const a = answers[i];
-      const checkedAt = now();
-      if (a?.kind !== 'port') out.set(port, { port, result: 'error', detail: a === undefined ? this.unavailable() : `ssh ${this.host}: unreadable answer`, checkedAt });
-      else if (a.listening === 'yes') out.set(port, { port, result: 'open', detail: `listening on ${this.host}`, checkedAt });
-      else if (a.listening === 'no') out.set(port, { port, result: 'refused', detail: `nothing listens on ${this.host}`, checkedAt });
-      else out.set(port, { port, result: 'error', detail: `${this.host} cannot tell who listens`, checkedAt });
-    });
+    usable.forEach((port, i) => out.set(port, this.portFacts(port, answers[i], now())));
     return out;
   }
 

@@ -2,7 +2,7 @@
 // to the millisecond, no probe overlapping itself, new pids probed at once, the pids serving
 // watched ports watched and dropped, the table refresh, and stop() leaving no timer behind.
 import { afterEach, describe, expect, it } from 'vitest';
-import { CADENCE, OsFactsTracker } from '../../src/engine/os-facts.js';
+import { CADENCE, OsFactsTracker, PUSHED_POLL_FACTOR } from '../../src/engine/os-facts.js';
 import { TABLE_REFRESH_EVERY } from '../../src/engine/process-rows.js';
 import { FakeClock, settle } from './fake-clock.js';
 import { FakeProbes } from './fake-probes.js';
@@ -12,11 +12,11 @@ afterEach(async () => {
   for (const t of trackers.splice(0)) await t.stop();
 });
 
-function setup(intervalScale = 1) {
+function setup(intervalScale = 1, pushed = false) {
   const clock = new FakeClock();
   const probes = new FakeProbes(clock);
   const changes: number[] = [];
-  const tracker = new OsFactsTracker({ intervalScale, probes, clock, now: () => clock.now(), onChange: () => changes.push(clock.t) });
+  const tracker = new OsFactsTracker({ intervalScale, probes, clock, now: () => clock.now(), onChange: () => changes.push(clock.t), pushed });
   trackers.push(tracker);
   return { clock, probes, tracker, changes };
 }
@@ -48,6 +48,26 @@ describe('OsFactsTracker cadences (fake clock)', () => {
     // At 0: the one scan up front (an unavailable table is reported from the start).
     expect(probes.times('table')).toEqual([0, ...ticks(5_000 * scale, span)]);
     expect(tracker.counts).toEqual({ kill: 40, full: 6, ports: 6, table: 3 });
+  });
+
+  it('a provider that pushes changes (ssh watchers): no kill tick, full and port probes PUSHED_POLL_FACTOR times slower, pushes folded in', async () => {
+    const { clock, probes, tracker, changes } = setup(2, true);
+    probes.processes.set(100, { kill: 'ok', startedAt: 1 });
+    probes.openPorts.set(4000, []);
+    probes.fastPath = false;
+    tracker.setTargets(targets([100], [4000]));
+    tracker.start();
+    const slow = 2_000 * 2 * PUSHED_POLL_FACTOR;
+    expect(clock.intervals()).toEqual([CADENCE.table * 2, slow, slow].sort((a, b) => a - b));
+    await clock.advance(slow);
+    expect(probes.times('kill')).toEqual([]);
+    expect(probes.times('full')).toEqual([0, slow]);
+    expect(probes.times('ports')).toEqual([0, slow]);
+    // A pushed death is news at once, without any probe.
+    const before = changes.length;
+    tracker.applyFresh(new Map([[100, { pid: 100, kill: 'ESRCH', checkedAt: clock.now() }]]), new Map());
+    expect(changes.length).toBe(before + 1);
+    expect(tracker.facts.pids.get(100)?.kill).toBe('ESRCH');
   });
 
   it('no cadence is shorter than 10 ms, whatever the scale', async () => {

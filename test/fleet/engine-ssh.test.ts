@@ -14,6 +14,7 @@ import type { EngineFinding, EngineSnapshot } from '../../src/engine/types.js';
 import { HypivisorSource } from '../../src/sources/hypivisor/index.js';
 import { FAKE_HOST_REQUIREMENT, startFakeHost, startPiAgentIn, type FakeHost, type HostAgent, type InHostProcess } from '../support/fake-host.js';
 import { describeOn } from '../support/platform.js';
+import { processesIn } from '../../src/demo/fleet-hosts.js';
 import { startStockHypivisor, type StockHypivisor } from '../support/stock-hypivisor.js';
 import { inCi } from '../support/summary-reporter.js';
 import { runCli } from '../support/cli.js';
@@ -47,6 +48,26 @@ function sshChildren(): number[] {
     }
   }
   return out;
+}
+
+/**
+ * The probe loops running on a fake host and their watcher subshells (outside pids, zombies
+ * aside): every `sh -c '<the loop>'` process, split by whether its parent is one too.
+ */
+function probeShells(host: FakeHost): { loops: number[]; watchers: number[] } {
+  const shells = new Map<number, number>();
+  for (const pid of processesIn(host.pidNamespace)) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sh\0-c\0export LC_ALL=C TZ=UTC0')) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const [state = '', ppid = ''] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (state !== 'Z') shells.set(pid, Number(ppid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const loops = [...shells.keys()].filter((pid) => !shells.has(shells.get(pid)!));
+  return { loops, watchers: [...shells.keys()].filter((pid) => shells.has(shells.get(pid)!)) };
 }
 
 describeLinux('the engine verifies other hosts over ssh', () => {
@@ -232,13 +253,42 @@ describeLinux('the engine verifies other hosts over ssh', () => {
     await verdictOf(ids.gpuGhost!, 'ghost');
   });
 
-  it('a dropped connection is made again and the verdicts come back', async () => {
+  it('a dropped connection is made again and the verdicts come back; the old loop’s watchers end with it', async () => {
     await verdictOf(ids.live!, 'live');
     const before = engine.stats().ssh?.find((h) => h.machine === 'build-42')?.connections ?? 0;
+    const oldWatchers = probeShells(build).watchers;
+    expect(oldWatchers.length).toBeGreaterThan(0);
     await build.dropConnections();
     await waitFor('build-42 reconnected', () => (engine.stats().ssh?.find((h) => h.machine === 'build-42')?.connections ?? 0) > before && snap().hosts?.find((h) => h.machine === 'build-42')?.state === 'up');
     await verdictOf(ids.live!, 'live');
     await verdictOf('zombie', 'zombie');
+    // No orphan on the host: every watcher of the dropped loop is gone, the new loop has its own.
+    await waitFor('the dropped loop’s watchers to end', () => probeShells(build).watchers.every((pid) => !oldWatchers.includes(pid)));
+    await waitFor('the new loop’s watchers', () => probeShells(build).watchers.length > 0);
+  });
+
+  it('an idle host is asked nothing: a kill there is pushed by its watcher, with no request sent', async () => {
+    const victim = await inHost(gpu);
+    sockets.push(await register(registry.url, { id: 'pushed', machine: 'gpu-7', port: 41004, pid: victim.insidePid }));
+    await verdictOf('pushed', 'live');
+    await waitFor('gpu-7 settled', () => snap().settled);
+    const gpuStats = () => engine.stats().ssh!.find((h) => h.machine === 'gpu-7')!;
+    // Longer than several kill ticks of the old polling (every 200 ms at this interval scale). The
+    // slow net (a full and a port probe every 24 s here) may fall into one window, not into two.
+    const quiet = async () => {
+      const start = gpuStats();
+      await new Promise((r) => setTimeout(r, 1_500));
+      return { start, end: gpuStats() };
+    };
+    let window = await quiet();
+    if (window.end.rounds !== window.start.rounds) window = await quiet();
+    expect(window.end.bytesSent).toBe(window.start.bytesSent);
+    const before = gpuStats();
+    await victim.kill();
+    expect((await verdictOf('pushed', 'ghost')).reason).toMatch(/gone \(ESRCH\) \(via ssh gpu-7\)$/);
+    const after = gpuStats();
+    if (after.rounds === before.rounds) expect(after.bytesSent).toBe(before.bytesSent);
+    expect(after.linesPushed).toBeGreaterThan(before.linesPushed);
   });
 
   it('check --json (the built CLI, the system ssh on PATH) gives each entry its verdict over ssh and each host its state', async () => {
@@ -262,9 +312,11 @@ describeLinux('the engine verifies other hosts over ssh', () => {
     ]);
   });
 
-  it('stop closes every ssh connection', async () => {
+  it('stop closes every ssh connection, and no probe loop or watcher is left on the hosts', async () => {
     expect(sshChildren().length).toBeGreaterThan(0);
+    expect(probeShells(gpu).watchers.length).toBeGreaterThan(0);
     await engine.stop();
     expect(sshChildren()).toEqual([]);
+    await waitFor('the hosts’ probe loops and watchers to end', () => [build, gpu].every((h) => probeShells(h).loops.length + probeShells(h).watchers.length === 0));
   });
 });

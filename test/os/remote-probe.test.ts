@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { createInterface } from 'node:readline';
 import { parseProcStat, probePids } from '../../src/os/liveness.js';
-import { MAX_BATCH, parseAnswer, parseHandshake, REMOTE_PROBE_PROGRAM, type Handshake } from '../../src/os/remote-probe.js';
+import { MAX_BATCH, parseAnswer, parseHandshake, parsePush, REMOTE_PROBE_PROGRAM, type Handshake } from '../../src/os/remote-probe.js';
 import { childrenOf, killAndReap, pollUntil, spawnSleep } from './helpers.js';
 import { itOn } from '../support/platform.js';
 
@@ -35,6 +35,33 @@ async function ask(requests: readonly string[], cmd: readonly string[] = ['sh', 
   child.stdin.end(requests.map((r) => `${r}\n`).join(''));
   await done;
   return lines;
+}
+
+/** The loop under the local sh, kept open: send lines, wait for lines to appear. */
+function openLoop(): { child: ChildProcess & { pid: number }; lines: string[]; send(line: string): void; waitLine(re: RegExp): Promise<string> } {
+  const child = spawn('sh', ['-c', REMOTE_PROBE_PROGRAM], { stdio: ['pipe', 'pipe', 'inherit'] }) as ChildProcess & { pid: number };
+  spawned.push(child);
+  const lines: string[] = [];
+  createInterface({ input: child.stdout! }).on('line', (l) => lines.push(l));
+  return {
+    child,
+    lines,
+    send: (line) => child.stdin!.write(`${line}\n`),
+    waitLine: async (re) => {
+      const found = await pollUntil(() => lines.find((l) => re.test(l)), 10_000);
+      if (found === undefined) throw new Error(`no line like ${String(re)} within 10 s; got:\n${lines.join('\n')}`);
+      return found;
+    },
+  };
+}
+
+/** Alive and not a zombie (a killed watcher may wait a while to be reaped by its loop). */
+function running(pid: number): boolean {
+  try {
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.state !== 'Z';
+  } catch {
+    return false;
+  }
 }
 
 async function zombiePid(): Promise<number> {
@@ -123,6 +150,61 @@ describe('the remote probe loop under the local sh', () => {
     expect(parseAnswer(lines[1] ?? '', parseHandshake(lines[0] ?? '') as Handshake)).toMatchObject({ kind: 'pid', pid: live.pid, kill: 'EPERM' });
   });
 
+  itOn(['linux'], 'the loop reads /proc on Linux')('a watcher pushes its first reading, then only changes: a SIGKILLed pid, a port that stops listening', async () => {
+    const stays = spawnSleep();
+    spawned.push(stays);
+    const dies = spawnSleep();
+    const server = createServer();
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const loop = openLoop();
+    loop.send(`W ${stays.pid} ${dies.pid}`);
+    loop.send(`V ${port}`);
+    loop.send(`K ${stays.pid}`);
+    await loop.waitLine(/^K o$/);
+    const hs = parseHandshake(loop.lines[0] ?? '') as Handshake;
+    // Answers in order, whatever was pushed between them.
+    expect(loop.lines.filter((l) => !l.startsWith('+')).slice(1)).toEqual(['W ok', 'V ok', 'K o']);
+    expect(parsePush(await loop.waitLine(new RegExp(`^\\+P ${stays.pid} `)), hs)).toMatchObject({ kind: 'pid', pid: stays.pid, kill: 'ok', state: 'S' });
+    await loop.waitLine(new RegExp(`^\\+P ${dies.pid} ok `));
+    expect(parsePush(await loop.waitLine(new RegExp(`^\\+L ${port} `)), hs)).toEqual({ kind: 'port', port, listening: 'yes' });
+    await killAndReap(dies);
+    expect(parsePush(await loop.waitLine(new RegExp(`^\\+P ${dies.pid} ESRCH$`)), hs)).toEqual({ kind: 'pid', pid: dies.pid, kill: 'ESRCH' });
+    await new Promise((r) => server.close(r));
+    await loop.waitLine(new RegExp(`^\\+L ${port} no$`));
+    // The pid that stayed was pushed once: its state and start time never changed.
+    expect(loop.lines.filter((l) => l.startsWith(`+P ${stays.pid} `))).toHaveLength(1);
+    // A bare W stops every watcher: the loop has no child left running.
+    const watchers = childrenOf(loop.child.pid);
+    expect(watchers.length).toBe(2);
+    loop.send('W');
+    await loop.waitLine(/^W ok$/);
+    expect(await pollUntil(() => (watchers.some(running) ? undefined : true), 10_000)).toBe(true);
+  });
+
+  it.each(['stdin closed', 'Q', 'the loop SIGKILLed'])('watchers end with the loop: %s', async (how) => {
+    const live = spawnSleep();
+    spawned.push(live);
+    const loop = openLoop();
+    loop.send(`W ${live.pid}`);
+    loop.send('V 1');
+    await loop.waitLine(/^V ok$/);
+    await loop.waitLine(/^\+L 1 /);
+    const watchers = childrenOf(loop.child.pid);
+    expect(watchers.length).toBe(2);
+    if (how === 'stdin closed') loop.child.stdin!.end();
+    else if (how === 'Q') loop.send('Q');
+    else loop.child.kill('SIGKILL');
+    expect(await pollUntil(() => (watchers.some(running) ? undefined : true), 10_000)).toBe(true);
+  });
+
+  it('refuses a watch of a bad pid or port with one line, like any batch', async () => {
+    const bad = ['W 0', 'W 1 x', 'V 70000', 'V 012', `W ${Array.from({ length: MAX_BATCH + 1 }, (_, i) => i + 1).join(' ')}`, 'W  1'];
+    const lines = await ask([...bad, 'Q', 'H']);
+    expect(lines.slice(1)).toEqual(bad.map(() => '! refused'));
+  });
+
   it('refuses every request whose argument is not 1 to 10 digits, and stops at Q', async () => {
     const bad = ['P', 'P 0', 'P 012', 'P 12a', 'P 1;reboot', 'P $(id)', 'P 12345678901', 'L 70000', 'X 5', 'H x', '', 'P  5'];
     const lines = await ask([...bad, 'Q', 'H']);
@@ -180,6 +262,10 @@ describe('parseAnswer', () => {
     ['K o s', PROC, 'invalid'],
     [`K ${'o'.repeat(101)}`, PROC, 'invalid'],
     ['! refused', PROC, { kind: 'refused' }],
+    ['W ok', PROC, { kind: 'watch', verb: 'W' }],
+    ['V ok', PROC, { kind: 'watch', verb: 'V' }],
+    ['W 3', PROC, 'invalid'],
+    ['V ok ok', PROC, 'invalid'],
     ['x'.repeat(2000), PROC, 'invalid'], // past MAX_ANSWER_LENGTH
   ])('%.60j', (line, hs, expected) => {
     const answer = parseAnswer(line, hs);
@@ -188,5 +274,25 @@ describe('parseAnswer', () => {
       expect(answer.kind === 'invalid' && /[\u0000-\u001f\u007f]/.test(answer.text)).toBe(false);
       expect(answer.kind === 'invalid' && answer.text.length).toBeLessThanOrEqual(121);
     } else expect(answer).toEqual(expected);
+  });
+});
+
+describe('parsePush', () => {
+  it.each<[string, unknown]>([
+    ['+P 42 ESRCH', { kind: 'pid', pid: 42, kill: 'ESRCH' }],
+    ['+P 42 ok Z 100', { kind: 'pid', pid: 42, kill: 'ok', state: 'Z', startedAt: 1_700_000_001_000 }],
+    ['+L 8080 no', { kind: 'port', port: 8080, listening: 'no' }],
+    ['P 42 ESRCH', 'invalid'],
+    ['+K o', 'invalid'],
+    ['+H build-42', 'invalid'],
+    ['+W ok', 'invalid'],
+    ['++P 42 ESRCH', 'invalid'],
+    ['+P 42 alive', 'invalid'],
+    ['+! refused', 'invalid'],
+    ['+P 42 error \u001b[2J', { kind: 'pid', pid: 42, kill: 'error', error: '^[[2J' }],
+  ])('%j', (line, expected) => {
+    const answer = parsePush(line, PROC);
+    if (expected === 'invalid') expect(answer.kind).toBe('invalid');
+    else expect(answer).toEqual(expected);
   });
 });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { SshFleet, SshHost, sshArgs, classifySshExit, type SshClock, type SshHostStatus } from '../../src/os/ssh-provider.js';
 import { killAndReap, pollUntil, spawnSleep } from './helpers.js';
 import type { ChildProcess } from 'node:child_process';
+import type { PidFacts, PortFacts } from '../../src/core/types.js';
 
 let dir = '';
 const hosts: SshHost[] = [];
@@ -20,8 +21,10 @@ beforeAll(() => {
   // Runs the last argument (the remote command) as a login shell would; logs each call.
   writeFileSync(join(dir, 'ok-ssh'), `#!/bin/sh\necho "$*" >> "${dir}/calls"\nfor a; do last=$a; done\nexec sh -c "$last"\n`);
   writeFileSync(join(dir, 'gated-ssh'), `#!/bin/sh\nwhile [ ! -e "${dir}/go" ]; do sleep 0.02; done\nfor a; do last=$a; done\nexec sh -c "$last"\n`);
+  // A remote that pushes a line of no known shape right after the handshake.
+  writeFileSync(join(dir, 'bad-push-ssh'), `#!/bin/sh\necho "ghostwatch-probe 1 ps now=$(date +%s)"\nread l\necho "H $(hostname)"\nsleep 0.2\necho "+K o"\nexec sleep 30\n`);
   writeFileSync(join(dir, 'auth-ssh'), `#!/bin/sh\necho call >> "${dir}/auth-calls"\necho 'me@build-42.internal: Permission denied (publickey,password).' >&2\nexit 255\n`);
-  for (const f of ['ok-ssh', 'gated-ssh', 'auth-ssh']) chmodSync(join(dir, f), 0o755);
+  for (const f of ['ok-ssh', 'gated-ssh', 'auth-ssh', 'bad-push-ssh']) chmodSync(join(dir, f), 0o755);
   return () => rmSync(dir, { recursive: true, force: true });
 });
 
@@ -80,6 +83,38 @@ describe('SshHost over a fake ssh running the real loop', () => {
     expect([...ports.values()].map((p) => p.result)).toEqual(['refused', 'refused', 'refused']);
     expect(h.state.state).toBe('up');
     expect(h.connections).toBe(1);
+  });
+
+  it('watch() arms the remote watchers with one W per 100 pids and one V per 100 ports; their pushes come back as facts', async () => {
+    const h = start(new SshHost({ machine: hostname(), dest: 'me@here' }, { sshCommand: join(dir, 'ok-ssh') }));
+    await waitState(h, 'up');
+    const pids = new Map<number, PidFacts>();
+    const ports = new Map<number, PortFacts>();
+    h.onPush = (p, q) => {
+      for (const [k, v] of p) pids.set(k, v);
+      for (const [k, v] of q) ports.set(k, v);
+    };
+    const live = spawnSleep();
+    spawned.push(live);
+    const dies = spawnSleep();
+    spawned.push(dies);
+    const sent = h.bytesSent;
+    expect(await h.watch([live.pid, dies.pid, live.pid, 0], [1])).toBe(true);
+    expect(h.bytesSent - sent).toBe(`W\nW ${live.pid} ${dies.pid}\nV 1\n`.length);
+    expect(await pollUntil(() => (pids.size === 2 && ports.size === 1 ? true : undefined), 10_000)).toBe(true);
+    expect(pids.get(live.pid)).toMatchObject({ kill: 'ok', state: 'S', startedAt: expect.any(Number) });
+    expect(ports.get(1)).toMatchObject({ result: 'refused', detail: `nothing listens on ${hostname()}` });
+    await killAndReap(dies);
+    expect(await pollUntil(() => pids.get(dies.pid)?.kill === 'ESRCH' || undefined, 10_000)).toBe(true);
+    // Pushed, not asked: nothing more was sent.
+    expect(h.bytesSent - sent).toBe(`W\nW ${live.pid} ${dies.pid}\nV 1\n`.length);
+    expect(h.state.state).toBe('up');
+  });
+
+  it('a pushed line of no known shape ends the connection as a protocol error', async () => {
+    const h = start(new SshHost({ machine: hostname(), dest: 'me@here' }, { sshCommand: join(dir, 'bad-push-ssh') }));
+    const down = await pollUntil(() => (h.state.kind === 'protocol' ? h.state : undefined), 10_000);
+    expect(down?.reason).toBe('a pushed line of no known shape: +K o');
   });
 
   it('a host answering with another name is down with the mismatch, and its pids are errors, never verdicts', async () => {
