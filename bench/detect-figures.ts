@@ -17,6 +17,7 @@ import { linuxClock, parseProcStat, ticksToEpochMs } from '../src/os/liveness.js
 import { startRegistryServer, type RegistryServer } from '../src/server/index.js';
 import { HypivisorSource } from '../src/sources/hypivisor/index.js';
 import { killAndReap, spawnSleep } from './children.js';
+import { Watch } from './watch.js';
 import { type Figures, median, percentile } from './figures.js';
 import { FakeStdin, FakeStdout, importInkOutsideCi, plainText } from './offscreen.js';
 import { openClient, registerNodes, type NodeParams, type WireClient } from './registrations.js';
@@ -41,36 +42,6 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const between = ([lo, hi]: [number, number]) => lo + Math.random() * (hi - lo);
 const round = (n: number) => Math.round(n * 10) / 10;
 
-/** Waits for events that each name an id: who first showed what, and when. */
-class Watch {
-  private readonly waiting = new Map<string, { t0: number; resolve: (ms: number) => void }>();
-  expect(id: string, t0: number): Promise<number> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(id);
-        resolve(GIVE_UP_MS);
-      }, GIVE_UP_MS);
-      this.waiting.set(id, {
-        t0,
-        resolve: (ms) => {
-          clearTimeout(timer);
-          resolve(ms);
-        },
-      });
-    });
-  }
-  /** `seen(id)` says whether this id shows what we wait for now. */
-  check(at: number, seen: (id: string) => boolean): void {
-    for (const [id, w] of this.waiting) {
-      if (!seen(id)) continue;
-      this.waiting.delete(id);
-      w.resolve(at - w.t0);
-    }
-  }
-  get size(): number {
-    return this.waiting.size;
-  }
-}
 
 /** Start time of a live pid from /proc, in Unix ms, as an agent would report it. */
 function startedAt(pid: number): number | undefined {
@@ -169,7 +140,7 @@ export async function detectFigures(): Promise<Figures> {
       auditLogPath: join(dir, 'evictions.jsonl'),
     });
     const verdicts = new Map<string, Verdict>();
-    const inStore = new Map<Verdict, Watch>([['ghost', new Watch()], ['zombie', new Watch()], ['reused', new Watch()]]);
+    const inStore = new Map<Verdict, Watch>([['ghost', new Watch(GIVE_UP_MS)], ['zombie', new Watch(GIVE_UP_MS)], ['reused', new Watch(GIVE_UP_MS)]]);
     engine.subscribe(() => {
       const at = performance.now();
       verdicts.clear();
@@ -179,7 +150,7 @@ export async function detectFigures(): Promise<Figures> {
 
     const { ink, app } = await importInkOutsideCi();
     const stdout = new FakeStdout(COLUMNS, ROWS);
-    const onScreen = new Watch();
+    const onScreen = new Watch(GIVE_UP_MS);
     stdout.onEveryFrame = (at, text) => {
       if (onScreen.size === 0) return;
       const lines = plainText(text).split('\n').filter((l) => l.includes('!ghost'));

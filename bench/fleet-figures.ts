@@ -29,6 +29,7 @@ import { createEngine, type LiveEngine } from '../src/engine/index.js';
 import { linuxClock } from '../src/os/liveness.js';
 import { startRegistryServer, type RegistryServer } from '../src/server/index.js';
 import { HypivisorSource } from '../src/sources/hypivisor/index.js';
+import { Watch } from './watch.js';
 import { hasTmux } from './children.js';
 import { type Figures, median, percentile } from './figures.js';
 import { openClient, registerNodes, type NodeParams, type WireClient } from './registrations.js';
@@ -100,35 +101,6 @@ function childrenNamed(ppid: number, comm: string): number[] {
   return out;
 }
 
-/** Waits for events that each name an id: how long after its t0 each was first seen. */
-class Watch {
-  private readonly waiting = new Map<string, { t0: number; resolve: (ms: number) => void }>();
-  expect(id: string, t0: number): Promise<number> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(id);
-        resolve(GIVE_UP_MS);
-      }, GIVE_UP_MS);
-      this.waiting.set(id, {
-        t0,
-        resolve: (ms) => {
-          clearTimeout(timer);
-          resolve(ms);
-        },
-      });
-    });
-  }
-  check(at: number, seen: (id: string) => boolean): void {
-    for (const [id, w] of this.waiting) {
-      if (!seen(id)) continue;
-      this.waiting.delete(id);
-      w.resolve(at - w.t0);
-    }
-  }
-  get size(): number {
-    return this.waiting.size;
-  }
-}
 
 interface HostAgents {
   readonly host: FleetHost;
@@ -217,7 +189,7 @@ export async function fleetFigures(): Promise<Figures> {
       ssh: { hosts: hosts.map((h) => ({ machine: h.hostname, dest: h.hostname })), options: { sshCommand: wrapper } },
     });
     const live = engine;
-    const ghosts = new Watch();
+    const ghosts = new Watch(GIVE_UP_MS);
     live.subscribe(() => {
       if (ghosts.size === 0) return;
       const at = performance.now();

@@ -17,10 +17,13 @@ const DEFAULT_CONCURRENCY = 32;
 /** On ::1 these mean "no IPv6 loopback here", which is as good as refused. */
 const NO_IPV6 = new Set(['EADDRNOTAVAIL', 'ENETUNREACH', 'EAFNOSUPPORT']);
 
-type Attempt = { kind: 'open' } | { kind: 'timeout' } | { kind: 'error'; code: string } | { kind: 'aborted' };
+export type Attempt = { readonly kind: 'open' } | { readonly kind: 'timeout' } | { readonly kind: 'error'; readonly code: string } | { readonly kind: 'aborted' };
 
-/** One TCP connect. Resolves exactly once; the socket, the timer and the abort listener are always released. */
-function tryConnect(host: string, port: number, timeoutMs: number, signal: AbortSignal | undefined): Promise<Attempt> {
+/**
+ * One TCP connect (a name goes through the system resolver). Resolves exactly once; the socket, the
+ * timer and the abort listener are always released. Also the remote port check's connect.
+ */
+export function tryConnect(host: string, port: number, timeoutMs: number, signal: AbortSignal | undefined): Promise<Attempt> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve({ kind: 'aborted' });
     const socket = net.connect({ host, port });
@@ -42,7 +45,10 @@ function tryConnect(host: string, port: number, timeoutMs: number, signal: Abort
     const timer = setTimeout(() => setImmediate(() => finish({ kind: 'timeout' })), Math.max(0, timeoutMs));
     signal?.addEventListener('abort', onAbort, { once: true });
     socket.once('connect', () => finish({ kind: 'open' }));
-    socket.once('error', (err: NodeJS.ErrnoException) => finish({ kind: 'error', code: err.code ?? err.message }));
+    // A name with several addresses fails with an AggregateError: its first coded error says why.
+    socket.once('error', (err: NodeJS.ErrnoException & { errors?: NodeJS.ErrnoException[] }) => {
+      finish({ kind: 'error', code: err.code ?? err.errors?.find((e) => e.code)?.code ?? err.message });
+    });
   });
 }
 

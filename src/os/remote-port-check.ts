@@ -6,11 +6,11 @@
 // machine the registry named is contacted (its name resolved by the system resolver, nothing
 // else), and only a valid host name or address (core/remote-ports.ts). Fresh checks (the
 // eviction re-check) go ahead of a round's queue and never use the cache.
-import net from 'node:net';
 import { remoteMachineProblem, remotePortKey, type RemotePortTarget } from '../core/remote-ports.js';
 import { isUsablePort } from '../core/pid.js';
 import type { PortResult, RemotePortFacts } from '../core/types.js';
 import { abortError, throwIfAborted } from './liveness.js';
+import { tryConnect } from './port-probe.js';
 
 export type ConnectOutcome = { readonly kind: 'open' } | { readonly kind: 'timeout' } | { readonly kind: 'error'; readonly code: string };
 
@@ -57,34 +57,12 @@ export const REMOTE_PORT_DEFAULTS = { concurrency: 8, ratePerSecond: 50, timeout
 const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA']);
 const UNREACHABLE = new Set(['EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EADDRNOTAVAIL']);
 
-/** The real connect: net.connect (the system resolver for a name), destroyed as soon as it is answered. */
-export const tcpConnect: ConnectFn = (host, port, timeoutMs, signal) =>
-  new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError(signal));
-    const socket = net.connect({ host, port });
-    let done = false;
-    const finish = (outcome: ConnectOutcome | 'aborted'): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      socket.removeAllListeners();
-      socket.on('error', () => {}); // a late error after destroy must not become an uncaught one
-      socket.destroy();
-      if (outcome === 'aborted') reject(abortError(signal));
-      else resolve(outcome);
-    };
-    const onAbort = (): void => finish('aborted');
-    // Give pending I/O one turn after the timer (as port-probe.ts does): a stalled loop must not
-    // turn an answer that is already there into a timeout.
-    const timer = setTimeout(() => setImmediate(() => finish({ kind: 'timeout' })), Math.max(0, timeoutMs));
-    signal?.addEventListener('abort', onAbort, { once: true });
-    socket.once('connect', () => finish({ kind: 'open' }));
-    socket.once('error', (err: NodeJS.ErrnoException & { errors?: NodeJS.ErrnoException[] }) => {
-      const code = err.code ?? err.errors?.find((e) => e.code)?.code ?? err.message;
-      finish({ kind: 'error', code });
-    });
-  });
+/** The real connect: port-probe's one attempt (net.connect, the system resolver for a name), destroyed as soon as it is answered. */
+export const tcpConnect: ConnectFn = async (host, port, timeoutMs, signal) => {
+  const attempt = await tryConnect(host, port, timeoutMs, signal);
+  if (attempt.kind === 'aborted') throw abortError(signal);
+  return attempt;
+};
 
 const realRateClock: RateClock = {
   monotonic: () => performance.now(),
