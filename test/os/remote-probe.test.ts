@@ -2,9 +2,10 @@
 // a remote host, asked about real processes and a real listening port, and its parser by table.
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { hostname } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseProcStat, probePids } from '../../src/os/liveness.js';
 import { MAX_BATCH, parseAnswer, parseHandshake, parsePush, REMOTE_PROBE_PROGRAM, type Handshake } from '../../src/os/remote-probe.js';
@@ -294,5 +295,67 @@ describe('parsePush', () => {
     const answer = parsePush(line, PROC);
     if (expected === 'invalid') expect(answer.kind).toBe('invalid');
     else expect(answer).toEqual(expected);
+  });
+});
+
+// macOS and BSD have no /proc: the loop's other branch reads `ps -o stat=,lstart=` and `netstat -an -p
+// tcp`. Those commands cannot run here, so a PATH of stand-ins answers as macOS's do (uname says
+// Darwin; ps and netstat print macOS's shapes for real pids and a real listening port); the loop
+// itself, its kill -0 and its parsing are the real ones.
+describe('the loop on a macOS/BSD host (uname, ps and netstat stand-ins)', () => {
+  function darwinPath(listening: number): string {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-darwin-'));
+    const tool = (name: string, body: string) => {
+      writeFileSync(join(dir, name), `#!/bin/sh\n${body}\n`);
+      chmodSync(join(dir, name), 0o755);
+    };
+    tool('uname', 'echo Darwin');
+    // `ps -o stat=,lstart= -p PID`, `ps -o ppid= -p PID`, `ps -p PID`: answers only for a pid that exists.
+    tool('ps', [
+      'o=; p=',
+      'while [ $# -gt 0 ]; do case $1 in -o) o=$2; shift;; -p) p=$2; shift;; esac; shift; done',
+      '[ -d /proc/$p ] || exit 1',
+      'case $o in',
+      '  stat=,lstart=) echo "Ss   Mon Jan  1 10:00:00 2024";;',
+      '  ppid=) echo " $(cut -d")" -f2- /proc/$p/stat | cut -d" " -f3)";;',
+      '  *) echo "  PID TTY TIME CMD"; echo "$p ?? 0:00.01 x";;',
+      'esac',
+    ].join('\n'));
+    tool('netstat', `printf 'Active Internet connections (including servers)\\nProto Recv-Q Send-Q  Local Address          Foreign Address        (state)\\ntcp4       0      0  127.0.0.1.${listening}         *.*                    LISTEN\\ntcp4       0      0  127.0.0.1.50000        127.0.0.1.${listening}   ESTABLISHED\\n'`);
+    return dir;
+  }
+
+  it('answers P, L and a W watcher in the ps shapes, parsed as macOS start times', async () => {
+    const server = createServer();
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const alive = await spawnSleep();
+    const gone = await spawnSleep();
+    await killAndReap(gone);
+    const dir = darwinPath(port);
+    try {
+      const env = { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` };
+      const child = spawn('sh', ['-c', REMOTE_PROBE_PROGRAM], { stdio: ['pipe', 'pipe', 'inherit'], env });
+      spawned.push(child);
+      const lines: string[] = [];
+      createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
+      child.stdin.write(`P ${alive.pid} ${gone.pid}\nL ${port} 1\nW ${alive.pid}\n`);
+      await pollUntil(() => (lines.some((l) => l.startsWith('+P')) ? true : undefined), 10_000);
+      child.stdin.end('Q\n');
+      const hs = parseHandshake(lines[0]!);
+      expect(hs).toEqual({ version: 1, mode: 'ps', remoteNowSec: expect.any(Number) });
+      const started = Date.UTC(2024, 0, 1, 10, 0, 0);
+      expect(lines.slice(1, 5).map((l) => parseAnswer(l, hs!))).toEqual([
+        { kind: 'pid', pid: alive.pid, kill: 'ok', state: 'S', startedAt: started },
+        { kind: 'pid', pid: gone.pid, kill: 'ESRCH' },
+        { kind: 'port', port, listening: 'yes' },
+        { kind: 'port', port: 1, listening: 'no' },
+      ]);
+      const push = lines.find((l) => l.startsWith('+P'))!;
+      expect(parsePush(push, hs!)).toEqual({ kind: 'pid', pid: alive.pid, kill: 'ok', state: 'S', startedAt: started });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
