@@ -16,13 +16,6 @@ const V8_FLAGS = ['--semi-space-growth-factor=1', '--heap-growing-percent=20'];
 // React's development build records every render with performance.measure and keeps the records:
 // with 10,000 rows that grows the heap by ~100 MB a second. Run the production build.
 process.env.NODE_ENV ??= 'production';
-// Node 22.1+ can keep compiled modules between runs (in the OS temp folder): the unbundled
-// fallback. Node 20 has no such cache.
-try {
-  if (Number(process.versions.node.split('.')[0]) >= 22) require('node:module').enableCompileCache?.();
-} catch {
-  // a read-only temp folder: start without the cache
-}
 // The bundle (one file per lazily loaded command) starts far faster than ~150 separate modules,
 // and its loader compiles each file with V8's code cache of an earlier run (src/os/code-cache.ts,
 // in $XDG_CACHE_HOME/ghostwatch/code; GHOSTWATCH_CODE_CACHE=0 turns it off). This file is
@@ -45,6 +38,14 @@ if (loader !== undefined) {
 } else {
   const { setFlagsFromString } = require('node:v8');
   for (const flag of V8_FLAGS) setFlagsFromString(flag);
+  // Node 22.1+ can keep compiled modules between runs (in the OS temp folder): for the unbundled
+  // fallback only (the bundle has its own code cache, and a status line must not load node:module).
+  // Node 20 has no such cache.
+  try {
+    if (Number(process.versions.node.split('.')[0]) >= 22) require('node:module').enableCompileCache?.();
+  } catch {
+    // a read-only temp folder: start without the cache
+  }
   import('../dist/src/cli/main.js').catch((error) => {
     if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/src/cli/main.js')) {
       console.error('ghostwatch: not built yet; run `npm run build` in the ghostwatch folder');
