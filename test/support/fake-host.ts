@@ -87,12 +87,16 @@ export async function startFakeHost(options: FakeHostOptions): Promise<FakeHost>
 
   const spawnWithPid = async (insidePid: number, cmd: string, args: readonly string[], opts: SpawnInHostOptions = {}): Promise<InHostProcess> => {
     if (!Number.isInteger(insidePid) || insidePid < 2) throw new Error(`fake hosts: cannot ask for pid ${insidePid}`);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      // The next pid the host's namespace hands out is ns_last_pid + 1 (a forking sshd may take it first: try again).
+    // The next pid the host's namespace hands out is ns_last_pid + 1. Something else of the host may
+    // take it first (a forking sshd, or the probe loop's watchers, whose `sleep 0.5` then holds it for
+    // up to a second): try again for a while, not a fixed number of times in a row.
+    const end = Date.now() + 5_000;
+    while (Date.now() < end) {
       await host.runInHost(`echo ${insidePid - 1} > /proc/sys/kernel/ns_last_pid`);
       const proc = await host.spawnInHost(cmd, args, opts);
       if (proc.insidePid === insidePid) return proc;
       await proc.kill();
+      await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error(`fake host ${name}: pid ${insidePid} is not free in the host`);
   };
