@@ -129,13 +129,14 @@ export function commandOptions(
     return undefined;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const file = loadConfig(specs, configPath(env));
+  const path = configPath(env);
+  const file = loadConfig(specs, path);
   const merged = withConfig(options, file, env);
   const fromFile = new Set(Object.keys(file).filter((k) => merged[k] === file[k] && options[k] === undefined));
   // The launcher turned --no-color and NO_COLOR into FORCE_COLOR=0; the file's "no-color" must
   // do the same before Ink (and its chalk) are first imported, which happens after this.
   if (merged['no-color'] === true) env.FORCE_COLOR = '0';
-  return new CommandOptions(merged, fromFile, configPath(env));
+  return new CommandOptions(merged, fromFile, path);
 }
 
 /** The monitor's settings from resolved options: what status, check, reap and the live view share. */

@@ -231,7 +231,6 @@ const SESSION_COLUMNS_NO_PANE = SESSION_COLUMNS.filter((c) => c !== paneColumn);
 const SESSION_COLUMNS_ONE_SOURCE = SESSION_COLUMNS.filter((c) => c !== sourceColumn);
 const SESSION_COLUMNS_NO_PANE_ONE_SOURCE = SESSION_COLUMNS_NO_PANE.filter((c) => c !== sourceColumn);
 
-/** A tab's columns; PANE only while some agent is known to run in a tmux pane (it costs others nothing then). */
 /**
  * The columns of a tab. PANE only while some agent runs in a tmux pane; SOURCE only when more than
  * one registry is read (with one, the header names it and the column would repeat it on every row).

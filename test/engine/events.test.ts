@@ -1,25 +1,11 @@
 // The engine's events on a hand-driven clock: what happened, at the moment the engine saw it,
 // kept in a ring of the last 200 for the events pane.
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventText, type WatchEvent } from '../../src/core/events.js';
-import { createEngine, type LiveEngine } from '../../src/engine/index.js';
+import type { LiveEngine } from '../../src/engine/index.js';
 import { EVENTS_KEPT } from '../../src/engine/types.js';
-import { FakeClock } from './fake-clock.js';
-import { FakeProbes } from './fake-probes.js';
+import { FAKE_HOST as HOST, fakeEngine } from './fake-engine.js';
 import { FakeSource } from './fake-source.js';
-import { onCleanup, tempDir } from './helpers.js';
-
-const HOST = 'fakehost';
-
-function setup() {
-  const clock = new FakeClock();
-  const probes = new FakeProbes(clock);
-  const source = new FakeSource(clock);
-  const engine = createEngine({ sources: [source], hostName: HOST, auditLogPath: join(tempDir(), 'audit', 'evictions.jsonl'), probes, clock });
-  onCleanup(() => engine.stop());
-  return { clock, probes, source, engine };
-}
 
 const events = (engine: LiveEngine): readonly WatchEvent[] => engine.getSnapshot().events ?? [];
 const texts = (engine: LiveEngine): string[] => events(engine).map(eventText);
@@ -27,7 +13,7 @@ const agent = (id: string, pid: number, fields: { offline?: boolean } = {}) => F
 
 describe('engine events on a fake clock', () => {
   it('tells the first settled view once, then each change at the moment it is seen', async () => {
-    const { clock, probes, source, engine } = setup();
+    const { clock, probes, source, engine } = fakeEngine();
     probes.processes.set(100, { kill: 'ok' });
     probes.processes.set(101, { kill: 'ok' });
     engine.start();
@@ -58,7 +44,7 @@ describe('engine events on a fake clock', () => {
   });
 
   it('a lost registry is one event, and so is its return, not one per row', async () => {
-    const { clock, probes, source, engine } = setup();
+    const { clock, probes, source, engine } = fakeEngine();
     for (let pid = 100; pid < 150; pid++) probes.processes.set(pid, { kill: 'ok' });
     const rows = Array.from({ length: 50 }, (_, i) => agent(`a${i}`, 100 + i));
     engine.start();
@@ -72,7 +58,7 @@ describe('engine events on a fake clock', () => {
   });
 
   it('an eviction of ours is told as evicted, and its row leaving is not told again', async () => {
-    const { clock, probes, source, engine } = setup();
+    const { clock, probes, source, engine } = fakeEngine();
     probes.processes.set(100, { kill: 'ok' });
     engine.start();
     source.set([agent('a1', 100), agent('g1', 300)]);
@@ -88,7 +74,7 @@ describe('engine events on a fake clock', () => {
   });
 
   it('keeps the last 200 events, oldest dropped first', async () => {
-    const { clock, probes, source, engine } = setup();
+    const { clock, probes, source, engine } = fakeEngine();
     engine.start();
     source.set([]);
     await clock.advance(100);

@@ -8,18 +8,8 @@ import { checkingOf, deadSinceOf } from '../../src/engine/types.js';
 import { FakeClock } from './fake-clock.js';
 import { FakeProbes } from './fake-probes.js';
 import { FakeSource } from './fake-source.js';
-import { onCleanup, tempDir } from './helpers.js';
-
-const HOST = 'fakehost';
-
-function setup() {
-  const clock = new FakeClock();
-  const probes = new FakeProbes(clock);
-  const source = new FakeSource(clock);
-  const engine = createEngine({ sources: [source], hostName: HOST, auditLogPath: join(tempDir(), 'audit', 'evictions.jsonl'), probes, clock });
-  onCleanup(() => engine.stop());
-  return { clock, probes, source, engine };
-}
+import { FAKE_HOST as HOST, fakeEngine } from './fake-engine.js';
+import { tempDir } from './helpers.js';
 
 const row = (engine: LiveEngine, id: string) => engine.getSnapshot().findings.find((f) => f.id === id);
 
@@ -35,7 +25,7 @@ describe('rows before their first probe', () => {
   });
 
   it('a new entry is checking until its first full probe, then judged; never published as plain unverified', async () => {
-    const { clock, probes, source, engine } = setup();
+    const { clock, probes, source, engine } = fakeEngine();
     probes.processes.set(100, { kill: 'ok', startedAt: clock.now() - 5_000 });
     const seen: string[] = [];
     engine.subscribe(() => {
@@ -69,7 +59,7 @@ describe('rows before their first probe', () => {
   });
 
   it('an entry that stays unverified after its probe is no longer "checking"', async () => {
-    const { clock, probes, source, engine } = setup();
+    const { clock, probes, source, engine } = fakeEngine();
     engine.start();
     // No pid, a port whose probe fails: unverified for a reason, not for want of a probe.
     probes.hold('ports');
@@ -84,7 +74,7 @@ describe('rows before their first probe', () => {
 
 describe('dead since', () => {
   it('a ghost carries the time of the first probe that found its process gone, kept while it stays gone', async () => {
-    const { clock, probes, source, engine } = setup();
+    const { clock, probes, source, engine } = fakeEngine();
     probes.processes.set(100, { kill: 'ok' });
     engine.start();
     source.set([FakeSource.session('a1', { machine: HOST, pid: 100 })]);
@@ -99,7 +89,7 @@ describe('dead since', () => {
   });
 
   it('a live row and a problem whose process lives (reused) carry none', async () => {
-    const { clock, probes, source, engine } = setup();
+    const { clock, probes, source, engine } = fakeEngine();
     probes.processes.set(100, { kill: 'ok', startedAt: clock.now() + 60_000 });
     engine.start();
     source.set([FakeSource.session('r1', { machine: HOST, pid: 100, registeredAt: clock.now() })]);
@@ -111,7 +101,7 @@ describe('dead since', () => {
 
 describe('when a row was last checked', () => {
   it('a live pid re-checked every tick says so, although its facts (unchanged) keep their first time', async () => {
-    const { clock, probes, source, engine } = setup();
+    const { clock, probes, source, engine } = fakeEngine();
     probes.processes.set(100, { kill: 'ok', startedAt: clock.now() - 5_000 });
     engine.start();
     source.set([FakeSource.session('a1', { machine: HOST, pid: 100 })]);
@@ -128,7 +118,7 @@ describe('when a row was last checked', () => {
   });
 
   it('a gone pid is checked by the full probe (every 2 s), a port by the port probe', async () => {
-    const { clock, probes, source, engine } = setup();
+    const { clock, probes, source, engine } = fakeEngine();
     engine.start();
     source.set([FakeSource.session('g1', { machine: HOST, pid: 300 }), FakeSource.session('p1', { machine: HOST, port: 7002 })]);
     await clock.advanceTo(60_000);
@@ -141,7 +131,7 @@ describe('when a row was last checked', () => {
   });
 
   it('a remote row has no check of ours', async () => {
-    const { clock, source, engine } = setup();
+    const { clock, source, engine } = fakeEngine();
     engine.start();
     source.set([FakeSource.session('r1', { machine: 'elsewhere', pid: 100 })]);
     await clock.advance(100);

@@ -2,33 +2,19 @@
 // kill(pid, 0) with EPERM while /proc/<pid> does not exist for us. Only kill decides existence, so
 // such a process is live ("details hidden"), never a ghost. A real proc mount in a private mount
 // namespace, and the real CLI running as an unprivileged user.
-import { execFile, spawn } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
+import { cliCopyForAnyUser, otherUserRequirement, runCommand as run } from '../support/cli.js';
 import { isLinux, killAndReap, spawnSleep } from './helpers.js';
 
-const ROOT = join(import.meta.dirname, '../..');
-const requirement = !isLinux
-  ? 'needs Linux'
-  : process.getuid?.() !== 0
-    ? 'needs root (unshare --mount, mount -t proc)'
-    : !existsSync(join(ROOT, 'dist/bundle/main.js'))
-      ? 'dist/ is not built: run npm run build'
-      : undefined;
+const requirement = otherUserRequirement('unshare --mount, mount -t proc');
 // Under CI a missing requirement is a failure, never a silent pass.
 const maybe = requirement === undefined || process.env.CI === 'true' ? describe : describe.skip;
-
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(cmd, args, { env, timeout: 20_000 }, (error, stdout, stderr) =>
-      resolve({ code: typeof error?.code === 'number' ? error.code : error ? 99 : 0, stdout, stderr }),
-    );
-  });
-}
 
 maybe('a hardened /proc (hidepid=2) and an unprivileged monitor', () => {
   let server: RegistryServer;
@@ -38,13 +24,8 @@ maybe('a hardened /proc (hidepid=2) and an unprivileged monitor', () => {
 
   beforeAll(async () => {
     if (requirement !== undefined) throw new Error(`CI=true and this test ${requirement}`);
-    // A copy of the launcher and the bundle that the unprivileged user can read, wherever the checkout is.
-    dir = mkdtempSync(join(tmpdir(), 'gw-hidepid-'));
-    chmodSync(dir, 0o755);
-    cpSync(join(ROOT, 'bin'), join(dir, 'bin'), { recursive: true });
-    cpSync(join(ROOT, 'dist/bundle'), join(dir, 'dist/bundle'), { recursive: true });
-    cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
-    cpSync(join(ROOT, 'node_modules/ws'), join(dir, 'node_modules/ws'), { recursive: true, dereference: true }); // required lazily, outside the bundle
+    // A copy of the launcher and the bundle that the unprivileged user can read.
+    dir = cliCopyForAnyUser('gw-hidepid-');
     const dead = spawn('sleep', ['30'], { stdio: 'ignore' });
     await killAndReap(dead);
     deadPid = dead.pid!;

@@ -4,31 +4,15 @@
 // problem. Real: the built CLI runs as nobody against a stand-in daemon, a root-owned agent.
 // The daemon never lists a record it marked stopped again (protocols.md §3), so while it runs
 // ghostwatch sees neither; with the daemon down it reads them from state.json as agentctl left them.
-import { execFile } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestAgentctlDaemon } from '../support/agentctl-daemon.js';
+import { cliCopyForAnyUser, otherUserRequirement, runCommand as run } from '../support/cli.js';
 import { isLinux, killAndReap, spawnSleep } from '../os/helpers.js';
 
-const ROOT = join(import.meta.dirname, '../..');
-const requirement = !isLinux
-  ? 'needs Linux'
-  : process.getuid?.() !== 0
-    ? 'needs root (to run the CLI as another user)'
-    : !existsSync(join(ROOT, 'dist/bundle/main.js'))
-      ? 'dist/ is not built: run npm run build'
-      : undefined;
+const requirement = otherUserRequirement('to run the CLI as another user');
 const maybe = requirement === undefined || process.env.CI === 'true' ? describe : describe.skip;
-
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(cmd, args, { env, timeout: 20_000 }, (error, stdout, stderr) =>
-      resolve({ code: typeof error?.code === 'number' ? error.code : error ? 99 : 0, stdout, stderr }),
-    );
-  });
-}
 
 maybe('agentctl calls a live process of another user dead (EPERM)', () => {
   let dir: string;
@@ -38,12 +22,7 @@ maybe('agentctl calls a live process of another user dead (EPERM)', () => {
 
   beforeAll(async () => {
     if (requirement !== undefined) throw new Error(`CI=true and this test ${requirement}`);
-    dir = mkdtempSync(join(tmpdir(), 'gw-eperm-'));
-    chmodSync(dir, 0o755);
-    cpSync(join(ROOT, 'bin'), join(dir, 'bin'), { recursive: true });
-    cpSync(join(ROOT, 'dist/bundle'), join(dir, 'dist/bundle'), { recursive: true });
-    cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
-    cpSync(join(ROOT, 'node_modules/ws'), join(dir, 'node_modules/ws'), { recursive: true, dereference: true });
+    dir = cliCopyForAnyUser('gw-eperm-');
     const dead = spawnSleep(30);
     await killAndReap(dead);
     deadPid = dead.pid!;

@@ -1,7 +1,11 @@
 // The built CLI as a real process: its exit code and what it printed. The caller gives the whole
 // environment (tests pin XDG folders, registry variables and the like).
 import { execFile } from 'node:child_process';
-import { BIN } from './tmux.js';
+import { chmodSync, cpSync, existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isLinux } from '../os/helpers.js';
+import { BIN, ROOT } from './tmux.js';
 
 export interface CliRun {
   readonly code: number;
@@ -9,10 +13,41 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-export function runCli(args: readonly string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
+/** Any command (setpriv, unshare ... in front of the CLI): its exit code (99 when it could not run) and output. */
+export function runCommand(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env, timeout: 20_000 }, (error, stdout, stderr) =>
+    execFile(cmd, args, { env, timeout: 20_000 }, (error, stdout, stderr) =>
       resolve({ code: typeof error?.code === 'number' ? error.code : error ? 99 : 0, stdout, stderr }),
     );
   });
+}
+
+export function runCli(args: readonly string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
+  return runCommand(process.execPath, [BIN, ...args], env);
+}
+
+/**
+ * Why a test that runs the built CLI as another user (root drops to nobody) cannot run here, or
+ * undefined. `asRoot`: what root is needed for, in the test's words.
+ */
+export function otherUserRequirement(asRoot: string): string | undefined {
+  if (!isLinux) return 'needs Linux';
+  if (process.getuid?.() !== 0) return `needs root (${asRoot})`;
+  if (!existsSync(join(ROOT, 'dist/bundle/main.js'))) return 'dist/ is not built: run npm run build';
+  return undefined;
+}
+
+/**
+ * A copy of the launcher and the bundle that another user can read, wherever the checkout is, in
+ * a new folder (0755) under the temp folder: its path; the caller removes it. ws goes along: it is
+ * required lazily, outside the bundle.
+ */
+export function cliCopyForAnyUser(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, 0o755);
+  cpSync(join(ROOT, 'bin'), join(dir, 'bin'), { recursive: true });
+  cpSync(join(ROOT, 'dist/bundle'), join(dir, 'dist/bundle'), { recursive: true });
+  cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
+  cpSync(join(ROOT, 'node_modules/ws'), join(dir, 'node_modules/ws'), { recursive: true, dereference: true });
+  return dir;
 }

@@ -20,9 +20,9 @@ import { RpcTable } from '../rpc.js';
 import { SnapshotHolder } from '../snapshot-holder.js';
 import { DEFAULT_CALM_READS, DEFAULT_FAST_POLL_MS, PollPace } from '../poll-pace.js';
 import { realTimers, type RegistryAnswer, type Source, type SourceTimers } from '../types.js';
-import { claimKeyOf, describe, prunedText, sideEffects, targetRemoved, type Lists, type Target } from './prune-outcome.js';
+import { describe, prunedText, sideEffects, targetRemoved, type Lists, type Target } from './prune-outcome.js';
 import { readStateFiles } from './state-files.js';
-import { entriesOf, isManualLock, parseReply, sessionListOf } from './wire.js';
+import { claimKeyOf, entriesOf, isManualLock, parseReply, sessionListOf } from './wire.js';
 
 export interface AgentctlOptions {
   readonly name?: string;

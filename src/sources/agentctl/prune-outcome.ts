@@ -5,7 +5,7 @@
 
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
 import type { AlsoRemoved } from '../types.js';
-import { ENDED_STATUSES } from './wire.js';
+import { claimKeyOf, ENDED_STATUSES } from './wire.js';
 
 export interface Lists {
   readonly sessions: readonly SessionEntry[];
@@ -17,8 +17,6 @@ export type Target = { readonly kind: 'session'; readonly id: string } | { reado
 export function describe(entry: SessionEntry): string {
   return `status ${entry.status ?? 'unknown'}, pid ${entry.pid === undefined ? 'none' : String(entry.pid)}`;
 }
-
-export const claimKeyOf = (c: ClaimEntry): string => c.key ?? c.resource;
 
 /**
  * How a session changed between two reads: undefined when it did not (for us), else what

@@ -110,6 +110,9 @@ export function toSessionEntry(record: unknown, source: string, host: string, fi
   };
 }
 
+/** What tells a lock from the others on its directory (its key, else the directory). */
+export const claimKeyOf = (c: ClaimEntry): string => c.key ?? c.resource;
+
 /**
  * A Lock as a claim on its directory. Auto-locks are held by their pid (v1.9 and later) or, from
  * older daemons without a pid, by their session; manual locks by whoever set them, which only
@@ -177,8 +180,8 @@ export function entriesOf(
   const keys = new Set<string>();
   for (const l of locks) {
     const claim = toClaimEntry(l, source, host, seen);
-    if (!claim || keys.has(claim.key ?? claim.resource)) continue;
-    keys.add(claim.key ?? claim.resource);
+    if (!claim || keys.has(claimKeyOf(claim))) continue;
+    keys.add(claimKeyOf(claim));
     claims.push(claim);
   }
   return { sessions, claims, seen };

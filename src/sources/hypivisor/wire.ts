@@ -154,7 +154,6 @@ export function toClaimEntry(input: unknown, source: string): ClaimEntry | undef
   };
 }
 
-/** The fields whose change means the registry's view moved (last_seen moves with every heartbeat). */
 /**
  * What sameIdentity(entry, toSessionEntry(node)) would say, read off the raw node without making
  * the entry: a re-sync of 10,000 unchanged nodes then makes no entries at all. Only for a node
@@ -168,6 +167,7 @@ export function sameIdentityAsNode(entry: SessionEntry, node: unknown): boolean 
   return text(node.machine) === entry.machine && text(node.cwd) === entry.cwd && port === entry.port && pid === entry.pid && text(node.status) === entry.status;
 }
 
+/** The fields whose change means the registry's view moved (last_seen moves with every heartbeat). */
 export function sameIdentity(a: SessionEntry, b: SessionEntry): boolean {
   return a.machine === b.machine && a.cwd === b.cwd && a.port === b.port && a.pid === b.pid && a.status === b.status;
 }

@@ -24,7 +24,6 @@ export function Footer({ mode, width, readOnly }: { mode: Mode; width: number; r
     room -= widthOf(p);
   }
   const shown = parts.filter((p) => kept.has(p));
-  room = width - shown.reduce((w, p) => w + widthOf(p), 0);
   return (
     <Text>
       {shown.map((p, i) => (

@@ -143,15 +143,20 @@ export function headerSegments(snap: EngineSnapshot, withStates = true, now = sn
   const title = titleSegments(readOnly);
   const states = stateSegments(snap, withStates, now);
   const forms = countForms(snap);
-  const full = [...title, ...states, ...forms[0]!];
-  if (widthOf(full) <= width) return full;
   const titleWidth = widthOf(title);
-  const fits = forms.find((f) => titleWidth + widthOf(states) + widthOf(f) <= width);
+  // The fullest form that fits after every state (the first, the fullest, when all fits).
+  const fitAfter = (segs: readonly Segment[]): Segment[] | undefined => {
+    const before = titleWidth + widthOf(segs);
+    return forms.find((f) => before + widthOf(f) <= width);
+  };
+  const fits = fitAfter(states);
   if (fits) return [...title, ...states, ...fits];
   // The hosts counted by state before anything is cut: a host named with its state cut off would read as fine.
-  const counted = stateSegments(snap, withStates, now, false, true);
-  const fitsCounted = snap.hosts && snap.hosts.length > 0 ? forms.find((f) => titleWidth + widthOf(counted) + widthOf(f) <= width) : undefined;
-  if (fitsCounted) return [...title, ...counted, ...fitsCounted];
+  if (snap.hosts && snap.hosts.length > 0) {
+    const counted = stateSegments(snap, withStates, now, false, true);
+    const fitsCounted = fitAfter(counted);
+    if (fitsCounted) return [...title, ...counted, ...fitsCounted];
+  }
   // Too narrow for every state: the smallest count stays whole, the sources in trouble come first.
   const counts = forms[forms.length - 1]!;
   const room = Math.max(0, width - titleWidth - widthOf(counts));
