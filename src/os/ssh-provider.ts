@@ -24,7 +24,7 @@ export interface SshHostConfig {
 }
 
 export type SshState = 'connecting' | 'up' | 'down';
-export type SshDownKind = 'auth' | 'host-key' | 'timeout' | 'refused' | 'unresolved' | 'dropped' | 'protocol' | 'mismatch' | 'capped' | 'error';
+export type SshDownKind = 'auth' | 'host-key' | 'timeout' | 'refused' | 'unresolved' | 'dropped' | 'protocol' | 'mismatch' | 'error';
 
 export interface SshHostStatus {
   readonly machine: string;
