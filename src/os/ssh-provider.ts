@@ -11,6 +11,7 @@ import type { PidFacts, PortFacts } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { Backoff, type BackoffOptions } from '../sources/backoff.js';
 import { childProcess } from './builtins.js';
+import { throwIfAborted } from './liveness.js';
 import type { ProcessTableResult } from './process-table.js';
 import type { PidProbeOptions, PortProbeRunOptions, ProbeProvider } from './provider.js';
 import { MAX_ANSWER_LENGTH, MAX_BATCH, parseAnswer, parseHandshake, parsePush, REMOTE_PROBE_PROGRAM, type Handshake, type RemoteAnswer } from './remote-probe.js';
@@ -418,7 +419,7 @@ export class SshHost implements ProbeProvider {
     const usable = [...new Set(pids.filter(isUsablePid))];
     if (!opts.full) return this.probeKills(usable, opts, now);
     const answers = await this.batched(usable, 'P');
-    if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted');
+    throwIfAborted(opts.signal);
     const out = new Map<number, PidFacts>();
     usable.forEach((pid, i) => out.set(pid, this.pidFacts(pid, answers[i], now())));
     return out;
@@ -473,7 +474,7 @@ export class SshHost implements ProbeProvider {
     const parts = chunks(pids, MAX_BATCH);
     const up = this.status.state === 'up';
     const answers = await Promise.all(parts.map((part) => (up ? this.request(`K ${part.join(' ')}`, [`K ${part.length}`]) : Promise.resolve(undefined))));
-    if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted');
+    throwIfAborted(opts.signal);
     const out = new Map<number, PidFacts>();
     parts.forEach((part, i) => {
       const a = answers[i]?.[0];
@@ -496,7 +497,7 @@ export class SshHost implements ProbeProvider {
     const now = opts.now ?? (() => this.clock.now());
     const usable = [...new Set(ports.filter(isUsablePort))];
     const answers = await this.batched(usable, 'L');
-    if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted');
+    throwIfAborted(opts.signal);
     const out = new Map<number, PortFacts>();
     usable.forEach((port, i) => out.set(port, this.portFacts(port, answers[i], now())));
     return out;
