@@ -402,8 +402,9 @@ export class SshHost implements ProbeProvider {
     });
   }
 
-  /** What entries of a host that cannot answer are told. */
-  private unavailable(): string {
+  /** Why a request's answer gave no facts: none came (what entries of a host that cannot answer are told), or not of the shape asked. */
+  private noFacts(answer: RemoteAnswer | undefined): string {
+    if (answer !== undefined) return `ssh ${this.host}: unreadable answer`;
     const s = this.status;
     return s.state === 'down' ? `ssh ${this.host} down: ${s.reason ?? 'unknown'}` : `ssh ${this.host} ${s.state}`;
   }
@@ -427,7 +428,7 @@ export class SshHost implements ProbeProvider {
 
   /** A P answer (asked or pushed) as facts; undefined: the request got no answer. */
   private pidFacts(pid: number, a: RemoteAnswer | undefined, checkedAt: number): PidFacts {
-    if (a?.kind !== 'pid') return { pid, kill: 'error', error: a === undefined ? this.unavailable() : `ssh ${this.host}: unreadable answer`, checkedAt };
+    if (a?.kind !== 'pid') return { pid, kill: 'error', error: this.noFacts(a), checkedAt };
     if (a.kill === 'ESRCH' || a.kill === 'error') return { pid, kill: a.kill, error: a.error, checkedAt };
     if (a.detailsHidden) return { pid, kill: a.kill, detailsHidden: `${this.host}'s /proc does not show it`, checkedAt };
     return { pid, kill: a.kill, state: a.state, startedAt: a.startedAt === undefined ? undefined : a.startedAt + this.offsetMs, checkedAt };
@@ -435,7 +436,7 @@ export class SshHost implements ProbeProvider {
 
   /** An L answer (asked or pushed) as facts. */
   private portFacts(port: number, a: RemoteAnswer | undefined, checkedAt: number): PortFacts {
-    if (a?.kind !== 'port') return { port, result: 'error', detail: a === undefined ? this.unavailable() : `ssh ${this.host}: unreadable answer`, checkedAt };
+    if (a?.kind !== 'port') return { port, result: 'error', detail: this.noFacts(a), checkedAt };
     if (a.listening === 'yes') return { port, result: 'open', detail: `listening on ${this.host}`, checkedAt };
     if (a.listening === 'no') return { port, result: 'refused', detail: `nothing listens on ${this.host}`, checkedAt };
     return { port, result: 'error', detail: `${this.host} cannot tell who listens`, checkedAt };
@@ -481,7 +482,7 @@ export class SshHost implements ProbeProvider {
       const checkedAt = now();
       part.forEach((pid, j) => {
         const kill = a?.kind === 'kills' ? a.results[j] : undefined;
-        if (kill === undefined) out.set(pid, { pid, kill: 'error', error: a === undefined ? this.unavailable() : `ssh ${this.host}: unreadable answer`, checkedAt });
+        if (kill === undefined) out.set(pid, { pid, kill: 'error', error: this.noFacts(a), checkedAt });
         else if (kill === 'error') out.set(pid, { pid, kill, error: `kill -0 failed on ${this.host}`, checkedAt });
         else out.set(pid, { pid, kill, checkedAt });
       });
