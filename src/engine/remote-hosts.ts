@@ -188,11 +188,7 @@ export class RemoteHosts {
 
   /** Whether entries of this machine are verified over ssh (configured, whatever its state now). */
   verifies(machine: string): boolean {
-    return this.remoteFor(machine) !== undefined;
-  }
-
-  private remoteFor(machine: string | undefined): Remote | undefined {
-    return this.ownerOf(machine);
+    return this.ownerOf(machine) !== undefined;
   }
 
   private onStatus(status: SshHostStatus): void {
