@@ -79,6 +79,8 @@ export class RemoteHosts {
   private readonly owners = new Map<string, Remote | null>();
   /** The hosts by the first label of their machine name, in configuration order. */
   private readonly byLabel = new Map<string, Remote[]>();
+  /** The hosts by their exact machine name (the first configured of a name): findings and statuses name them so, once per row. */
+  private readonly byMachine = new Map<string, Remote>();
   private running = false;
 
   constructor(private readonly opts: RemoteHostsOptions) {
@@ -108,6 +110,7 @@ export class RemoteHosts {
     const remote: Remote = { host, tracker, isOn, fresh: false, lastDown: undefined, targets: { pids: new Set(), ports: new Set() }, armed: undefined };
     host.onPush = (pids, ports) => tracker.applyFresh(pids, ports);
     this.remotes.push(remote);
+    if (!this.byMachine.has(host.config.machine)) this.byMachine.set(host.config.machine, remote);
     const label = firstLabel(host.config.machine);
     this.byLabel.set(label, [...(this.byLabel.get(label) ?? []), remote]);
     // A machine that matched no host (or a later one) may be this one's now.
@@ -192,7 +195,7 @@ export class RemoteHosts {
   }
 
   private onStatus(status: SshHostStatus): void {
-    const r = this.remotes.find((x) => x.host.config.machine === status.machine);
+    const r = this.byMachine.get(status.machine);
     if (r && status.state === 'down') r.lastDown = status;
     // A new connection runs a new loop with no watchers.
     if (r && status.state !== 'up') r.armed = undefined;
@@ -252,12 +255,12 @@ export class RemoteHosts {
 
   /** The host whose entries these are, for the checking / dead-since marks and the detail's "last checked". */
   progressOf(machine: string): (ProbeProgress & { pidCheckedAt(pid: number): number | undefined; portCheckedAt(port: number): number | undefined }) | undefined {
-    return this.remotes.find((r) => r.host.config.machine === machine)?.tracker;
+    return this.byMachine.get(machine)?.tracker;
   }
 
   /** The provider, known facts and host test for an eviction re-probe of an entry of `machine`. */
   probeContext(machine: string): { provider: SshHost; known: OsFacts; isOn: IsLocalMachine; hostFacts: (facts: OsFacts) => RemoteHostFacts } | undefined {
-    const r = this.remotes.find((x) => x.host.config.machine === machine);
+    const r = this.byMachine.get(machine);
     if (!r) return undefined;
     return {
       provider: r.host,
@@ -272,7 +275,7 @@ export class RemoteHosts {
 
   /** Facts an eviction re-probe read, for the live view. */
   applyFresh(machine: string, facts: Pick<OsFacts, 'pids' | 'ports'>): void {
-    this.remotes.find((r) => r.host.config.machine === machine)?.tracker.applyFresh(facts.pids, facts.ports);
+    this.byMachine.get(machine)?.tracker.applyFresh(facts.pids, facts.ports);
   }
 
   /** Counters for the bench: connections made, bytes sent and probe rounds run (kill ticks, full and port probes), per host. */
