@@ -125,13 +125,22 @@ function hostEvidenceCache(policy: Policy, remotes: readonly RemoteHostFacts[] |
   };
 }
 
-/** This host's facts for its entries; an up remote host's facts for its entries; none for the rest. */
+/**
+ * This host's facts for its entries; an up remote host's facts for its entries; none for the rest.
+ * Asked once per entry: the hosts' facts are indexed by machine name once (the first host of a
+ * name, as hostOf takes it), not searched per entry.
+ */
 function factsByHost(os: OsFacts): ReconcileInputs['factsOf'] {
   const remotes = os.remotes;
+  let byMachine: Map<string, RemoteHostFacts['facts']> | undefined;
   return (host) => {
     if (host.local) return os;
     const ssh = host.ssh;
     if (!ssh || ssh.state !== 'up' || !remotes) return undefined;
-    return remotes.find((r) => r.machine === ssh.host)?.facts;
+    if (!byMachine) {
+      byMachine = new Map();
+      for (const r of remotes) if (!byMachine.has(r.machine)) byMachine.set(r.machine, r.facts);
+    }
+    return byMachine.get(ssh.host);
   };
 }
