@@ -6,7 +6,7 @@
 // written once (amended only for the rare entries that share a process), evidence objects share
 // one shape, and what is the same for many entries (host evidence, process info) is shared.
 
-import { matchHost } from './host.js';
+import { firstHostMatching, matchHost } from './host.js';
 import { pidProblem } from './pid.js';
 import { findHolder, indexHolders, judgeClaim } from './rules/claims.js';
 import { judgeElsewhere, judgeRemotePort } from './rules/elsewhere.js';
@@ -109,13 +109,14 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 function hostEvidenceCache(policy: Policy, remotes: readonly RemoteHostFacts[] | undefined): ReconcileInputs['hostOf'] {
   const cache = new Map<string, Evidence['host']>();
   const none: Evidence['host'] = { machine: null, local: false, matchedAs: undefined };
+  let remoteOf: ((machine: string) => RemoteHostFacts | undefined) | undefined;
   return (machine) => {
     if (machine === undefined) return none;
     let evidence = cache.get(machine);
     if (!evidence) {
       const matched = matchHost(machine, policy.hostName, policy.hostAliases);
       // This host first: a remote host configured under this host's own name never takes its entries.
-      const remote = matched === undefined && remotes ? remotes.find((r) => matchHost(machine, r.machine, []) !== undefined) : undefined;
+      const remote = matched === undefined && remotes ? (remoteOf ??= firstHostMatching(remotes, (r) => r.machine))(machine) : undefined;
       evidence = remote
         ? { machine, local: false, matchedAs: undefined, ssh: remoteHostEvidence(remote) }
         : { machine, local: matched !== undefined, matchedAs: matched };
