@@ -37,3 +37,27 @@ export function matchHost(
   }
   return undefined;
 }
+
+/** A name's first label as matchHost compares it: two names it matches (aliases aside) always share it. */
+export function hostLabel(name: string): string {
+  const n = normalize(name);
+  const dot = n.indexOf('.');
+  return dot < 0 ? n : n.slice(0, dot);
+}
+
+/**
+ * The first of `items` (in their order) whose name matchHost matches a machine's, aliases aside.
+ * Indexed by first label once: only the items sharing the machine's are matched, so a registry
+ * naming thousands of machines against dozens of hosts costs one lookup per name, not one
+ * matchHost per name and host.
+ */
+export function firstHostMatching<T>(items: readonly T[], nameOf: (item: T) => string): (machine: string) => T | undefined {
+  const byLabel = new Map<string, T[]>();
+  for (const item of items) {
+    const label = hostLabel(nameOf(item));
+    const list = byLabel.get(label);
+    if (list) list.push(item);
+    else byLabel.set(label, [item]);
+  }
+  return (machine) => byLabel.get(hostLabel(machine))?.find((item) => matchHost(machine, nameOf(item), []) !== undefined);
+}

@@ -6,7 +6,7 @@
 // written once (amended only for the rare entries that share a process), evidence objects share
 // one shape, and what is the same for many entries (host evidence, process info) is shared.
 
-import { matchHost } from './host.js';
+import { firstHostMatching, matchHost } from './host.js';
 import { pidProblem } from './pid.js';
 import { findHolder, indexHolders, judgeClaim } from './rules/claims.js';
 import { judgeElsewhere, judgeRemotePort } from './rules/elsewhere.js';
@@ -109,13 +109,14 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 function hostEvidenceCache(policy: Policy, remotes: readonly RemoteHostFacts[] | undefined): ReconcileInputs['hostOf'] {
   const cache = new Map<string, Evidence['host']>();
   const none: Evidence['host'] = { machine: null, local: false, matchedAs: undefined };
+  let remoteOf: ((machine: string) => RemoteHostFacts | undefined) | undefined;
   return (machine) => {
     if (machine === undefined) return none;
     let evidence = cache.get(machine);
     if (!evidence) {
       const matched = matchHost(machine, policy.hostName, policy.hostAliases);
       // This host first: a remote host configured under this host's own name never takes its entries.
-      const remote = matched === undefined && remotes ? remotes.find((r) => matchHost(machine, r.machine, []) !== undefined) : undefined;
+      const remote = matched === undefined && remotes ? (remoteOf ??= firstHostMatching(remotes, (r) => r.machine))(machine) : undefined;
       evidence = remote
         ? { machine, local: false, matchedAs: undefined, ssh: remoteHostEvidence(remote) }
         : { machine, local: matched !== undefined, matchedAs: matched };
@@ -125,13 +126,22 @@ function hostEvidenceCache(policy: Policy, remotes: readonly RemoteHostFacts[] |
   };
 }
 
-/** This host's facts for its entries; an up remote host's facts for its entries; none for the rest. */
+/**
+ * This host's facts for its entries; an up remote host's facts for its entries; none for the rest.
+ * Asked once per entry: the hosts' facts are indexed by machine name once (the first host of a
+ * name, as hostOf takes it), not searched per entry.
+ */
 function factsByHost(os: OsFacts): ReconcileInputs['factsOf'] {
   const remotes = os.remotes;
+  let byMachine: Map<string, RemoteHostFacts['facts']> | undefined;
   return (host) => {
     if (host.local) return os;
     const ssh = host.ssh;
     if (!ssh || ssh.state !== 'up' || !remotes) return undefined;
-    return remotes.find((r) => r.machine === ssh.host)?.facts;
+    if (!byMachine) {
+      byMachine = new Map();
+      for (const r of remotes) if (!byMachine.has(r.machine)) byMachine.set(r.machine, r.facts);
+    }
+    return byMachine.get(ssh.host);
   };
 }

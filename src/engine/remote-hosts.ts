@@ -3,7 +3,7 @@
 // a remote one, and a slow host slows nobody but itself. What reconcile reads of them is one
 // RemoteHostFacts per host (its state and its facts); what the UI reads is one status per host.
 
-import { matchHost } from '../core/host.js';
+import { firstHostMatching } from '../core/host.js';
 import { sanitize } from '../core/sanitize.js';
 import { chooseProbeTargets, type IsLocalMachine } from '../core/probe-targets.js';
 import type { Targets } from './probe-targets.js';
@@ -39,13 +39,6 @@ const DIALABLE = /^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$/;
 /** Machine names whose host is remembered; a registry naming more is matched again after a clear. */
 const MAX_CACHED_MACHINES = 65_536;
 
-/** A name's first label as matchHost compares it (case, spaces and trailing dots aside). */
-function firstLabel(name: string): string {
-  const n = name.trim().toLowerCase();
-  const dot = n.indexOf('.');
-  return dot < 0 ? n : n.slice(0, dot);
-}
-
 interface Remote {
   readonly host: SshHost;
   readonly tracker: OsFactsTracker;
@@ -77,8 +70,10 @@ export class RemoteHosts {
   private readonly remotes: Remote[] = [];
   /** Which host each machine name seen is on (null: none of them), see ownerOf. */
   private readonly owners = new Map<string, Remote | null>();
-  /** The hosts by the first label of their machine name, in configuration order. */
-  private readonly byLabel = new Map<string, Remote[]>();
+  /** The first host a machine name matches, in configuration order (rebuilt when a host is added). */
+  private firstMatching: (machine: string) => Remote | undefined = () => undefined;
+  /** The hosts by their exact machine name (the first configured of a name): findings and statuses name them so, once per row. */
+  private readonly byMachine = new Map<string, Remote>();
   private running = false;
 
   constructor(private readonly opts: RemoteHostsOptions) {
@@ -108,8 +103,8 @@ export class RemoteHosts {
     const remote: Remote = { host, tracker, isOn, fresh: false, lastDown: undefined, targets: { pids: new Set(), ports: new Set() }, armed: undefined };
     host.onPush = (pids, ports) => tracker.applyFresh(pids, ports);
     this.remotes.push(remote);
-    const label = firstLabel(host.config.machine);
-    this.byLabel.set(label, [...(this.byLabel.get(label) ?? []), remote]);
+    if (!this.byMachine.has(host.config.machine)) this.byMachine.set(host.config.machine, remote);
+    this.firstMatching = firstHostMatching(this.remotes, (r) => r.host.config.machine);
     // A machine that matched no host (or a later one) may be this one's now.
     this.owners.clear();
     return remote;
@@ -125,9 +120,7 @@ export class RemoteHosts {
     let owner = this.owners.get(machine);
     if (owner === undefined) {
       if (this.owners.size >= MAX_CACHED_MACHINES) this.owners.clear();
-      // Two names of one host share their first label (matchHost): only those hosts are matched.
-      const candidates = this.opts.isLocal(machine) ? undefined : this.byLabel.get(firstLabel(machine));
-      owner = candidates?.find((r) => matchHost(machine, r.host.config.machine, []) !== undefined) ?? null;
+      owner = (this.opts.isLocal(machine) ? undefined : this.firstMatching(machine)) ?? null;
       this.owners.set(machine, owner);
     }
     return owner ?? undefined;
@@ -188,15 +181,11 @@ export class RemoteHosts {
 
   /** Whether entries of this machine are verified over ssh (configured, whatever its state now). */
   verifies(machine: string): boolean {
-    return this.remoteFor(machine) !== undefined;
-  }
-
-  private remoteFor(machine: string | undefined): Remote | undefined {
-    return this.ownerOf(machine);
+    return this.ownerOf(machine) !== undefined;
   }
 
   private onStatus(status: SshHostStatus): void {
-    const r = this.remotes.find((x) => x.host.config.machine === status.machine);
+    const r = this.byMachine.get(status.machine);
     if (r && status.state === 'down') r.lastDown = status;
     // A new connection runs a new loop with no watchers.
     if (r && status.state !== 'up') r.armed = undefined;
@@ -256,12 +245,12 @@ export class RemoteHosts {
 
   /** The host whose entries these are, for the checking / dead-since marks and the detail's "last checked". */
   progressOf(machine: string): (ProbeProgress & { pidCheckedAt(pid: number): number | undefined; portCheckedAt(port: number): number | undefined }) | undefined {
-    return this.remotes.find((r) => r.host.config.machine === machine)?.tracker;
+    return this.byMachine.get(machine)?.tracker;
   }
 
   /** The provider, known facts and host test for an eviction re-probe of an entry of `machine`. */
   probeContext(machine: string): { provider: SshHost; known: OsFacts; isOn: IsLocalMachine; hostFacts: (facts: OsFacts) => RemoteHostFacts } | undefined {
-    const r = this.remotes.find((x) => x.host.config.machine === machine);
+    const r = this.byMachine.get(machine);
     if (!r) return undefined;
     return {
       provider: r.host,
@@ -276,7 +265,7 @@ export class RemoteHosts {
 
   /** Facts an eviction re-probe read, for the live view. */
   applyFresh(machine: string, facts: Pick<OsFacts, 'pids' | 'ports'>): void {
-    this.remotes.find((r) => r.host.config.machine === machine)?.tracker.applyFresh(facts.pids, facts.ports);
+    this.byMachine.get(machine)?.tracker.applyFresh(facts.pids, facts.ports);
   }
 
   /** Counters for the bench: connections made, bytes sent and probe rounds run (kill ticks, full and port probes), per host. */

@@ -11,6 +11,7 @@ import type { PidFacts, PortFacts } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { Backoff, type BackoffOptions } from '../sources/backoff.js';
 import { childProcess } from './builtins.js';
+import { throwIfAborted } from './liveness.js';
 import type { ProcessTableResult } from './process-table.js';
 import type { PidProbeOptions, PortProbeRunOptions, ProbeProvider } from './provider.js';
 import { MAX_ANSWER_LENGTH, MAX_BATCH, parseAnswer, parseHandshake, parsePush, REMOTE_PROBE_PROGRAM, type Handshake, type RemoteAnswer } from './remote-probe.js';
@@ -24,7 +25,7 @@ export interface SshHostConfig {
 }
 
 export type SshState = 'connecting' | 'up' | 'down';
-export type SshDownKind = 'auth' | 'host-key' | 'timeout' | 'refused' | 'unresolved' | 'dropped' | 'protocol' | 'mismatch' | 'capped' | 'error';
+export type SshDownKind = 'auth' | 'host-key' | 'timeout' | 'refused' | 'unresolved' | 'dropped' | 'protocol' | 'mismatch' | 'error';
 
 export interface SshHostStatus {
   readonly machine: string;
@@ -401,8 +402,9 @@ export class SshHost implements ProbeProvider {
     });
   }
 
-  /** What entries of a host that cannot answer are told. */
-  private unavailable(): string {
+  /** Why a request's answer gave no facts: none came (what entries of a host that cannot answer are told), or not of the shape asked. */
+  private noFacts(answer: RemoteAnswer | undefined): string {
+    if (answer !== undefined) return `ssh ${this.host}: unreadable answer`;
     const s = this.status;
     return s.state === 'down' ? `ssh ${this.host} down: ${s.reason ?? 'unknown'}` : `ssh ${this.host} ${s.state}`;
   }
@@ -418,7 +420,7 @@ export class SshHost implements ProbeProvider {
     const usable = [...new Set(pids.filter(isUsablePid))];
     if (!opts.full) return this.probeKills(usable, opts, now);
     const answers = await this.batched(usable, 'P');
-    if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted');
+    throwIfAborted(opts.signal);
     const out = new Map<number, PidFacts>();
     usable.forEach((pid, i) => out.set(pid, this.pidFacts(pid, answers[i], now())));
     return out;
@@ -426,7 +428,7 @@ export class SshHost implements ProbeProvider {
 
   /** A P answer (asked or pushed) as facts; undefined: the request got no answer. */
   private pidFacts(pid: number, a: RemoteAnswer | undefined, checkedAt: number): PidFacts {
-    if (a?.kind !== 'pid') return { pid, kill: 'error', error: a === undefined ? this.unavailable() : `ssh ${this.host}: unreadable answer`, checkedAt };
+    if (a?.kind !== 'pid') return { pid, kill: 'error', error: this.noFacts(a), checkedAt };
     if (a.kill === 'ESRCH' || a.kill === 'error') return { pid, kill: a.kill, error: a.error, checkedAt };
     if (a.detailsHidden) return { pid, kill: a.kill, detailsHidden: `${this.host}'s /proc does not show it`, checkedAt };
     return { pid, kill: a.kill, state: a.state, startedAt: a.startedAt === undefined ? undefined : a.startedAt + this.offsetMs, checkedAt };
@@ -434,7 +436,7 @@ export class SshHost implements ProbeProvider {
 
   /** An L answer (asked or pushed) as facts. */
   private portFacts(port: number, a: RemoteAnswer | undefined, checkedAt: number): PortFacts {
-    if (a?.kind !== 'port') return { port, result: 'error', detail: a === undefined ? this.unavailable() : `ssh ${this.host}: unreadable answer`, checkedAt };
+    if (a?.kind !== 'port') return { port, result: 'error', detail: this.noFacts(a), checkedAt };
     if (a.listening === 'yes') return { port, result: 'open', detail: `listening on ${this.host}`, checkedAt };
     if (a.listening === 'no') return { port, result: 'refused', detail: `nothing listens on ${this.host}`, checkedAt };
     return { port, result: 'error', detail: `${this.host} cannot tell who listens`, checkedAt };
@@ -473,14 +475,14 @@ export class SshHost implements ProbeProvider {
     const parts = chunks(pids, MAX_BATCH);
     const up = this.status.state === 'up';
     const answers = await Promise.all(parts.map((part) => (up ? this.request(`K ${part.join(' ')}`, [`K ${part.length}`]) : Promise.resolve(undefined))));
-    if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted');
+    throwIfAborted(opts.signal);
     const out = new Map<number, PidFacts>();
     parts.forEach((part, i) => {
       const a = answers[i]?.[0];
       const checkedAt = now();
       part.forEach((pid, j) => {
         const kill = a?.kind === 'kills' ? a.results[j] : undefined;
-        if (kill === undefined) out.set(pid, { pid, kill: 'error', error: a === undefined ? this.unavailable() : `ssh ${this.host}: unreadable answer`, checkedAt });
+        if (kill === undefined) out.set(pid, { pid, kill: 'error', error: this.noFacts(a), checkedAt });
         else if (kill === 'error') out.set(pid, { pid, kill, error: `kill -0 failed on ${this.host}`, checkedAt });
         else out.set(pid, { pid, kill, checkedAt });
       });
@@ -496,7 +498,7 @@ export class SshHost implements ProbeProvider {
     const now = opts.now ?? (() => this.clock.now());
     const usable = [...new Set(ports.filter(isUsablePort))];
     const answers = await this.batched(usable, 'L');
-    if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted');
+    throwIfAborted(opts.signal);
     const out = new Map<number, PortFacts>();
     usable.forEach((port, i) => out.set(port, this.portFacts(port, answers[i], now())));
     return out;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { matchHost } from '../../src/core/index.js';
+import { firstHostMatching } from '../../src/core/host.js';
 
 describe('matchHost', () => {
   it.each([
@@ -20,5 +21,28 @@ describe('matchHost', () => {
     [undefined, 'devbox', [], undefined],
   ] as const)('%s vs %s (aliases %j) → %s', (machine, host, aliases, expected) => {
     expect(matchHost(machine, host, aliases)).toBe(expected);
+  });
+});
+
+describe('firstHostMatching', () => {
+  // Names that differ in case, spaces, trailing dots, short and full forms, IP literals, and
+  // duplicates: the index must find exactly what a scan with matchHost finds, the first of them.
+  const hosts = ['devbox', 'DevBox.corp.example.com', 'devbox.other.com', ' builder-7. ', '10.0.0.5', '10.0.0.6', '::1', 'devbox', '.hidden', 'a..b'];
+  const machines = ['devbox', 'DEVBOX.', 'devbox.corp.example.com', 'devbox.other.com', 'devbox.third.com', 'builder-7', 'BUILDER-7.ci.example.com', '10.0.0.5', '10', '10.0.0.6.', '::1', '::2', '.hidden', 'a..b', 'a', '', ' ', 'nowhere'];
+  it.each(machines)('finds for %j what a scan finds', (machine) => {
+    const find = firstHostMatching(hosts, (h) => h);
+    const scan = hosts.findIndex((h) => matchHost(machine, h, []) !== undefined);
+    const found = find(machine);
+    expect(found === undefined ? -1 : hosts.indexOf(found)).toBe(scan);
+  });
+
+  it('returns the first matching host in their order, the item itself', () => {
+    const items = [{ name: 'devbox.a.com' }, { name: 'devbox' }, { name: 'DEVBOX' }];
+    const find = firstHostMatching(items, (i) => i.name);
+    // A short name matches the full one first in the list.
+    expect(find('devbox')).toBe(items[0]);
+    expect(find('devbox.a.com')).toBe(items[0]);
+    expect(find('devbox.b.com')).toBe(items[1]);
+    expect(find('other')).toBeUndefined();
   });
 });
