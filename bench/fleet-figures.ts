@@ -19,12 +19,12 @@
 // are its transport and are counted with it; the monitor process alone is reported too, and what
 // the probe loops cost on each remote host (its processes' CPU, children included).
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { fleetHostRequirement, nsPids, processesIn, startFleetHost, type FleetHost } from '../src/demo/fleet-hosts.js';
+import { fleetHostRequirement, nsPids, processesIn, startFleetHost, writeFleetSshClient, type FleetHost } from '../src/demo/fleet-hosts.js';
 import { createEngine, type LiveEngine } from '../src/engine/index.js';
 import { linuxClock } from '../src/os/liveness.js';
 import { startRegistryServer, type RegistryServer } from '../src/server/index.js';
@@ -154,14 +154,7 @@ export async function fleetFigures(): Promise<Figures> {
       const failed = batch.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason instanceof Error ? failed.reason : new Error(String(failed.reason));
     }
-    const realSsh = execFileSync('sh', ['-c', 'command -v ssh'], { encoding: 'utf8' }).trim();
-    const sshConfig = join(dir, 'ssh_config');
-    writeFileSync(sshConfig, hosts.map((h) => readFileSync(h.sshConfigFile, 'utf8')).join('\n'));
-    const binDir = join(dir, 'bin');
-    mkdirSync(binDir);
-    const wrapper = join(binDir, 'ssh');
-    writeFileSync(wrapper, `#!/bin/sh\nexec '${realSsh}' -F '${sshConfig}' "$@"\n`);
-    chmodSync(wrapper, 0o755);
+    const { binDir, command: wrapper } = writeFleetSshClient(hosts, dir);
 
     const fleet: HostAgents[] = [];
     for (const h of hosts) fleet.push(await startAgents(h));
