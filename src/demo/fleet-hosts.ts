@@ -204,7 +204,8 @@ function commOf(pid: number): string | undefined {
   }
 }
 
-function signal(pid: number, sig: NodeJS.Signals): void {
+/** process.kill that ignores a process already gone. */
+export function signal(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(pid, sig);
   } catch {
