@@ -23,7 +23,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { fleetHostRequirement, nsPids, processesIn, startFleetHost, writeFleetSshClient, type FleetHost } from '../src/demo/fleet-hosts.js';
+import { fleetHostRequirement, nsPids, startFleetHost, writeFleetSshClient, type FleetHost } from '../src/demo/fleet-hosts.js';
 import { createEngine, type LiveEngine } from '../src/engine/index.js';
 import { startRegistryServer, type RegistryServer } from '../src/server/index.js';
 import { HypivisorSource } from '../src/sources/hypivisor/index.js';
@@ -100,7 +100,7 @@ async function startAgents(host: FleetHost): Promise<HostAgents> {
   });
   const wanted = new Set(inside);
   const pids = new Map<number, number>();
-  for (const outside of processesIn(host.pidNamespace)) {
+  for (const outside of host.processes()) {
     const ns = nsPids(outside);
     const innermost = ns?.at(-1);
     if (innermost !== undefined && wanted.has(innermost) && ns!.length >= 2) pids.set(innermost, outside);
@@ -248,7 +248,7 @@ export async function fleetFigures(): Promise<Figures> {
     for (let w = 0; w < IDLE_WINDOWS; w++) {
       const intoMinute = Date.now() % 60_000;
       if (intoMinute < 1_000 || intoMinute + IDLE_WINDOW_MS + 1_000 > 60_000) await sleep((60_000 - intoMinute + 1_000) % 60_000);
-      const remote = hosts.flatMap((h) => processesIn(h.pidNamespace));
+      const remote = hosts.flatMap((h) => h.processes());
       const remote0 = new Map(remote.map((p) => [p, cpuOr0(p, true)]));
       const t0 = performance.now();
       const s0 = cpuOr0(withSsh);
