@@ -18,20 +18,19 @@
 // inside: the age column's once-a-minute redraw is not idle work). The ssh monitor's ssh clients
 // are its transport and are counted with it; the monitor process alone is reported too, and what
 // the probe loops cost on each remote host (its processes' CPU, children included).
-import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { fleetHostRequirement, nsPids, processesIn, startFleetHost, type FleetHost } from '../src/demo/fleet-hosts.js';
+import { fleetHostRequirement, nsPids, startFleetHost, writeFleetSshClient, type FleetHost } from '../src/demo/fleet-hosts.js';
 import { createEngine, type LiveEngine } from '../src/engine/index.js';
-import { linuxClock } from '../src/os/liveness.js';
 import { startRegistryServer, type RegistryServer } from '../src/server/index.js';
 import { HypivisorSource } from '../src/sources/hypivisor/index.js';
 import { Watch } from './watch.js';
 import { hasTmux } from './children.js';
 import { type Figures, median, percentile } from './figures.js';
+import { cpuSeconds, sleep, tmuxServer, until } from './panes.js';
 import { openClient, registerNodes, type NodeParams, type WireClient } from './registrations.js';
 
 const HERE = new URL('.', import.meta.url).pathname;
@@ -49,40 +48,18 @@ const IDLE_WINDOW_MS = 20_000;
 const COLUMNS = 120;
 const ROWS = 40;
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const between = ([lo, hi]: [number, number]) => lo + Math.random() * (hi - lo);
 const round1 = (n: number) => Math.round(n * 10) / 10;
 const round2 = (n: number) => Math.round(n * 100) / 100;
 const hostName = (i: number) => `fleet-${String(i).padStart(2, '0')}`;
 
-async function until<T>(fn: () => T | undefined | false, timeoutMs: number, what: string, everyMs = 100): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-/** The fields of /proc/<pid>/stat after the command name (fields[0] is field 3), or undefined when gone. */
-function statFields(pid: number): string[] | undefined {
+/** cpuSeconds, 0 once the process is gone (a host's processes come and go within a window). */
+function cpuOr0(pid: number, children = false): number {
   try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return cpuSeconds(pid, children);
   } catch {
-    return undefined;
+    return 0;
   }
-}
-
-const ticks = () => linuxClock()?.clkTck ?? 100;
-
-/** utime + stime (and with `children`, cutime + cstime: reaped children) in seconds of CPU; 0 when gone. */
-function cpuSeconds(pid: number, children = false): number {
-  const f = statFields(pid);
-  if (f === undefined) return 0;
-  const own = Number(f[11]) + Number(f[12]);
-  return (children ? own + Number(f[13]) + Number(f[14]) : own) / ticks();
 }
 
 /** This machine's processes whose parent is `ppid` and whose name is `comm`. */
@@ -123,7 +100,7 @@ async function startAgents(host: FleetHost): Promise<HostAgents> {
   });
   const wanted = new Set(inside);
   const pids = new Map<number, number>();
-  for (const outside of processesIn(host.pidNamespace)) {
+  for (const outside of host.processes()) {
     const ns = nsPids(outside);
     const innermost = ns?.at(-1);
     if (innermost !== undefined && wanted.has(innermost) && ns!.length >= 2) pids.set(innermost, outside);
@@ -143,8 +120,7 @@ export async function fleetFigures(): Promise<Figures> {
   let server: RegistryServer | undefined;
   let agentsLink: WireClient | undefined;
   let engine: LiveEngine | undefined;
-  const socket = `gw-bench-fleet-${process.pid}`;
-  let tmuxUsed = false;
+  const panes = tmuxServer(`gw-bench-fleet-${process.pid}`, COLUMNS, ROWS);
   const figures: Figures = {};
   try {
     // Five at a time: ten key pairs and sshds at once on two cores only make each slower.
@@ -154,14 +130,7 @@ export async function fleetFigures(): Promise<Figures> {
       const failed = batch.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason instanceof Error ? failed.reason : new Error(String(failed.reason));
     }
-    const realSsh = execFileSync('sh', ['-c', 'command -v ssh'], { encoding: 'utf8' }).trim();
-    const sshConfig = join(dir, 'ssh_config');
-    writeFileSync(sshConfig, hosts.map((h) => readFileSync(h.sshConfigFile, 'utf8')).join('\n'));
-    const binDir = join(dir, 'bin');
-    mkdirSync(binDir);
-    const wrapper = join(binDir, 'ssh');
-    writeFileSync(wrapper, `#!/bin/sh\nexec '${realSsh}' -F '${sshConfig}' "$@"\n`);
-    chmodSync(wrapper, 0o755);
+    const { binDir, command: wrapper } = writeFleetSshClient(hosts, dir);
 
     const fleet: HostAgents[] = [];
     for (const h of hosts) fleet.push(await startAgents(h));
@@ -255,20 +224,15 @@ export async function fleetFigures(): Promise<Figures> {
       process.stderr.write('bench: fleet idle CPU needs tmux and a built dist/: skipped\n');
       return figures;
     }
-    tmuxUsed = true;
-    const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
-    const capture = (target: string): string => tmux('capture-pane', '-p', '-t', target);
+    const { capture } = panes;
     const envs = `env PATH='${binDir}':"$PATH" XDG_STATE_HOME='${dir}' XDG_CONFIG_HOME='${join(dir, 'config')}' TERM=xterm-256color`;
     const url = server.url;
-    const newPane = (name: string, args: string): number => {
-      tmux('-f', '/dev/null', 'new-session', '-d', '-s', name, '-x', String(COLUMNS), '-y', String(ROWS), `exec ${envs} node '${BIN}' --registry ${url} ${args}`);
-      return Number(tmux('display', '-p', '-t', name, '#{pane_pid}').trim());
-    };
+    const newPane = (name: string, args: string): number => panes.newPane(name, `exec ${envs} node '${BIN}' --registry ${url} ${args}`);
     const sshArgs = hosts.map((h) => `--ssh ${h.hostname}=${h.hostname}`).join(' ');
     const withSsh = newPane('ssh', sshArgs);
     const without = newPane('plain', '');
     const dead = doomed.length;
-    await until(() => /\b1000 sessions\b/.test(capture('plain')), 30_000, 'the plain monitor’s 1000 rows');
+    await until(() => /\b1000 sessions\b/.test(capture('plain')), 30_000, 'the plain monitor’s 1000 rows', 100);
     await until(() => new RegExp(`\\b${dead} ghost`).test(capture('ssh')), 60_000, `the ssh monitor’s ${dead} ghosts`, 250).catch((error: unknown) => {
       throw new Error(`${error instanceof Error ? error.message : String(error)}; the pane shows:\n${capture('ssh')}`);
     });
@@ -284,19 +248,19 @@ export async function fleetFigures(): Promise<Figures> {
     for (let w = 0; w < IDLE_WINDOWS; w++) {
       const intoMinute = Date.now() % 60_000;
       if (intoMinute < 1_000 || intoMinute + IDLE_WINDOW_MS + 1_000 > 60_000) await sleep((60_000 - intoMinute + 1_000) % 60_000);
-      const remote = hosts.flatMap((h) => processesIn(h.pidNamespace));
-      const remote0 = new Map(remote.map((p) => [p, cpuSeconds(p, true)]));
+      const remote = hosts.flatMap((h) => h.processes());
+      const remote0 = new Map(remote.map((p) => [p, cpuOr0(p, true)]));
       const t0 = performance.now();
-      const s0 = cpuSeconds(withSsh);
-      const c0 = clients.reduce((a, p) => a + cpuSeconds(p), 0);
-      const p0 = cpuSeconds(without);
+      const s0 = cpuOr0(withSsh);
+      const c0 = clients.reduce((a, p) => a + cpuOr0(p), 0);
+      const p0 = cpuOr0(without);
       await sleep(IDLE_WINDOW_MS);
       seconds += (performance.now() - t0) / 1000;
-      sshMs += (cpuSeconds(withSsh) - s0) * 1000;
-      clientMs += (clients.reduce((a, p) => a + cpuSeconds(p), 0) - c0) * 1000;
-      plainMs += (cpuSeconds(without) - p0) * 1000;
+      sshMs += (cpuOr0(withSsh) - s0) * 1000;
+      clientMs += (clients.reduce((a, p) => a + cpuOr0(p), 0) - c0) * 1000;
+      plainMs += (cpuOr0(without) - p0) * 1000;
       for (const [p, c] of remote0) {
-        const now = cpuSeconds(p, true);
+        const now = cpuOr0(p, true);
         if (now > 0) remoteMs += (now - c) * 1000;
       }
     }
@@ -314,15 +278,7 @@ export async function fleetFigures(): Promise<Figures> {
     process.stderr.write(`bench: fleet idle windows: ${IDLE_WINDOWS} × ${IDLE_WINDOW_MS / 1000} s, both monitors measured over the same windows\n`);
     return figures;
   } finally {
-    if (tmuxUsed) {
-      try {
-        const path = execFileSync('tmux', ['-L', socket, 'display', '-p', '#{socket_path}'], { encoding: 'utf8' }).trim();
-        execFileSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });
-        rmSync(path, { force: true });
-      } catch {
-        // never started
-      }
-    }
+    panes.close();
     await engine?.stop();
     agentsLink?.close();
     await server?.close();

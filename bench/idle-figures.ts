@@ -14,10 +14,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { linuxClock } from '../src/os/liveness.js';
 import { startRegistryServer, type RegistryServer } from '../src/server/index.js';
 import { killAndReap, spawnSleep } from './children.js';
 import { type Figures, median } from './figures.js';
+import { cpuSeconds, sleep, tmuxServer, until } from './panes.js';
 import { openClient, registerNodes, type NodeParams, type WireClient } from './registrations.js';
 
 const HERE = new URL('.', import.meta.url).pathname;
@@ -36,8 +36,6 @@ const ROWS = 40;
 /** The column title line: in every frame of the table, from the very first. */
 const FIRST_FRAME_MARK = 'VERDICT';
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 function installed(cmd: string, arg: string): boolean {
   try {
     execFileSync(cmd, [arg], { stdio: 'ignore' });
@@ -45,24 +43,6 @@ function installed(cmd: string, arg: string): boolean {
   } catch {
     return false;
   }
-}
-
-async function until<T>(fn: () => T | undefined | false, timeoutMs: number, what: string, everyMs = 50): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-/** utime + stime of a process, in seconds of CPU. */
-function cpuSeconds(pid: number): number {
-  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  // Fields 14 and 15 of stat; fields[0] is field 3.
-  return (Number(fields[11]) + Number(fields[12])) / (linuxClock()?.clkTck ?? 100);
 }
 
 /** CPU time of all the threads of a process so far, in ms (schedstat: ns on the CPU); undefined without schedstat. */
@@ -92,21 +72,14 @@ export async function idleFigures(): Promise<Figures> {
     process.stderr.write('bench: idle needs Linux, tmux and a built dist/: skipped\n');
     return {};
   }
-  const socket = `gw-bench-idle-${process.pid}`;
-  const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
-  const capture = (target: string): string => tmux('capture-pane', '-p', '-t', target);
+  const panes = tmuxServer(`gw-bench-idle-${process.pid}`, COLUMNS, ROWS);
+  const { run: tmux, capture, newPane } = panes;
   const dir = mkdtempSync(join(tmpdir(), 'gw-bench-idle-'));
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'CI' && !k.startsWith('CI_')));
   Object.assign(env, { XDG_STATE_HOME: dir, XDG_CONFIG_HOME: join(dir, 'config'), TERM: 'xterm-256color' });
   const children: ChildProcess[] = [];
   let server: RegistryServer | undefined;
   let agents: WireClient | undefined;
-  let socketPath: string | undefined;
-  const newPane = (name: string, command: string): number => {
-    tmux('-f', '/dev/null', 'new-session', '-d', '-s', name, '-x', String(COLUMNS), '-y', String(ROWS), command);
-    socketPath ??= tmux('display', '-p', '#{socket_path}').trim();
-    return Number(tmux('display', '-p', '-t', name, '#{pane_pid}').trim());
-  };
   try {
     server = await startRegistryServer({ port: 0, quiet: true, ttlSeconds: 3_600, limits: { nodesPerConnection: LIVE + DEAD + REMOTE } });
     const live = await spawnMany(LIVE, children);
@@ -202,12 +175,7 @@ export async function idleFigures(): Promise<Figures> {
       startup_cpu_vs_bare_node: { value: firstCpu === undefined || bareCpu === undefined ? null : round2(firstCpu / bareCpu), unit: 'x (CPU)', target: '<= 1.5' },
     };
   } finally {
-    try {
-      execFileSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });
-    } catch {
-      // never started
-    }
-    if (socketPath) rmSync(socketPath, { force: true });
+    panes.close();
     agents?.close();
     await Promise.all(children.map(killAndReap));
     await server?.close();

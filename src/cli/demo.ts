@@ -135,9 +135,10 @@ export async function demoCommand(argv: string[]): Promise<number> {
     const onEvent = headless ? { onEvent: (line: string) => say(sanitize(line, 1000)) } : {};
     cast = startCast({ url: server.url, ...onEvent });
     if (wantFleet) {
-      if (!headless) say('starting the fleet: build-41, build-42, gpu-7...');
       try {
-        fleet = await (await import('../demo/fleet.js')).startFleet({ url: server.url, ...onEvent });
+        const { FLEET, startFleet } = await import('../demo/fleet.js');
+        if (!headless) say(`starting the fleet: ${FLEET.map((f) => f.hostname).join(', ')}...`);
+        fleet = await startFleet({ url: server.url, ...onEvent });
       } catch (error) {
         say(`--fleet: the fake hosts did not start: ${sanitize(error instanceof Error ? error.message : String(error), 400)}`);
         return 1;

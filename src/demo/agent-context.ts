@@ -1,5 +1,7 @@
 // What a role of the demo cast gets from the agent process it runs in: where the registry is,
-// how to tell the cast what happened, how to clean up on the way out, and TCP ports of its own.
+// how to tell the cast what happened, how to clean up on the way out, TCP ports of its own, and
+// how to end a child of its own for good.
+import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { ReportKind } from './reports.js';
 
@@ -57,3 +59,12 @@ export function untilNextSecond(now = Date.now()): number {
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** SIGKILL and wait for 'exit': Node has reaped the child by then, so its pid is really gone. */
+export function killAndReap(child: ChildProcess): Promise<void> {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}

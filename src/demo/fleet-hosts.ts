@@ -13,7 +13,7 @@
 // pipe from this process) and at EOF removes the temp dir and leaves: the host goes too. killNow() is the synchronous
 // last resort for a process 'exit' handler.
 import { execFileSync, spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -204,7 +204,8 @@ function commOf(pid: number): string | undefined {
   }
 }
 
-function signal(pid: number, sig: NodeJS.Signals): void {
+/** process.kill that ignores a process already gone. */
+export function signal(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(pid, sig);
   } catch {
@@ -216,6 +217,37 @@ function signal(pid: number, sig: NodeJS.Signals): void {
 export function keygen(file: string, comment: string): string {
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', file], { stdio: 'ignore' });
   return readFileSync(`${file}.pub`, 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');
+}
+
+/** `'…'` for sh: the path may hold anything but a NUL. */
+function shQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+export interface FleetSshClient {
+  /** One ssh_config with every host's `Host` block. */
+  readonly sshConfigFile: string;
+  /** Holds `ssh`: the system client with `-F sshConfigFile`; to go first on PATH. */
+  readonly binDir: string;
+  /** `binDir/ssh`. */
+  readonly command: string;
+}
+
+/**
+ * In `dir`: an ssh_config for all of `hosts` and an `ssh` that is the system client reading only
+ * it, so `ssh NAME` (or ghostwatch's `--ssh NAME=NAME`) reaches the fake host NAME in batch mode.
+ * The system ssh is resolved now, before binDir goes first on PATH: the wrapper never finds itself.
+ */
+export function writeFleetSshClient(hosts: readonly FleetHost[], dir: string): FleetSshClient {
+  const realSsh = execFileSync('sh', ['-c', 'command -v ssh'], { encoding: 'utf8' }).trim();
+  const sshConfigFile = join(dir, 'ssh_config');
+  writeFileSync(sshConfigFile, hosts.map((h) => readFileSync(h.sshConfigFile, 'utf8')).join('\n'));
+  const binDir = join(dir, 'bin');
+  mkdirSync(binDir, { recursive: true });
+  const command = join(binDir, 'ssh');
+  writeFileSync(command, `#!/bin/sh\nexec ${shQuote(realSsh)} -F ${shQuote(sshConfigFile)} "$@"\n`);
+  chmodSync(command, 0o755);
+  return { sshConfigFile, binDir, command };
 }
 
 export async function startFleetHost(options: FleetHostOptions): Promise<FleetHost> {

@@ -8,7 +8,7 @@
 // From this host none of them can be checked (other pids, another hostname): only ssh to the
 // fake host tells the truth about them.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { listenTcp, type AgentContext } from './agent-context.js';
+import { killAndReap, listenTcp, type AgentContext } from './agent-context.js';
 import { childEnv } from './child-env.js';
 import { demoCwd, demoId } from './identity.js';
 import { RegistryLink } from './registry-link.js';
@@ -44,10 +44,7 @@ export async function runHostCast(ctx: AgentContext): Promise<void> {
     try {
       await hold(id, pid, startedAt, project);
     } finally {
-      await new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGKILL');
-      });
+      await killAndReap(child);
       children.delete(child);
     }
     return `${id} pid ${pid}`;

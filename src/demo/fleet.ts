@@ -6,14 +6,13 @@
 // UserKnownHostsFile, StrictHostKeyChecking yes). The monitor's ssh runs `ssh` from PATH with no
 // -F, so `binDir` holds an `ssh` that is the system one with `-F <that config>`: put it first on
 // PATH and `--ssh NAME=NAME` reaches the fake host NAME, with no prompt and nothing of ~/.ssh.
-import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { SshHostConfig } from '../os/ssh-provider.js';
 import { agentScriptPath } from './cast.js';
 import { childEnv } from './child-env.js';
-import { startFleetHost, type FleetHost, type InHostProcess } from './fleet-hosts.js';
+import { startFleetHost, writeFleetSshClient, type FleetHost, type InHostProcess } from './fleet-hosts.js';
 import { ENV_URL, parseReport } from './reports.js';
 
 /**
@@ -49,16 +48,9 @@ export interface Fleet {
   killNow(): void;
 }
 
-/** `'…'` for sh: the path may hold anything but a NUL. */
-function shQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}
-
 export async function startFleet(opts: FleetOptions): Promise<Fleet> {
   const say = opts.onEvent ?? (() => {});
   const script = opts.agentScript ?? agentScriptPath();
-  // Resolved before our `ssh` goes first on PATH, so the wrapper never finds itself.
-  const realSsh = execFileSync('sh', ['-c', 'command -v ssh'], { encoding: 'utf8' }).trim();
   const started = await Promise.allSettled(FLEET.map((f) => startFleetHost({ hostname: f.hostname })));
   const hosts = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -70,13 +62,7 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
   // In the first host's temp dir: it goes with that host, even when this process is SIGKILLed.
   const dir = join(hosts[0]!.dir, 'fleet');
   mkdirSync(dir);
-  const sshConfigFile = join(dir, 'ssh_config');
-  writeFileSync(sshConfigFile, hosts.map((h) => readFileSync(h.sshConfigFile, 'utf8')).join('\n'));
-  const binDir = join(dir, 'bin');
-  mkdirSync(binDir);
-  const wrapper = join(binDir, 'ssh');
-  writeFileSync(wrapper, `#!/bin/sh\nexec ${shQuote(realSsh)} -F ${shQuote(sshConfigFile)} "$@"\n`);
-  chmodSync(wrapper, 0o755);
+  const { sshConfigFile, binDir } = writeFleetSshClient(hosts, dir);
   for (const h of hosts) say(`fleet host ${h.hostname}: sshd on 127.0.0.1 port ${h.sshPort}, files in ${h.dir}`);
 
   const agents: InHostProcess[] = [];

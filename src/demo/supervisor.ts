@@ -8,7 +8,7 @@
 //   remote         a node it relays for another host
 // and a new ghost about every 30 s, so eviction can be tried again and again.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { listenTcp, type AgentContext, type Listener } from './agent-context.js';
+import { killAndReap, listenTcp, type AgentContext, type Listener } from './agent-context.js';
 import { demoCwd, demoId, GHOST_PROJECTS, REMOTE_CWD, REMOTE_MACHINE, REMOTE_PID, REMOTE_PORT } from './identity.js';
 import { RegistryLink } from './registry-link.js';
 import { ENV_GHOST_EVERY_MS } from './reports.js';
@@ -140,13 +140,4 @@ export async function runSupervisor(ctx: AgentContext): Promise<void> {
       .finally(() => (busy = false));
   }, every);
   ctx.onStop(() => clearInterval(timer));
-}
-
-/** SIGKILL and wait for 'exit': Node has reaped the child by then, so its pid is really gone. */
-function killAndReap(child: ChildProcess): Promise<void> {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
 }

@@ -1,25 +1,7 @@
 // --probe-remote-ports: off by default, on by the flag or the config file's key, listed in --help.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { commandOptions, MONITOR_OPTIONS, monitorSettings } from '../../src/cli/settings.js';
-
-let dir = '';
-afterEach(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  dir = '';
-});
-
-function settings(argv: string[], file?: unknown) {
-  dir = mkdtempSync(join(tmpdir(), 'gw-remote-ports-'));
-  mkdirSync(join(dir, 'ghostwatch'));
-  if (file !== undefined) writeFileSync(join(dir, 'ghostwatch/config.json'), JSON.stringify(file));
-  const env = { XDG_CONFIG_HOME: dir, HYPIVISOR_WS: 'ws://127.0.0.1:9/ws' };
-  const options = commandOptions(argv, MONITOR_OPTIONS, () => '', env);
-  if (!options) throw new Error('help');
-  return monitorSettings(options, env, dir);
-}
+import { describe, expect, it } from 'vitest';
+import { MONITOR_OPTIONS } from '../../src/cli/settings.js';
+import { settingsFor as settings } from '../support/settings.js';
 
 describe('--probe-remote-ports in the settings', () => {
   it('is off unless asked, on by the flag or the config key', () => {

@@ -1,26 +1,7 @@
 // --ssh, --ssh-all and the config file's "hosts": resolved into the monitor's settings, with
 // errors that name the flag or the config key.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { commandOptions, MONITOR_OPTIONS, monitorSettings } from '../../src/cli/settings.js';
-
-let dir = '';
-afterEach(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  dir = '';
-});
-
-function settings(argv: string[], file?: unknown) {
-  dir = mkdtempSync(join(tmpdir(), 'gw-ssh-settings-'));
-  mkdirSync(join(dir, 'ghostwatch'));
-  if (file !== undefined) writeFileSync(join(dir, 'ghostwatch/config.json'), JSON.stringify(file));
-  const env = { XDG_CONFIG_HOME: dir, HYPIVISOR_WS: 'ws://127.0.0.1:9/ws' };
-  const options = commandOptions(argv, MONITOR_OPTIONS, () => '', env);
-  if (!options) throw new Error('help');
-  return monitorSettings(options, env, dir);
-}
+import { describe, expect, it } from 'vitest';
+import { settingsFor as settings } from '../support/settings.js';
 
 describe('ssh hosts in the settings', () => {
   it('takes repeated --ssh MACHINE=DEST and --ssh-all', () => {

@@ -3,18 +3,15 @@
 // whose agents register under each host's name with the host's own pids; the check command it
 // prints reaches every host with the system ssh in batch mode; and SIGTERM, or even SIGKILL of
 // the demo, leaves no process of it and no host behind. Needs a built dist/ (CI builds first).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startDemo as startDemoProcess, type Demo } from '../support/demo-process.js';
 import { FAKE_HOST_REQUIREMENT } from '../support/fake-host.js';
 import { describeOn } from '../support/platform.js';
 import { inCi } from '../support/summary-reporter.js';
+import { BIN, BUILT as built } from '../support/tmux.js';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
-const BIN = join(ROOT, 'bin/ghostwatch.js');
-const built = existsSync(join(ROOT, 'dist/src/cli/main.js'));
 const HOSTS = ['build-41', 'build-42', 'gpu-7'] as const;
 /** The kernel empties a PID namespace at once; a host whose demo was SIGKILLed waits for its pid 1 to read EOF. */
 const GONE_WAIT_MS = 5_000;
@@ -27,14 +24,6 @@ const env: NodeJS.ProcessEnv = {
 
 const describeLinux = describeOn(['linux'], 'namespaces (unshare, nsenter) are Linux only', built && (FAKE_HOST_REQUIREMENT === undefined || inCi()));
 
-interface Demo {
-  readonly child: ChildProcess & { pid: number };
-  readonly url: Promise<string>;
-  readonly stderr: string[];
-  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  line(pattern: RegExp, timeoutMs: number): Promise<string>;
-}
-
 const running: Demo[] = [];
 afterEach(async () => {
   for (const demo of running.splice(0)) {
@@ -46,36 +35,7 @@ afterEach(async () => {
 });
 
 function startDemo(args: readonly string[]): Demo {
-  const child = spawn(process.execPath, [BIN, 'demo', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }) as ChildProcess & { pid: number };
-  const stderr: string[] = [];
-  const watchers = new Set<(line: string) => void>();
-  createInterface({ input: child.stderr! }).on('line', (l) => {
-    stderr.push(l);
-    for (const w of watchers) w(l);
-  });
-  const url = new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', () => reject(new Error(`the demo exited before printing its URL:\n${stderr.join('\n')}`)));
-  });
-  url.catch(() => {});
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const line = (pattern: RegExp, timeoutMs: number): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const seen = stderr.find((l) => pattern.test(l));
-      if (seen !== undefined) return resolve(seen);
-      const timer = setTimeout(() => {
-        watchers.delete(watch);
-        reject(new Error(`no stderr line matching ${pattern} within ${timeoutMs} ms:\n${stderr.join('\n')}`));
-      }, timeoutMs);
-      const watch = (l: string): void => {
-        if (!pattern.test(l)) return;
-        clearTimeout(timer);
-        watchers.delete(watch);
-        resolve(l);
-      };
-      watchers.add(watch);
-    });
-  const demo = { child, url, stderr, exit, line };
+  const demo = startDemoProcess(args, env);
   running.push(demo);
   return demo;
 }

@@ -2,19 +2,17 @@
 // real processes; a real engine connected to it must see every verdict; and every way of ending
 // it (SIGTERM, SIGHUP, SIGINT, even SIGKILL) must leave no process of the demo behind.
 // Needs a built dist/ (CI builds first).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Verdict } from '../../src/core/types.js';
 import { createEngine } from '../../src/engine/index.js';
 import { HypivisorSource } from '../../src/sources/hypivisor/index.js';
+import { startDemo as startDemoProcess, type Demo } from '../support/demo-process.js';
+import { BIN, BUILT as built } from '../support/tmux.js';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
-const BIN = join(ROOT, 'bin/ghostwatch.js');
-const built = existsSync(join(ROOT, 'dist/src/cli/main.js'));
 if (!built) console.warn('test/demo: skipped: dist/src/cli/main.js is missing; run `npm run build` first');
 
 // As a person would run it: not in CI mode.
@@ -23,15 +21,6 @@ const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !==
 const EVERY_VERDICT: readonly Verdict[] = ['live', 'ghost', 'zombie', 'reused', 'superseded', 'pending', 'offline', 'remote', 'held', 'stale-claim'];
 /** The kernel reaps at once; an orphaned zombie waits for init, which some containers run slowly. */
 const REAP_WAIT_MS = 4_000;
-
-interface Demo {
-  readonly child: ChildProcess & { pid: number };
-  readonly url: Promise<string>;
-  readonly stderr: string[];
-  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Resolves with the first stderr line matching `pattern`. */
-  line(pattern: RegExp, timeoutMs: number): Promise<string>;
-}
 
 const running: Demo[] = [];
 afterEach(async () => {
@@ -43,40 +32,8 @@ afterEach(async () => {
   }
 });
 
-function startDemo(args: string[] = ['--headless']): Demo {
-  const child = spawn(process.execPath, [BIN, 'demo', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }) as ChildProcess & { pid: number };
-  const stderr: string[] = [];
-  const watchers = new Set<(line: string) => void>();
-  createInterface({ input: child.stderr! }).on('line', (l) => {
-    stderr.push(l);
-    for (const w of watchers) w(l);
-  });
-  const url = new Promise<string>((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
-    rl.once('line', (first) => resolve(first));
-    child.once('exit', () => reject(new Error(`the demo exited before printing its URL:\n${stderr.join('\n')}`)));
-  });
-  url.catch(() => {});
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  const line = (pattern: RegExp, timeoutMs: number): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const seen = stderr.find((l) => pattern.test(l));
-      if (seen !== undefined) return resolve(seen);
-      const timer = setTimeout(() => {
-        watchers.delete(watch);
-        reject(new Error(`no stderr line matching ${pattern} within ${timeoutMs} ms:\n${stderr.join('\n')}`));
-      }, timeoutMs);
-      const watch = (l: string): void => {
-        if (!pattern.test(l)) return;
-        clearTimeout(timer);
-        watchers.delete(watch);
-        resolve(l);
-      };
-      watchers.add(watch);
-    });
-  const demo = { child, url, stderr, exit, line };
+function startDemo(args: readonly string[] = ['--headless']): Demo {
+  const demo = startDemoProcess(args, env);
   running.push(demo);
   return demo;
 }

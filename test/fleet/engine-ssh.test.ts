@@ -4,7 +4,7 @@
 // their inside pid. Each host's entries get the same verdicts as local ones, from that host's
 // facts; a host that cannot answer (sshd stopped, wrong host key, refused key, another name)
 // makes its entries unverified and nothing of it is evicted; an eviction re-probes over ssh.
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -14,12 +14,10 @@ import type { EngineFinding, EngineSnapshot } from '../../src/engine/types.js';
 import { HypivisorSource } from '../../src/sources/hypivisor/index.js';
 import { FAKE_HOST_REQUIREMENT, startFakeHost, startPiAgentIn, type FakeHost, type HostAgent, type InHostProcess } from '../support/fake-host.js';
 import { describeOn } from '../support/platform.js';
-import { processesIn } from '../../src/demo/fleet-hosts.js';
+import { processesIn, writeFleetSshClient, type FleetSshClient } from '../../src/demo/fleet-hosts.js';
 import { startStockHypivisor, type StockHypivisor } from '../support/stock-hypivisor.js';
 import { inCi } from '../support/summary-reporter.js';
 import { runCli } from '../support/cli.js';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 
 const describeLinux = describeOn(['linux'], 'namespaces (unshare, nsenter) are Linux only', FAKE_HOST_REQUIREMENT === undefined || inCi());
 
@@ -78,6 +76,7 @@ describeLinux('the engine verifies other hosts over ssh', () => {
   let registry: StockHypivisor;
   let engine: LiveEngine;
   let dir: string;
+  let client: FleetSshClient;
   const sockets: WebSocket[] = [];
   const procs: InHostProcess[] = [];
   const agents: Record<string, HostAgent> = {};
@@ -116,11 +115,7 @@ describeLinux('the engine verifies other hosts over ssh', () => {
       startStockHypivisor(),
     ]);
     // One ssh_config for every host (its Host aliases), and a client that reads only it.
-    const config = join(dir, 'ssh_config');
-    writeFileSync(config, [build, gpu, badKey, noAuth].map((h) => readFileSync(h.sshConfigFile, 'utf8')).join('\n'));
-    const client = join(dir, 'ssh');
-    writeFileSync(client, `#!/bin/sh\nexec ssh -F '${config}' "$@"\n`);
-    chmodSync(client, 0o755);
+    client = writeFleetSshClient([build, gpu, badKey, noAuth], dir);
     engine = createEngine({
       sources: [new HypivisorSource({ url: registry.url, requestTimeoutMs: 3000, backoffInitialMs: 20 })],
       hostName: hostname(),
@@ -135,7 +130,7 @@ describeLinux('the engine verifies other hosts over ssh', () => {
           // build-42's sshd, but the registry's build-99: the host answers with another name.
           { machine: 'build-99', dest: 'build-42' },
         ],
-        options: { sshCommand: client, backoff: { initialMs: 100, maxMs: 400 } },
+        options: { sshCommand: client.command, backoff: { initialMs: 100, maxMs: 400 } },
       },
     });
     engine.start();
@@ -293,12 +288,7 @@ describeLinux('the engine verifies other hosts over ssh', () => {
 
   it('check --json (the built CLI, the system ssh on PATH) gives each entry its verdict over ssh and each host its state', async () => {
     // `ssh` on PATH reads the fake hosts' config: exactly what a user's ~/.ssh/config does.
-    const bin = join(dir, 'bin');
-    mkdirSync(bin, { recursive: true });
-    const real = execFileSync('sh', ['-c', 'command -v ssh'], { encoding: 'utf8' }).trim();
-    writeFileSync(join(bin, 'ssh'), `#!/bin/sh\nexec '${real}' -F '${join(dir, 'ssh_config')}' "$@"\n`);
-    chmodSync(join(bin, 'ssh'), 0o755);
-    const env = { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, HYPIVISOR_WS: registry.url, XDG_CONFIG_HOME: '/nonexistent', XDG_STATE_HOME: dir, NO_COLOR: '1' };
+    const env = { ...process.env, PATH: `${client.binDir}:${process.env.PATH ?? ''}`, HYPIVISOR_WS: registry.url, XDG_CONFIG_HOME: '/nonexistent', XDG_STATE_HOME: dir, NO_COLOR: '1' };
     const run = await runCli(['check', '--json', '--ssh', 'build-42=build-42', '--ssh', 'noauth=noauth'], env);
     expect(run.code, `check said:\n${run.stdout}\n${run.stderr}`).toBe(1);
     const report = JSON.parse(run.stdout) as { findings: { id: string; verdict: string; reason: string }[]; hosts: { machine: string; state: string; kind?: string }[] };

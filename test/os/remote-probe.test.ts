@@ -56,44 +56,50 @@ function openLoop(): { child: ChildProcess & { pid: number }; lines: string[]; s
   };
 }
 
-/** Alive and not a zombie (a killed watcher may wait a while to be reaped by its loop). */
-function running(pid: number): boolean {
+/** The state letter of a process from /proc, or undefined once it is gone. */
+function stateOf(pid: number): string | undefined {
   try {
-    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.state !== 'Z';
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.state;
   } catch {
-    return false;
+    return undefined;
   }
 }
+
+/** Alive and not a zombie (a killed watcher may wait a while to be reaped by its loop). */
+const running = (pid: number): boolean => {
+  const state = stateOf(pid);
+  return state !== undefined && state !== 'Z';
+};
 
 async function zombiePid(): Promise<number> {
   const sh = spawn('sh', ['-c', 'sleep 0.1 & exec sleep 30'], { stdio: 'ignore' });
   spawned.push(sh);
-  const z = await pollUntil(() => childrenOf(sh.pid as number).find((pid) => {
-    try {
-      return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.state === 'Z';
-    } catch {
-      return false;
-    }
-  }), 3000);
+  const z = await pollUntil(() => childrenOf(sh.pid as number).find((pid) => stateOf(pid) === 'Z'), 3000);
   if (z === undefined) throw new Error('no zombie child appeared within 3 s');
   return z;
 }
 
+/** A live, a SIGKILLed and a zombie pid; a listening port and one that was just closed. */
+async function oneOfEach(): Promise<{ live: ChildProcess & { pid: number }; dead: ChildProcess & { pid: number }; zombie: number; port: number; closedPort: number }> {
+  const live = spawnSleep();
+  spawned.push(live);
+  const dead = spawnSleep();
+  await killAndReap(dead);
+  const zombie = await zombiePid();
+  const server = createServer();
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  const closed = createServer();
+  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+  const closedPort = (closed.address() as { port: number }).port;
+  await new Promise((r) => closed.close(r));
+  return { live, dead, zombie, port, closedPort };
+}
+
 describe('the remote probe loop under the local sh', () => {
   itOn(['linux'], 'the loop reads /proc on Linux')('answers a live, a SIGKILLed and a zombie pid, a listening port and the host name', async () => {
-    const live = spawnSleep();
-    spawned.push(live);
-    const dead = spawnSleep();
-    await killAndReap(dead);
-    const zombie = await zombiePid();
-    const server = createServer();
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as { port: number }).port;
-    const closed = createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const closedPort = (closed.address() as { port: number }).port;
-    await new Promise((r) => closed.close(r));
+    const { live, dead, zombie, port, closedPort } = await oneOfEach();
 
     const lines = await ask(['H', `P ${live.pid}`, `P ${dead.pid}`, `P ${zombie}`, `L ${port}`, `L ${closedPort}`]);
     const hs = parseHandshake(lines[0] ?? '');
@@ -110,19 +116,7 @@ describe('the remote probe loop under the local sh', () => {
   });
 
   itOn(['linux'], 'the loop reads /proc on Linux')('answers many pids or ports in one request line: K with one letter each, P and L with one line each', async () => {
-    const live = spawnSleep();
-    spawned.push(live);
-    const dead = spawnSleep();
-    await killAndReap(dead);
-    const zombie = await zombiePid();
-    const server = createServer();
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as { port: number }).port;
-    const closed = createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const closedPort = (closed.address() as { port: number }).port;
-    await new Promise((r) => closed.close(r));
+    const { live, dead, zombie, port, closedPort } = await oneOfEach();
 
     const lines = await ask([`K ${live.pid} ${dead.pid} ${zombie}`, `P ${live.pid} ${dead.pid}`, `L ${closedPort} ${port}`, `K ${Array.from({ length: 100 }, () => live.pid).join(' ')}`], undefined, 6);
     expect(lines).toHaveLength(7);

@@ -13,6 +13,7 @@ import {
   fleetHostRequirement,
   keygen,
   nsPids,
+  signal,
   SSHD,
   startFleetHost,
   type FleetHost,
@@ -60,14 +61,6 @@ export interface FakeHost extends FleetHost {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // already gone
-  }
-}
-
 export async function startFakeHost(options: FakeHostOptions): Promise<FakeHost> {
   if (FAKE_HOST_REQUIREMENT !== undefined) throw new Error(`fake hosts: this machine ${FAKE_HOST_REQUIREMENT}`);
   const host = await startFleetHost({ hostname: options.hostname, ...(options.user === undefined ? {} : { user: options.user }) });
@@ -96,7 +89,7 @@ export async function startFakeHost(options: FakeHostOptions): Promise<FakeHost>
       const proc = await host.spawnInHost(cmd, args, opts);
       if (proc.insidePid === insidePid) return proc;
       await proc.kill();
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
     throw new Error(`fake host ${name}: pid ${insidePid} is not free in the host`);
   };
