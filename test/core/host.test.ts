@@ -19,6 +19,9 @@ describe('matchHost', () => {
     ['builder-7.ci.example.com', 'devbox', ['BUILDER-7'], 'alias'],
     ['', 'devbox', [], undefined],
     [undefined, 'devbox', [], undefined],
+    // An empty name is no host, even beside another empty one (a blank alias, a name of dots).
+    ['', '', [], undefined],
+    ['.', 'devbox', [' '], undefined],
   ] as const)('%s vs %s (aliases %j) → %s', (machine, host, aliases, expected) => {
     expect(matchHost(machine, host, aliases)).toBe(expected);
   });

@@ -2,8 +2,10 @@
 // own facts (pid 4242 there is not pid 4242 here); a host that cannot answer makes its entries
 // unverified with the reason; a machine with no ssh stays `remote`.
 import { describe, expect, it } from 'vitest';
-import { VERDICT_TRAITS, type Finding, type OsFacts, type RemoteHostFacts, type SessionEntry } from '../../src/core/index.js';
-import { alive, claim, gone, NOW, one, os, port, run, session } from './fixtures.js';
+import { remotePortKey, VERDICT_TRAITS, type Finding, type OsFacts, type RemoteHostFacts, type SessionEntry } from '../../src/core/index.js';
+import { alive, claim, gone, HOST, NOW, one, os, port, run, session } from './fixtures.js';
+import { newEvidence } from '../../src/core/rules/judgement.js';
+import { judgeUnreachable } from '../../src/core/rules/remote.js';
 
 const REGISTERED = NOW - 600_000;
 
@@ -65,6 +67,36 @@ describe('entries of a host verified over ssh', () => {
     const f = one(run([on42('a', { pid: 5000 })], { ...HERE, remotes: [remote('build-42', os([gone(5000)]))] }), 'a');
     expect(f.evidence.host).toEqual({ machine: 'build-42', local: false, matchedAs: undefined, ssh: { host: 'build-42', state: 'up', reason: undefined, rttMs: 12, via: 'via ssh build-42 (rtt 12 ms)' } });
     expect(f.evidence.kill).toBe('ESRCH');
+  });
+
+  it('without a measured rtt the evidence says only the host', () => {
+    const f = one(run([on42('a', { pid: 5000 })], { ...HERE, remotes: [remote('build-42', os([gone(5000)]), { rttMs: undefined })] }), 'a');
+    expect(f.evidence.host.ssh).toMatchObject({ rttMs: undefined, via: 'via ssh build-42' });
+  });
+
+  it('a down host’s offline entry keeps what the registry said in its evidence', () => {
+    const f = one(run([on42('a', { pid: 5000, offline: true, status: 'offline', offlineSince: NOW - 5_000 })], { ...HERE, remotes: [remote('build-42', os(), { state: 'down', reason: 'connection refused' })] }), 'a');
+    expect(f.evidence.registry).toEqual({ status: 'offline', offlineSince: NOW - 5_000 });
+  });
+
+  it('judgeUnreachable: a host up with no facts for the entry says so, never "down"', () => {
+    const ssh = { host: 'build-42', state: 'up' as const, reason: undefined, rttMs: 3, via: 'via ssh build-42 (rtt 3 ms)' };
+    const j = judgeUnreachable(ssh, on42('a', { pid: 5000 }), newEvidence({ machine: 'build-42', local: false, matchedAs: undefined, ssh }));
+    expect(j).toMatchObject({ verdict: 'unverified', reason: 'ssh build-42: no facts yet' });
+    const down = judgeUnreachable({ ...ssh, state: 'down' }, on42('a', { pid: 5000 }), newEvidence({ machine: 'build-42', local: false, matchedAs: undefined, ssh }));
+    expect(down.reason).toBe('ssh build-42 down: no reason given');
+  });
+
+  it('a port check never overrides a host’s own facts: not this host’s, not an ssh host’s that is up', () => {
+    const checks = (machine: string) => new Map([[remotePortKey(machine, 8080), { machine, port: 8080, result: 'refused' as const, checkedAt: NOW }]]);
+    const here = one(run([session('a', { pid: 5000, port: 8080 })], { ...HERE, remotePorts: checks(HOST) }), 'a');
+    expect(here.verdict).toBe('live');
+    expect(here.evidence.transport).toBeUndefined();
+    const there = one(run([on42('a', { pid: 5000, port: 8080 })], { ...HERE, remotes: [remote('build-42', os([alive(5000)]))], remotePorts: checks('build-42') }), 'a');
+    expect(there.verdict).toBe('live');
+    expect(there.evidence.transport).toBeUndefined();
+    const down = one(run([on42('a', { pid: 5000, port: 8080 })], { ...HERE, remotes: [remote('build-42', os(), { state: 'down', reason: 'connection refused' })], remotePorts: checks('build-42') }), 'a');
+    expect(down.verdict).toBe('unverified');
   });
 
   it('a down host’s reason is sanitized', () => {

@@ -19,6 +19,7 @@ const cases: [name: string, entry: Parameters<typeof session>[1], facts: OsFacts
   ['refused: nothing listens there', { machine: 'build-42', port: 8080 }, withChecks(checked('build-42', 8080, 'refused', 'ECONNREFUSED')), 'ghost', /^port 8080 refused from this host: nothing listens on build-42:8080$/],
   ['accepted: still remote, never live', { machine: 'build-42', port: 8080 }, withChecks(checked('build-42', 8080, 'open')), 'remote', /port 8080 accepts from this host \(which process serves it cannot be checked here\)/],
   ['timeout: unverified with the reason', { machine: 'build-42', port: 8080 }, withChecks(checked('build-42', 8080, 'timeout', 'no answer within 1500 ms')), 'unverified', /failed \(timeout: no answer within 1500 ms\)/],
+  ['timeout without a detail: the result alone', { machine: 'build-42', port: 8080 }, withChecks(checked('build-42', 8080, 'timeout')), 'unverified', /^the port check of build-42:8080 from this host failed \(timeout\)$/],
   ['unresolved: unverified with the reason', { machine: 'build-42', port: 8080 }, withChecks(checked('build-42', 8080, 'error', 'cannot resolve build-42 (ENOTFOUND)')), 'unverified', /cannot resolve build-42 \(ENOTFOUND\)/],
   ['a check of another port of the machine is not this one', { machine: 'build-42', port: 8080 }, withChecks(checked('build-42', 8081, 'refused')), undefined],
   ['a check of the same port on another machine is not this one', { machine: 'build-42', port: 8080 }, withChecks(checked('build-43', 8080, 'refused')), undefined],
@@ -121,6 +122,25 @@ describe('remote port targets', () => {
     ['-rf', 'not a host name'],
     ['a'.repeat(64), 'not a host name'],
     ['x\u001b[2J', 'not a host name'],
+    // The edges of each check (mutation testing found these unpinned).
+    ['a', undefined],
+    [('a'.repeat(63) + '.').repeat(3) + 'a'.repeat(61), undefined],
+    [('a'.repeat(63) + '.').repeat(3) + 'a'.repeat(62), 'not a host name'],
+    ['224.0.0.1', 'a multicast or broadcast address, not a host'],
+    ['223.255.255.255', undefined],
+    ['x0.2.3.4', undefined],
+    ['0.2.3.4x', undefined],
+    ['1:2', 'not an IP address'],
+    ['1:2:3:4:5:6:7:8', undefined],
+    ['1:2:3:4:5:6:7:8:9', 'not an IP address'],
+    ['1::2::3', 'not an IP address'],
+    ['g::1', 'not a host name'],
+    ['::1g', 'not a host name'],
+    ['1::0', undefined],
+    ['a::ff', undefined],
+    ['a b.', 'not a host name'],
+    ['1.2.3a', undefined],
+    ['build-42.bad name', 'not a host name'],
   ];
   it.each(machines)('machine %j: %s', (machine, problem) => {
     expect(remoteMachineProblem(machine)).toBe(problem);
