@@ -77,7 +77,8 @@ export class RemoteHosts {
   private running = false;
 
   constructor(private readonly opts: RemoteHostsOptions) {
-    const options: SshOptions = { ...opts.ssh.options, onChange: (status) => this.onStatus(status) };
+    // The engine's clock times the hosts too (requests, handshakes, backoff), unless the settings give one.
+    const options: SshOptions = { clock: opts.clock, ...opts.ssh.options, onChange: (status) => this.onStatus(status) };
     // Machines that are this host are never dialled: this host's entries are judged here.
     const configs = opts.ssh.hosts.filter((c) => !opts.isLocal(c.machine));
     this.fleet = new SshFleet(configs, options, opts.ssh.maxConnecting ?? 8);

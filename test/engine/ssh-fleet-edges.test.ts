@@ -4,7 +4,7 @@
 // asked for. What the fleet tests on namespaced hosts do not cover: --ssh-all with hostile machine
 // names, --probe-remote-ports beside ssh (no TCP connect to an ssh-verified machine), a host
 // answering under another name, a bulk eviction across hosts, and --ssh naming this host.
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LiveEngine } from '../../src/engine/index.js';
@@ -12,6 +12,8 @@ import type { EngineSnapshot } from '../../src/engine/types.js';
 import type { SshSettings } from '../../src/engine/remote-hosts.js';
 import { MAX_SSH_ALL_HOSTS } from '../../src/engine/remote-hosts.js';
 import { RemotePortChecker } from '../../src/os/remote-port-check.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS } from '../../src/os/ssh-provider.js';
+import { FakeClock } from './fake-clock.js';
 import { countingServer } from '../os/remote-ports-support.js';
 import { fakeSsh } from '../support/fake-ssh.js';
 import { agent, deadPid, engineFor, finding, HOST, listNodes, onCleanup, serve, sleeper, source, tempDir, until } from './helpers.js';
@@ -161,5 +163,35 @@ describe('ssh hosts in the engine (a fake ssh running the real loop)', () => {
     expect(finding(snap, 'mine')!.evidence.host.ssh).toBeUndefined();
     expect(snap.hosts).toBeUndefined();
     expect(ssh.dests()).toEqual([]);
+  });
+});
+
+describe('the engine’s clock times its ssh hosts', () => {
+  it('a host that never answers its handshake is down (timeout) once the engine’s clock passes the connect limit, and not before', async () => {
+    const dir = tempDir();
+    const silent = join(dir, 'silent-ssh');
+    // Connects and then says nothing, as a host whose sshd hangs after the TCP accept.
+    writeFileSync(silent, '#!/bin/sh\nexec cat >/dev/null\n');
+    chmodSync(silent, 0o755);
+    const clock = new FakeClock();
+    const engine = engineFor([], { clock, ssh: { hosts: [{ machine: 'build-9', dest: 'build-9' }], options: { sshCommand: silent, backoff: { initialMs: 60_000, maxMs: 60_000 } } } });
+    const state = () => hostOf(engine.getSnapshot(), 'build-9');
+    // Snapshots are published on the engine's clock too: step it a little while real time passes.
+    const step = async (what: string, ok: () => boolean) => {
+      const end = Date.now() + 5_000;
+      while (!ok()) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what} (${JSON.stringify(state())})`);
+        await clock.advance(50);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    await step('build-9 connecting', () => state()?.state === 'connecting');
+    const connectingAt = clock.t;
+    await clock.advance(DEFAULT_CONNECT_TIMEOUT_MS - 2_000);
+    await step('a publish', () => clock.t > connectingAt);
+    expect(state()?.state).toBe('connecting');
+    await clock.advance(3_000);
+    await step('build-9 down', () => state()?.state === 'down');
+    expect(state()).toMatchObject({ state: 'down', kind: 'timeout' });
   });
 });
