@@ -4,20 +4,11 @@
 // whose pid was recycled is stale, and ended records say what agentctl really does with them.
 import { describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/core/types.js';
-import { AgentctlSource } from '../../src/sources/agentctl/index.js';
-import { TestAgentctlDaemon } from '../support/agentctl-daemon.js';
-import { deadPid, engineFor, HOST, onCleanup, sleeper, tempDir, until } from '../engine/helpers.js';
+import type { TestAgentctlDaemon } from '../support/agentctl-daemon.js';
+import { agentctlDaemon, agentctlSource } from './agentctl-support.js';
+import { deadPid, engineFor, sleeper, until } from '../engine/helpers.js';
 
-async function daemon(): Promise<TestAgentctlDaemon> {
-  const d = new TestAgentctlDaemon({ dir: tempDir() });
-  await d.start();
-  onCleanup(() => d.stop());
-  return d;
-}
-
-function source(socketPath: string): AgentctlSource {
-  return new AgentctlSource({ socketPath, host: HOST, pollIntervalMs: 100, requestTimeoutMs: 2000, backoffInitialMs: 20, backoffMaxMs: 100 });
-}
+const source = (socketPath: string) => agentctlSource(socketPath, 2_000);
 
 const DAY = 86_400_000;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -33,7 +24,7 @@ async function findings(d: TestAgentctlDaemon, count: number): Promise<readonly 
 
 describe('agentctl: resumed sessions (issue 17, 4)', () => {
   it('a session discovered from a days-old transcript (claude --resume) is live, judged from when ghostwatch first saw it', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     const agent = sleeper();
     const transcriptBorn = Date.now() - 3 * DAY;
     // What the claude adapter reports: startedAt = the transcript's birth time, meta.projectDir.
@@ -51,7 +42,7 @@ describe('agentctl: resumed sessions (issue 17, 4)', () => {
 
 describe('agentctl: locks get the recycled-pid check (issue 17, 5)', () => {
   it('an auto-lock whose pid belongs to a process started after lockedAt is stale; one taken after the start is held', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     const agent = sleeper();
     d.addLock({ directory: '/work/old', type: 'auto', pid: agent.pid, lockedAt: iso(Date.now() - 3_600_000) });
     d.addLock({ directory: '/work/new', type: 'auto', pid: agent.pid, lockedAt: iso(Date.now() + 1_000) });
@@ -68,7 +59,7 @@ describe('agentctl: locks get the recycled-pid check (issue 17, 5)', () => {
 
 describe('agentctl: reasons say what agentctl really does (issue 17, 7)', () => {
   it('a stopped record from a transcript: "last active", and agentctl never removes it; never "it will sweep it"', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     // What the claude adapter reports for a finished transcript, on every session.list: stopped, no pid.
     d.addSession({ id: 'transcript', status: 'stopped', startedAt: iso(Date.now() - DAY), stoppedAt: iso(Date.now() - 6 * 60_000), meta: { projectDir: '/work/a' } });
     const all = await findings(d, 1);
@@ -79,7 +70,7 @@ describe('agentctl: reasons say what agentctl really does (issue 17, 7)', () => 
   });
 
   it('a stopped record agentctl launched: never listed by the daemon again; read from state.json with the daemon down, agentctl never deletes it', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     const gone = await deadPid();
     const agent = sleeper();
     d.addSession({ id: 'launched', pid: gone, status: 'stopped', startedAt: iso(Date.now() - DAY), stoppedAt: iso(Date.now() - 60_000), meta: {} });

@@ -8,26 +8,17 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ClaimFinding, Finding } from '../../src/core/types.js';
 import { stageZombie } from '../../src/demo/zombie.js';
-import { AgentctlSource } from '../../src/sources/agentctl/index.js';
 import { summaryText } from '../../src/ui/components/status-line.js';
-import { TestAgentctlDaemon } from '../support/agentctl-daemon.js';
-import { engineFor, HOST, killAndReap, onCleanup, sleeper, tempDir, until } from '../engine/helpers.js';
+import type { TestAgentctlDaemon } from '../support/agentctl-daemon.js';
+import { agentctlDaemon, agentctlSource } from './agentctl-support.js';
+import { engineFor, killAndReap, onCleanup, sleeper, tempDir, until } from '../engine/helpers.js';
 
 const PID_MAX = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
 let nextNever = PID_MAX + 100;
 /** A pid no process can have here: kill says ESRCH, now and later. */
 const neverPid = (): number => nextNever++;
 
-async function daemon(): Promise<TestAgentctlDaemon> {
-  const d = new TestAgentctlDaemon({ dir: tempDir() });
-  await d.start();
-  onCleanup(() => d.stop());
-  return d;
-}
-
-function source(socketPath: string): AgentctlSource {
-  return new AgentctlSource({ socketPath, host: HOST, pollIntervalMs: 100, requestTimeoutMs: 1000, backoffInitialMs: 20, backoffMaxMs: 100 });
-}
+const source = (socketPath: string) => agentctlSource(socketPath, 1_000);
 
 async function zombie(): Promise<number> {
   const z = await stageZombie();
@@ -41,7 +32,7 @@ const auditLines = (path: string) => readFileSync(path, 'utf8').trim().split('\n
 
 describe('agentctl: every prune audited', () => {
   it('a prune sent for a zombie is refused, and what it removed besides is audited with its evidence and reported', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     const z = await zombie();
     const other = neverPid();
     const live = sleeper();
@@ -83,7 +74,7 @@ describe('agentctl: every prune audited', () => {
   });
 
   it('a later planned entry the prune already took is reported as removed by it, not "already gone"', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     const z = await zombie();
     d.addSession({ id: 'zomb', pid: z, startedAt: new Date(Date.now() - 60_000).toISOString() });
     d.addSession({ id: 'other', pid: neverPid() });
@@ -109,7 +100,7 @@ describe('agentctl: every prune audited', () => {
 
 describe('agentctl: several locks on one directory', () => {
   it('shows each lock; evicting the dead auto-lock is not refused because a manual lock remains', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     const dead = neverPid();
     d.addLock({ directory: '/work/x', type: 'auto', pid: dead, sessionId: 's-dead' });
     d.addLock({ directory: '/work/x', type: 'manual', lockedBy: 'alice', reason: 'hands off' });
@@ -132,7 +123,7 @@ describe('agentctl: several locks on one directory', () => {
   });
 
   it('a bulk eviction handles each lock on the directory by its own identity', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     const live = sleeper();
     const dead = neverPid();
     d.addLock({ directory: '/work/y', type: 'auto', pid: live.pid, sessionId: 's-live' });
@@ -171,7 +162,7 @@ describe('agentctl: manual locks keep their holder', () => {
     Object.fromEntries(['/work/gone', '/work/alive', '/work/nobody', '/work/prefix'].map((dir) => [dir, `${find(findings, dir)?.verdict} ${find(findings, dir)?.reason}`]));
 
   it('judges a lock by the stopped session that set it, as files-only mode does', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     await setters(d);
     const engine = engineFor([source(d.socketPath)]);
     const connected = await until(() => {
@@ -195,7 +186,7 @@ describe('agentctl: manual locks keep their holder', () => {
   });
 
   it('a stale manual lock of a stopped session can be reaped while the daemon is up', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     await setters(d);
     const engine = engineFor([source(d.socketPath)]);
     const lock = await until(() => {

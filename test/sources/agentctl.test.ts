@@ -7,25 +7,16 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/core/types.js';
 import { AgentctlSource } from '../../src/sources/agentctl/index.js';
-import { TestAgentctlDaemon } from '../support/agentctl-daemon.js';
-import { deadPid, engineFor, HOST, onCleanup, sleeper, tempDir, until } from '../engine/helpers.js';
+import { agentctlDaemon, agentctlSource } from './agentctl-support.js';
+import { deadPid, engineFor, HOST, sleeper, tempDir, until } from '../engine/helpers.js';
 
-async function daemon(opts: { wrappedList?: boolean } = {}): Promise<TestAgentctlDaemon> {
-  const d = new TestAgentctlDaemon({ dir: tempDir(), ...opts });
-  await d.start();
-  onCleanup(() => d.stop());
-  return d;
-}
-
-function source(socketPath: string): AgentctlSource {
-  return new AgentctlSource({ socketPath, host: HOST, pollIntervalMs: 100, requestTimeoutMs: 500, backoffInitialMs: 20, backoffMaxMs: 100 });
-}
+const source = (socketPath: string) => agentctlSource(socketPath, 500);
 
 const find = (findings: readonly Finding[], id: string) => findings.find((f) => f.id === id);
 
 describe('agentctl source', () => {
   it('turns sessions and locks into entries and claims with the right verdicts', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     const live = sleeper();
     const gone = await deadPid();
     d.addSession({ id: 'live-1', pid: live.pid, cwd: '/work/a' }); // registered after its process started
@@ -56,14 +47,14 @@ describe('agentctl source', () => {
   });
 
   it('also reads session.list as {sessions, warnings} (v1.9.1 answers the bare array)', async () => {
-    const d = await daemon({ wrappedList: true });
+    const d = await agentctlDaemon({ wrappedList: true });
     d.addSession({ id: 'old-1', pid: await deadPid() });
     const engine = engineFor([source(d.socketPath)]);
     await until(() => find(engine.getSnapshot().findings, 'old-1')?.verdict === 'ghost', 5000, 'old-1 ghost');
   });
 
   it('evicts a ghost through session.prune, audits what prune removed besides, never calls session.stop', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     const live = sleeper();
     const gone = await deadPid();
     d.addSession({ id: 'live-1', pid: live.pid });
@@ -89,7 +80,7 @@ describe('agentctl source', () => {
   });
 
   it('says "refused" when prune keeps the record (agentctl finds its pid alive)', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     const live = sleeper();
     d.addSession({ id: 'looks-dead', pid: live.pid });
     const engine = engineFor([source(d.socketPath)]);
@@ -103,7 +94,7 @@ describe('agentctl source', () => {
   });
 
   it('releases a manual lock with lock.release (it needs force: nothing proves its setter gone)', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     d.addLock({ directory: '/work/d', type: 'manual', lockedBy: 'alice' });
     const engine = engineFor([source(d.socketPath)]);
     const lock = await until(() => find(engine.getSnapshot().findings, '/work/d'), 5000, 'lock');
@@ -116,7 +107,7 @@ describe('agentctl source', () => {
   });
 
   it('falls back to state.json and locks.json when the daemon dies, read-only, and reconnects when it is back', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     const gone = await deadPid();
     d.addSession({ id: 'ghost-1', pid: gone });
     d.addLock({ directory: '/work/b', type: 'auto', pid: gone });
@@ -141,7 +132,7 @@ describe('agentctl source', () => {
   });
 
   it('a malformed state file is a warning naming it; the locks still load', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     d.addLock({ directory: '/work/b', type: 'manual', lockedBy: 'bob' });
     await d.stop();
     writeFileSync(join(d.socketPath, '..', 'state.json'), '{"sessions": {"a": {"id": "a", "pid": 12');
@@ -154,7 +145,7 @@ describe('agentctl source', () => {
   });
 
   it('files-only mode follows no symlink and blocks on no FIFO: each is a warning naming it', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     d.addLock({ directory: '/work/b', type: 'manual', lockedBy: 'bob' });
     await d.stop();
     const dir = join(d.socketPath, '..');
@@ -175,7 +166,7 @@ describe('agentctl source', () => {
   });
 
   it('a hung daemon times out into one error line; garbage between replies is counted, not fatal', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     d.addSession({ id: 'a', pid: await deadPid() });
     d.garbage = '\u001b[2J{not json';
     const src = source(d.socketPath);
@@ -192,7 +183,7 @@ describe('agentctl source', () => {
   });
 
   it('a slow daemon gets one poll at a time, and a re-sync does not wait behind a queue', async () => {
-    const d = await daemon();
+    const d = await agentctlDaemon();
     d.addSession({ id: 'a', pid: await deadPid() });
     d.delayMs = 300;
     const src = new AgentctlSource({ socketPath: d.socketPath, host: HOST, pollIntervalMs: 20, requestTimeoutMs: 2000 });
