@@ -9,12 +9,11 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { startRegistryServer } from '../src/server/index.js';
 import { type Figures, median } from './figures.js';
 
-const BIN = fileURLToPath(new URL('../../bin/ghostwatch.js', import.meta.url));
+import { LAUNCHER as BIN } from './paths.js';
 
 interface Run {
   readonly wallMs: number;

@@ -32,10 +32,8 @@ import { hasTmux } from './children.js';
 import { type Figures, median, percentile } from './figures.js';
 import { cpuSeconds, sleep, tmuxServer, until } from './panes.js';
 import { openClient, registerNodes, type NodeParams, type WireClient } from './registrations.js';
+import { MEASURED_BIN as BIN, ROOT } from './paths.js';
 
-const HERE = new URL('.', import.meta.url).pathname;
-const ROOT = HERE.includes('/dist/') ? join(HERE, '../..') : join(HERE, '..');
-const BIN = process.env.GHOSTWATCH_BENCH_BIN ?? join(ROOT, 'bin/ghostwatch.js');
 
 const HOSTS = 10;
 const PER_HOST = 100;

@@ -19,12 +19,8 @@ import { killAndReap, spawnSleep } from './children.js';
 import { type Figures, median } from './figures.js';
 import { cpuSeconds, sleep, tmuxServer, until } from './panes.js';
 import { openClient, registerNodes, type NodeParams, type WireClient } from './registrations.js';
+import { MEASURED_BIN as BIN, ROOT } from './paths.js';
 
-const HERE = new URL('.', import.meta.url).pathname;
-const ROOT = HERE.includes('/dist/') ? join(HERE, '../..') : join(HERE, '..');
-// GHOSTWATCH_BENCH_BIN: another build's launcher (a copy of an older bin/ and dist/bundle/), to
-// measure before and after in one run.
-const BIN = process.env.GHOSTWATCH_BENCH_BIN ?? join(ROOT, 'bin/ghostwatch.js');
 
 const LIVE = 600;
 const DEAD = 300;

@@ -11,10 +11,8 @@ import { WebSocket } from 'ws';
 import { Registry } from '../src/server/index.js';
 import { type Figures, percentile } from './figures.js';
 import { openClient, registerNodes, type NodeParams } from './registrations.js';
+import { LAUNCHER as BIN } from './paths.js';
 
-const HERE = new URL('.', import.meta.url).pathname;
-const ROOT = HERE.includes('/dist/') ? join(HERE, '../..') : join(HERE, '..');
-const BIN = join(ROOT, 'bin/ghostwatch.js');
 
 const MEASURED = 2_000;
 const FLOOD_MS = 15_000;

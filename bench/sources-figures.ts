@@ -9,11 +9,9 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { HypivisorSource } from '../src/sources/hypivisor/index.js';
 import { hasTmux, killAndReap, spawnSleep } from './children.js';
 import { type Figures, median } from './figures.js';
+import { LAUNCHER as BIN, ROOT } from './paths.js';
 
 // Compiled to dist/bench/ (npm run bench); the project root is two folders up from there.
-const HERE = new URL('.', import.meta.url).pathname;
-const ROOT = HERE.includes('/dist/') ? join(HERE, '../..') : join(HERE, '..');
-const BIN = join(ROOT, 'bin/ghostwatch.js');
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 const NODES = 10_000;

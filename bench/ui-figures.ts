@@ -19,13 +19,9 @@ import { frameDiffingStdout } from '../src/ui/frame-stream.js';
 import { type Figures, median, percentile } from './figures.js';
 import { FakeStdin, FakeStdout, importInkOutsideCi } from './offscreen.js';
 import { SYNTH_HOST, SYNTH_NOW, syntheticRegistry } from './synthetic.js';
+import { MEASURED_BIN as BIN, ROOT } from './paths.js';
 
 // Compiled to dist/bench/ (npm run bench); the project root is two folders up from there.
-const HERE = new URL('.', import.meta.url).pathname;
-const ROOT = HERE.includes('/dist/') ? join(HERE, '../..') : join(HERE, '..');
-// GHOSTWATCH_BENCH_BIN: another build's launcher (a copy of an older bin/ and dist/bundle/), to
-// measure before and after in one run.
-const BIN = process.env.GHOSTWATCH_BENCH_BIN ?? join(ROOT, 'bin/ghostwatch.js');
 
 const COLUMNS = 120;
 const ROWS = 40;
