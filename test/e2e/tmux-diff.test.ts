@@ -70,6 +70,29 @@ function keys(...k: string[]): void {
   for (const target of ['diff', 'standard']) tmux('send-keys', '-t', target, ...k);
 }
 
+/**
+ * Both panes show the same screen and it holds still (no probe result or re-sort on its way):
+ * a key sent then lands on the same rows in both. A key sent while an update is in flight may be
+ * taken before it in one pane and after it in the other, and the two cursors then rightly differ.
+ */
+async function quiet(step: string): Promise<void> {
+  let last = '';
+  let since = Date.now();
+  await until(
+    () => {
+      const now = capture('standard');
+      if (now !== last || now !== capture('diff') || /checking/.test(now)) {
+        last = now;
+        since = Date.now();
+        return false;
+      }
+      return Date.now() - since >= 300;
+    },
+    8000,
+    step,
+  );
+}
+
 describe.runIf(HAS_TMUX && BUILT)('the frame-diffing layer in real tmux panes', () => {
   beforeAll(async () => {
     server = await startRegistryServer({ port: 0, log: () => {} });
@@ -106,8 +129,12 @@ describe.runIf(HAS_TMUX && BUILT)('the frame-diffing layer in real tmux panes', 
         await kill(live[i - 4]!);
         await same(`agent-${i - 4} died`, new RegExp(`ghost\\s+agent-${i - 4}\\b`));
       }
-      if (i % 2 === 0) keys('j');
+      if (i % 2 === 0) {
+        await quiet(`still after agent-${i}`);
+        keys('j');
+      }
     }
+    await quiet('still before j j k');
     keys('j', 'j', 'k');
     await same('the cursor moved', /agent-17/);
 
