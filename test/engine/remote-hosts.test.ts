@@ -1,0 +1,269 @@
+// The engine's ssh hosts (RemoteHosts) on their own, against a fake `ssh` client that runs the
+// real probe loop under this machine's sh (test/support/fake-ssh.ts), on a hand-driven clock: no
+// poll ever fires unless the test advances it, so whatever reaches the facts came from a probe the
+// hosts asked for or from the remote's own watchers. What the fleet tests (real sshd hosts) show
+// end to end and the engine's mutation run cannot see: when watchers are armed, what each host
+// reports while it connects, comes up and reconnects, when the hosts are settled, the R key,
+// --ssh-all's hosts and their trackers, and the hosts' bench counters.
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { localMachineTest } from '../../src/core/probe-targets.js';
+import type { RegistryView, SessionEntry } from '../../src/core/types.js';
+import { RemoteHosts } from '../../src/engine/remote-hosts.js';
+import { CADENCE, PUSHED_POLL_FACTOR } from '../../src/engine/os-facts.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, type SshHostConfig } from '../../src/os/ssh-provider.js';
+import { fakeSsh } from '../support/fake-ssh.js';
+import { FakeClock } from './fake-clock.js';
+import { killAndReap, onCleanup, sleeper, tempDir, until } from './helpers.js';
+
+const HERE = 'this-box';
+const BACKOFF_MS = 1_000;
+
+const entry = (machine: string | undefined, fields: { pid?: number; port?: number } = {}): SessionEntry => ({
+  source: 'hypivisor',
+  id: `${machine}-${fields.pid ?? ''}-${fields.port ?? ''}`,
+  machine,
+  ...fields,
+});
+const view = (...sessions: SessionEntry[]): RegistryView => ({ sessions, claims: [] });
+
+/** What the UI and reconcile read of the first host each time the hosts say something changed. */
+interface Seen {
+  readonly status: string | undefined;
+  readonly reason: string | undefined;
+  readonly facts: string | undefined;
+  readonly settled: boolean;
+}
+
+function remoteHosts(hosts: SshHostConfig[], more: { all?: boolean; maxConnecting?: number; command?: string } = {}) {
+  const clock = new FakeClock();
+  const ssh = fakeSsh();
+  const seen: Seen[] = [];
+  const rh: RemoteHosts = new RemoteHosts({
+    ssh: { hosts, all: more.all, maxConnecting: more.maxConnecting, options: { sshCommand: more.command ?? ssh.command, backoff: { initialMs: BACKOFF_MS, maxMs: BACKOFF_MS } } },
+    hostName: HERE,
+    hostAliases: [],
+    isLocal: localMachineTest(HERE, []),
+    intervalScale: 1,
+    clock,
+    now: () => clock.now(),
+    onChange: () => {
+      const s = rh.statuses()[0];
+      seen.push({ status: s?.state, reason: s?.reason, facts: rh.facts()[0]?.state, settled: rh.settled });
+    },
+  });
+  onCleanup(() => rh.stop());
+  return { rh, clock, ssh, seen };
+}
+
+/** Every watch a host is asked for, with its state then, and whether the remote accepted it. */
+function watches(rh: RemoteHosts, machine: string): { pids: number[]; ports: number[]; state: string; ok?: boolean }[] {
+  const host = rh.probeContext(machine)!.provider;
+  const calls: { pids: number[]; ports: number[]; state: string; ok?: boolean }[] = [];
+  const watch = host.watch.bind(host);
+  host.watch = (pids, ports) => {
+    const call: (typeof calls)[number] = { pids: [...pids], ports: [...ports], state: host.state.state };
+    calls.push(call);
+    return watch(pids, ports).then((ok) => {
+      call.ok = ok;
+      return ok;
+    });
+  };
+  return calls;
+}
+
+const settled = (rh: RemoteHosts) => until(() => (rh.settled ? true : undefined), 10_000, 'the hosts settled');
+
+describe('RemoteHosts over a fake ssh running the real probe loop', () => {
+  it('a host arms its watchers only once up, with its own entries’ pids and ports; what they push reaches its facts with no poll at all', async () => {
+    const live = sleeper();
+    const { rh } = remoteHosts([
+      { machine: 'build-1', dest: 'build-1' },
+      { machine: 'build-2', dest: 'build-2' },
+    ]);
+    const w1 = watches(rh, 'build-1');
+    const w2 = watches(rh, 'build-2');
+    rh.setView(
+      view(
+        entry('build-1', { pid: live.pid }),
+        entry('BUILD-1.lab', { port: 39_011 }),
+        entry('build-2', { pid: 4_242 }),
+        entry(HERE, { pid: 1_234 }),
+        entry(undefined, { pid: 999 }),
+        entry('elsewhere', { pid: 77 }),
+      ),
+    );
+    // Not up yet (not even started): nothing is armed.
+    expect([w1, w2]).toEqual([[], []]);
+    rh.start();
+    await settled(rh);
+    await until(() => (w1[0]?.ok && w2[0]?.ok ? true : undefined), 5_000, 'both armed');
+    expect(w1).toEqual([{ pids: [live.pid], ports: [39_011], state: 'up', ok: true }]);
+    expect(w2).toEqual([{ pids: [4_242], ports: [], state: 'up', ok: true }]);
+    const facts = () => rh.facts()[0]!.facts;
+    expect(facts().pids.get(live.pid)).toMatchObject({ kill: 'ok' });
+    expect([...rh.facts()[1]!.facts.pids.keys()]).toEqual([4_242]);
+    // The clock never moves: only the remote's watcher can tell that the pid is gone.
+    await killAndReap(live);
+    await until(() => (facts().pids.get(live.pid)?.kill === 'ESRCH' ? true : undefined), 5_000, 'the pushed death');
+    expect(rh.counters()[0]!.linesPushed).toBeGreaterThan(0);
+  });
+
+  it('watchers are armed again only when the targets change, and after a reconnect; meanwhile a host retrying is down for its last reason', async () => {
+    const { rh, clock, seen } = remoteHosts([
+      { machine: 'build-1', dest: 'build-1' },
+      { machine: 'noauth-1', dest: 'noauth-1' },
+    ]);
+    const w = watches(rh, 'build-1');
+    rh.setView(view(entry('build-1', { pid: 678 }), entry('build-1', { pid: 5 })));
+    rh.start();
+    // Connecting for the first time: connecting, not down.
+    expect(rh.statuses()[0]).toMatchObject({ state: 'connecting', reason: undefined });
+    expect(rh.facts()[0]).toMatchObject({ state: 'connecting' });
+    expect(rh.settled).toBe(false);
+    await settled(rh);
+    // Up, yet not settled nor up for reconcile until its first probes are back.
+    const upAt = seen.findIndex((s) => s.status === 'up');
+    expect(seen[upAt]).toEqual({ status: 'up', reason: undefined, facts: 'connecting', settled: false });
+    expect(seen.at(-1)).toEqual({ status: 'up', reason: undefined, facts: 'up', settled: true });
+    await until(() => (w[0]?.ok ? true : undefined), 5_000, 'armed');
+    expect(w.map((c) => c.pids)).toEqual([[5, 678]]);
+
+    // The same targets in another order: nothing to arm.
+    rh.setView(view(entry('build-1', { pid: 5 }), entry('build-1', { pid: 678 })));
+    expect(w).toHaveLength(1);
+    // Other pids (whose digits run the same), then ports of the same digits as the pids were.
+    rh.setView(view(entry('build-1', { pid: 56 }), entry('build-1', { pid: 78 })));
+    // A pid nobody asked this host about yet: not settled until it is probed.
+    expect(rh.settled).toBe(false);
+    await settled(rh);
+    rh.setView(view(entry('build-1', { port: 56 }), entry('build-1', { port: 78 })));
+    expect(w.map((c) => [c.pids, c.ports])).toEqual([
+      [[5, 678], []],
+      [[56, 78], []],
+      [[], [56, 78]],
+    ]);
+    await settled(rh);
+    await until(() => (w.every((c) => c.ok) ? true : undefined), 5_000, 'armed');
+
+    // The connection drops: down for that reason, and still down for it while it retries.
+    const before = seen.length;
+    process.kill(rh.probeContext('build-1')!.provider.sshPid!, 'SIGKILL');
+    await until(() => (rh.statuses()[0]!.state === 'down' ? true : undefined), 5_000, 'down');
+    const down = rh.statuses()[0]!;
+    expect(down.reason).toBeTruthy();
+    expect(rh.facts()[0]).toMatchObject({ state: 'down', reason: down.reason });
+    expect(rh.settled).toBe(true); // a down host has made up its mind
+    await clock.advance(BACKOFF_MS);
+    await until(() => (rh.facts()[0]!.state === 'up' ? true : undefined), 5_000, 'up again');
+    const retry = seen.slice(before);
+    const connecting = retry.slice(retry.findIndex((s) => s.status === 'down'), retry.findIndex((s) => s.status === 'up'));
+    expect(connecting.length).toBeGreaterThan(1);
+    for (const s of connecting) expect(s).toEqual({ status: 'down', reason: down.reason, facts: 'down', settled: expect.any(Boolean) });
+    // While it retries (the other host down for good), the hosts are not settled.
+    expect(connecting.at(-1)!.settled).toBe(false);
+    // A new connection has no watchers: armed again with what it watched.
+    await until(() => (w.length === 4 && w[3]!.ok ? true : undefined), 5_000, 'armed again');
+    expect(w[3]).toEqual({ pids: [], ports: [56, 78], state: 'up', ok: true });
+  });
+
+  it('statuses, facts and a re-probe’s context per host: sanitized, the rtt whole, nothing for a machine that is not a host', async () => {
+    const live = sleeper();
+    const { rh, clock } = remoteHosts([
+      { machine: 'build-1', dest: 'build-1' },
+      { machine: 'noauth-1', dest: 'noauth-\u001b]0;x\u0007' },
+    ]);
+    rh.setView(view(entry('build-1', { pid: live.pid })));
+    rh.start();
+    await settled(rh);
+    const [up, down] = rh.statuses();
+    expect(up).toEqual({ machine: 'build-1', dest: 'build-1', transport: 'ssh', state: 'up', remoteName: 'build-1', rttMs: 0, connections: 1 });
+    expect(down).toEqual({ machine: 'noauth-1', dest: expect.any(String), transport: 'ssh', state: 'down', kind: 'auth', reason: expect.stringMatching(/^authentication failed: /), connections: 1 });
+    expect(down!.dest + down!.reason!).not.toMatch(/[\u0000-\u001f\u007f]/);
+    const facts = rh.facts();
+    expect(facts).toEqual([
+      { machine: 'build-1', transport: 'ssh', state: 'up', rttMs: 0, facts: expect.anything() },
+      { machine: 'noauth-1', transport: 'ssh', state: 'down', reason: down!.reason, facts: expect.anything() },
+    ]);
+
+    expect(rh.probeContext('build-2')).toBeUndefined();
+    expect(rh.progressOf('build-2')).toBeUndefined();
+    expect(rh.progressOf('build-1')!.pidCheckedAt(live.pid)).toBeDefined();
+    const ctx = rh.probeContext('build-1')!;
+    expect(ctx.hostFacts(facts[0]!.facts)).toEqual({ machine: 'build-1', transport: 'ssh', state: 'up', rttMs: 0, facts: facts[0]!.facts });
+    expect(ctx.isOn('build-1.lab')).toBe(true);
+    expect(ctx.isOn('noauth-1')).toBe(false);
+    expect(ctx.isOn(HERE)).toBe(false);
+    // An eviction re-probe's fresh facts reach the host's facts; for no host, nothing happens.
+    const gone = { pid: live.pid, kill: 'ESRCH' as const, checkedAt: clock.now() + 1 };
+    rh.applyFresh('build-2', { pids: new Map([[live.pid, gone]]), ports: new Map() });
+    expect(rh.facts()[0]!.facts.pids.get(live.pid)).toMatchObject({ kill: 'ok' });
+    rh.applyFresh('build-1', { pids: new Map([[live.pid, gone]]), ports: new Map() });
+    expect(rh.facts()[0]!.facts.pids.get(live.pid)).toMatchObject({ kill: 'ESRCH' });
+  });
+
+  it('the R key probes every up host (a full and a port round), never a down one; the counters count them and the bytes sent', async () => {
+    const { rh } = remoteHosts([
+      { machine: 'build-1', dest: 'build-1' },
+      { machine: 'noauth-1', dest: 'noauth-1' },
+    ]);
+    rh.setView(view(entry('build-1', { pid: 4_242 }), entry('build-1', { port: 39_012 }), entry('noauth-1', { pid: 4_343 }), entry('noauth-1', { port: 39_013 })));
+    rh.start();
+    await settled(rh);
+    const host = rh.probeContext('build-1')!.provider;
+    const [up, down] = rh.counters();
+    expect(up).toEqual({ machine: 'build-1', connections: 1, bytesSent: host.bytesSent, rounds: expect.any(Number), linesPushed: host.linesPushed });
+    expect(up!.bytesSent).toBeGreaterThan(0);
+    rh.refresh();
+    await until(() => (rh.counters()[0]!.rounds === up!.rounds + 2 ? true : undefined), 5_000, 'a full and a port round');
+    expect(rh.counters()[0]!.bytesSent).toBeGreaterThan(up!.bytesSent);
+    expect(rh.counters()[1]).toEqual(down);
+  });
+
+  it('--ssh-all: a host for each plain machine name the registry gives (not this host, not a configured one), its tracker running only while the hosts run; remote polls are slow', async () => {
+    const { rh, clock, ssh } = remoteHosts([{ machine: 'build-1', dest: 'build-1' }], { all: true });
+    expect(rh.enabled).toBe(true);
+    const names = ['build-1', 'BUILD-1.lab', 'build-2', 'build-2', '-oProxyCommand=x', 'me@build-7', 'a b', HERE, undefined, 'build-3'];
+    rh.setView(view(...names.map((m, i) => entry(m, { pid: 5_000 + i }))));
+    expect(rh.statuses().map((s) => s.machine)).toEqual(['build-1', 'build-2', 'build-3']);
+    expect(clock.intervals()).toEqual([]);
+    rh.start();
+    // Each host's full and port probes every 2 × PUSHED_POLL_FACTOR cadences (the remote pushes), its process table every 2: no kill tick.
+    const perHost = [CADENCE.table * 2, CADENCE.full * 2 * PUSHED_POLL_FACTOR, CADENCE.ports * 2 * PUSHED_POLL_FACTOR].sort((a, b) => a - b);
+    expect(clock.intervals()).toEqual([...perHost, ...perHost, ...perHost].sort((a, b) => a - b));
+    rh.setView(view(entry('build-4', { pid: 5_100 })));
+    expect(clock.intervals()).toHaveLength(12);
+    await until(() => (rh.statuses().every((s) => s.state === 'up') ? true : undefined), 10_000, 'all up');
+    await rh.stop();
+    expect(clock.intervals()).toEqual([]);
+    expect(rh.statuses().map((s) => s.state)).toEqual(['down', 'down', 'down', 'down']);
+    rh.setView(view(entry('build-5', { pid: 5_200 })));
+    expect(rh.statuses().map((s) => s.machine)).toEqual(['build-1', 'build-2', 'build-3', 'build-4', 'build-5']);
+    expect(clock.intervals()).toEqual([]);
+    expect([...ssh.dests()].sort()).toEqual(['build-1', 'build-2', 'build-3', 'build-4']);
+  });
+
+  it('at most maxConnecting hosts handshake at once: the next one is dialled when a slot frees', async () => {
+    const ssh = fakeSsh();
+    const wrapper = join(tempDir(), 'ssh');
+    // silent-*: connects and then says nothing, as an sshd hanging after the TCP accept.
+    writeFileSync(wrapper, `#!/bin/sh\nfor a; do prev=$last; last=$a; done\ncase $prev in silent*) exec cat >/dev/null;; esac\nexec '${ssh.command}' "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    const { rh, clock } = remoteHosts(
+      [
+        { machine: 'silent-1', dest: 'silent-1' },
+        { machine: 'build-1', dest: 'build-1' },
+      ],
+      { maxConnecting: 1, command: wrapper },
+    );
+    rh.start();
+    await new Promise((r) => setTimeout(r, 400));
+    expect(ssh.dests()).toEqual([]);
+    expect(rh.statuses().map((s) => s.state)).toEqual(['connecting', 'connecting']);
+    await clock.advance(DEFAULT_CONNECT_TIMEOUT_MS);
+    await until(() => (rh.statuses()[1]!.state === 'up' ? true : undefined), 5_000, 'build-1 up');
+    expect(rh.statuses()[0]).toMatchObject({ state: 'down', kind: 'timeout' });
+    expect(ssh.dests()).toEqual(['build-1']);
+  });
+});
