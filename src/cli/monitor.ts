@@ -10,10 +10,18 @@ import { enterFullscreen } from '../ui/terminal.js';
 import { frameDiffingStdout } from '../ui/frame-stream.js';
 import { buildEngine, reportOnce } from './engine-setup.js';
 import type { MonitorSettings } from './settings.js';
+import type { FirstScreen } from './first-screen.js';
 import { defaultViewPrefsPath, loadViewPrefs, saveViewPrefs, type ViewPrefs } from '../os/view-prefs.js';
 
-export async function runMonitor(settings: MonitorSettings): Promise<number> {
-  const engine = buildEngine(settings);
+export async function runMonitor(settings: MonitorSettings, first?: FirstScreen): Promise<number> {
+  let engine: Engine;
+  try {
+    engine = buildEngine(settings);
+  } catch (error) {
+    // The error is said on the shell's screen, not on the alternate one about to be left.
+    first?.fullscreen.restore();
+    throw error;
+  }
   if (!process.stdout.isTTY || !process.stdin.isTTY) {
     engine.start();
     return printOnce(engine);
@@ -22,16 +30,22 @@ export async function runMonitor(settings: MonitorSettings): Promise<number> {
   const done = new Promise<void>((r) => (resolveDone = r));
   // The alternate screen first: Ink's first frame must land on it, not on the shell's screen.
   let app: ReturnType<typeof render> | undefined;
-  const screen = enterFullscreen(process.stdout, () => app?.unmount());
+  const screen = first?.fullscreen ?? enterFullscreen(process.stdout, undefined, process.stdin);
+  screen.onRestore(() => app?.unmount());
   // The sort and problems-only of the last run; a file that is not ours is said once, in the status line.
-  const prefsPath = defaultViewPrefsPath();
-  const { prefs, warning } = loadViewPrefs(prefsPath);
+  const prefsPath = first?.prefsPath ?? defaultViewPrefsPath();
+  const { prefs, warning } = first?.prefs ?? loadViewPrefs(prefsPath);
   // Not kept (a read-only home): the monitor works on; the choice lasts for this run only.
   const onKeep = (kept: ViewPrefs): void => void saveViewPrefs(prefsPath, kept);
   // Ink draws into a stand-in that sends the terminal only the rows that changed. The end-to-end
-  // test compares it with Ink's own whole-frame output, switched back by this variable.
+  // test compares it with Ink's own whole-frame output, switched back by this variable. The kept
+  // first frame on the screen counts only if the terminal has kept its size since.
   const standard = process.env['GHOSTWATCH_TEST_STANDARD_RENDER'] === '1';
-  const diffing = standard ? undefined : frameDiffingStdout(process.stdout);
+  const shown = first?.shown !== undefined && first.shown.columns === process.stdout.columns && first.shown.rows === process.stdout.rows ? first.shown.lines : undefined;
+  const keep = first?.keep;
+  const diffing = standard
+    ? undefined
+    : frameDiffingStdout(process.stdout, { shown, onFirstFrame: keep && ((lines) => void setImmediate(() => keep(lines))) });
   app = render(
     createElement(App, {
       engine,

@@ -10,17 +10,28 @@ const LEAVE = '\u001b[?2004l\u001b[?25h\u001b[?1049l'; // paste mode off, show c
 export interface Fullscreen {
   /** Leave the alternate screen (idempotent) and run the cleanup once. */
   restore(): void;
+  /** What restore() runs first (the screen's unmount), given once the screen exists. */
+  onRestore(cleanup: () => void): void;
 }
 
-export function enterFullscreen(stdout: NodeJS.WriteStream, cleanup: () => void): Fullscreen {
+/**
+ * Enters the alternate screen. With `stdin` (a terminal), its keys are held from now on: raw mode,
+ * so a key pressed before the screen code has loaded is neither echoed over the frame nor lost (it
+ * waits in the terminal for Ink); restore() gives the terminal its line mode back.
+ */
+export function enterFullscreen(stdout: NodeJS.WriteStream, cleanup: () => void = () => {}, stdin?: NodeJS.ReadStream): Fullscreen {
   let done = false;
+  let runFirst = cleanup;
   stdout.write(ENTER);
+  const raw = stdin?.isTTY === true && typeof stdin.setRawMode === 'function';
+  if (raw) stdin.setRawMode(true);
   const restore = (): void => {
     if (done) return;
     done = true;
     try {
-      cleanup();
+      runFirst();
     } finally {
+      if (raw) stdin.setRawMode(false);
       stdout.write(LEAVE);
       for (const [signal, handler] of handlers) process.off(signal, handler);
       process.off('uncaughtException', onCrash);
@@ -46,7 +57,12 @@ export function enterFullscreen(stdout: NodeJS.WriteStream, cleanup: () => void)
   process.on('uncaughtException', onCrash);
   process.on('unhandledRejection', onCrash);
   process.on('exit', restore);
-  return { restore };
+  return {
+    restore,
+    onRestore: (next) => {
+      runFirst = next;
+    },
+  };
 }
 
 /**

@@ -110,6 +110,11 @@ beforeAll(async () => {
   }
 });
 
+/** The lines of the frame the layer drew first on `tty` (its first whole draw, rows 1..n). */
+const screenLinesOf = (tty: { writes: string[] }): string[] => {
+  const drawn = tty.writes.find((w) => w.startsWith(`${E}1;1H`)) ?? '';
+  return [...drawn.matchAll(/\u001b\[\d+;1H\u001b\[K(.*?)(?=\u001b\[\d+;1H|$)/gs)].map((m) => m[1]!);
+};
 const table = (rows: readonly string[]) =>
   h(
     ink.Box,
@@ -169,6 +174,59 @@ describe('frameDiffingStdout with Ink rendering into it', () => {
     app.unmount();
     stdout.detach();
     expect(tty.listenerCount('resize')).toBe(0);
+  });
+
+  it('a kept first frame already on the screen: Ink draws over it only the rows that differ, and is told its first frame once', async () => {
+    // What Ink draws first for these rows, seen once through a layer that knows nothing.
+    const rows = ['header', 'row one', 'row two'];
+    const probe = terminal(40, 10);
+    const probeStdout = frameDiffingStdout(probe);
+    const seen: (readonly string[])[] = [];
+    const probeApp = ink.render(table(rows), { stdout: probeStdout, patchConsole: false, exitOnCtrlC: false, maxFps: 1000 });
+    await flush(probe);
+    probeApp.unmount();
+    probeStdout.detach();
+    // The same frame kept: Ink's first frame writes no row at all.
+    const same = terminal(40, 10);
+    const sameStdout = frameDiffingStdout(same, { shown: screenLinesOf(probe), onFirstFrame: (lines) => seen.push(lines) });
+    const sameApp = ink.render(table(rows), { stdout: sameStdout, patchConsole: false, exitOnCtrlC: false, maxFps: 1000 });
+    await flush(same);
+    expect(screenLinesOf(probe).map((l) => l.replace(/\u001b\[[\d;]*m/g, '').trimEnd())).toEqual(rows);
+    expect(same.writes.filter((w) => !/^\u001b\[\?(?:2026|25)[hl]$/.test(w))).toEqual([]);
+    expect(seen).toEqual([screenLinesOf(probe)]);
+    // Later frames are diffed as always, and the first frame is told once only.
+    sameApp.rerender(table(['header', 'row one', 'row 2!']));
+    await flush(same);
+    expect(same.writes.join('')).toContain(`${E}3;1H${E}Krow 2!`);
+    expect(seen).toHaveLength(1);
+    sameApp.unmount();
+    sameStdout.detach();
+
+    // A kept frame that differs in one row: that row alone is rewritten.
+    const other = terminal(40, 10);
+    const stale = [...screenLinesOf(probe)];
+    stale[1] = 'row uno';
+    const otherStdout = frameDiffingStdout(other, { shown: stale });
+    const otherApp = ink.render(table(rows), { stdout: otherStdout, patchConsole: false, exitOnCtrlC: false, maxFps: 1000 });
+    await flush(other);
+    expect(other.writes.filter((w) => !/^\u001b\[\?(?:2026|25)[hl]$/.test(w))).toEqual([`${E}2;1H${E}Krow one${E}4;1H`]);
+    otherApp.unmount();
+    otherStdout.detach();
+  });
+
+  it('cursor hide and show pass through and keep the screen known; other bytes make the next frame whole', () => {
+    const tty = terminal(40, 10);
+    const stdout = frameDiffingStdout(tty, { shown: ['a', 'b'] });
+    stdout.write(`${E}?25l`);
+    stdout.write('a\nb\n');
+    expect(tty.writes).toEqual([`${E}?25l`]);
+    stdout.write(`${E}?25h`);
+    stdout.write(`${E}2K${E}1A${E}2K${E}Ga\nc\n`);
+    expect(tty.writes.slice(1)).toEqual([`${E}?25h`, `${E}2;1H${E}Kc${E}3;1H`]);
+    stdout.write(osc52('x'));
+    stdout.write(`${E}2K${E}1A${E}2K${E}Ga\nc\n`);
+    expect(tty.writes.at(-1)).toBe(`${E}1;1H${E}Ka${E}2;1H${E}Kc${E}3;1H${E}J`);
+    stdout.detach();
   });
 
   it('forwards the size and TTY-ness of the terminal', () => {
