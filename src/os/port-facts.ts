@@ -10,8 +10,13 @@ export interface PortFactsOptions extends PortProbeOptions {
   readonly hints?: OwnerHints;
 }
 
-/** Connect probe and socket table for every port; never throws for an OS failure (only on abort). */
+/**
+ * Connect probe and socket table for every port; never throws for an OS failure (only on abort).
+ * No port, no work: the socket tables are not read (each read walks the kernel's whole
+ * established-connection table, ~4 ms a file on a busy host, and loads the async file system).
+ */
 export async function probePortFacts(ports: readonly number[], opts: PortFactsOptions = {}): Promise<Map<number, PortFacts>> {
+  if (ports.length === 0) return new Map();
   const [probed, owned] = await Promise.all([
     probePorts(ports, opts),
     portOwners(ports, { signal: opts.signal, hints: opts.hints, ...(opts.now ? { now: opts.now } : {}) }),

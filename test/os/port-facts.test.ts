@@ -54,3 +54,27 @@ describe('combine: the connect probe and the socket table', () => {
     expect(combine({ ...refused, result: 'open', detail: '127.0.0.1' }, own)).toMatchObject({ owners: undefined, ownerUnknown: 'unknown — 3 processes not readable' });
   });
 });
+
+describe('probePortFacts with no port', () => {
+  // In a quiet child: the bytes it reads (rchar of /proc/self/io) around each call. The socket
+  // tables are at least their header lines (~150 bytes each); /proc/self/io is read alike each time.
+  const QUIET = `
+import { readFileSync } from 'node:fs';
+const { probePortFacts } = await import(${JSON.stringify(`file://${BUILT}`)});
+const rchar = () => Number(/rchar: (\\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))[1]);
+const cost = async (ports) => { const a = rchar(); const facts = await probePortFacts(ports, { timeoutMs: 200 }); const b = rchar(); return { bytes: b - a, size: facts.size }; };
+await cost([1]);
+const idle = rchar(); const idleBytes = rchar() - idle;
+process.stdout.write(JSON.stringify({ none: await cost([]), one: await cost([1]), idleBytes }));
+`;
+  it.runIf(isLinux && existsSync(BUILT))('reads no socket table and answers nothing; one port reads both tables', async () => {
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--input-type=module', '-e', QUIET], { timeout: 15_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}: ${stderr}`)) : resolve(stdout))),
+    );
+    const { none, one, idleBytes } = JSON.parse(out) as { none: { bytes: number; size: number }; one: { bytes: number; size: number }; idleBytes: number };
+    expect(none.size).toBe(0);
+    expect(none.bytes).toBeLessThanOrEqual(idleBytes + 16);
+    expect(one.size).toBe(1);
+    expect(one.bytes).toBeGreaterThan(idleBytes + 200);
+  });
+});
