@@ -1,7 +1,7 @@
 // Listening TCP sockets from /proc/net/tcp and /proc/net/tcp6: which addresses a port is bound
 // on, and the socket inode that port-owner.ts maps to a pid. The files show the sockets of the
 // reader's network namespace.
-import { readFile } from 'node:fs';
+import { close, open, read } from 'node:fs';
 import { endianness } from 'node:os';
 import { errorCode, errorText } from './liveness.js';
 
@@ -139,17 +139,27 @@ export async function listeningSockets(
     return { ok: false, unavailable: `listening sockets need Linux /proc/net/tcp (this is ${process.platform})` };
   }
   const [v4, v6] = await Promise.all([readOrError(paths.tcp), readOrError(paths.tcp6)]);
-  if (!(v4 instanceof Uint8Array)) {
+  try {
+    return tablesRead(ports, paths, v4, v6);
+  } finally {
+    for (const t of [v4, v6]) if (isLent(t)) t.release();
+  }
+}
+
+const isLent = (v: unknown): v is Lent => typeof v === 'object' && v !== null && (v as Partial<Lent>).bytes instanceof Uint8Array;
+
+function tablesRead(ports: readonly number[], paths: ProcNetPaths, v4: unknown, v6: unknown): ListeningSocketsResult {
+  if (!isLent(v4)) {
     return { ok: false, unavailable: `cannot read ${paths.tcp} (${errorCode(v4) ?? errorText(v4)})` };
   }
   // No tcp6 at all means no IPv6 in this kernel; any other failure would hide IPv6 listeners.
-  if (!(v6 instanceof Uint8Array) && errorCode(v6) !== 'ENOENT') {
+  if (!isLent(v6) && errorCode(v6) !== 'ENOENT') {
     return { ok: false, unavailable: `cannot read ${paths.tcp6} (${errorCode(v6) ?? errorText(v6)})` };
   }
   const wanted = new Set(ports.filter((p) => Number.isInteger(p) && p > 0 && p < 65536));
   const byPort = new Map<number, ListeningSocket[]>([...wanted].map((p) => [p, []]));
-  const parses = [parseProcNetTcp(v4, 4)];
-  if (v6 instanceof Uint8Array) parses.push(parseProcNetTcp(v6, 6));
+  const parses = [parseProcNetTcp(v4.bytes, 4)];
+  if (isLent(v6)) parses.push(parseProcNetTcp(v6.bytes, 6));
   let malformed = 0;
   for (const parse of parses) {
     malformed += parse.malformed;
@@ -158,10 +168,52 @@ export async function listeningSockets(
   return { ok: true, byPort, malformed };
 }
 
+/** A table's bytes, lent: give them back (release) once parsed. */
+interface Lent {
+  readonly bytes: Uint8Array;
+  release(): void;
+}
+
+/** Read buffers kept between rounds: at most two (the two tables), each at most KEEP_BYTES. */
+const spare: Buffer[] = [];
+const FIRST_BYTES = 64 * 1024;
+const KEEP_BYTES = 1024 * 1024;
+
 /**
- * A file's bytes, or the error that kept it from being read. Through node:fs's callback: loading
- * node:fs/promises (and the readline and stream modules it pulls in) is ~3 ms of a status line.
+ * A file's bytes, or the error that kept it from being read. Read into a buffer kept from the last
+ * round: readFile reads a /proc file (which says its size is 0) in fresh 64 KiB chunks and joins
+ * them, ~130 KB of garbage per table per round, which piled up to megabytes of memory between two
+ * collections (bench rss_10k). Through node:fs's callbacks: loading node:fs/promises (and the
+ * readline and stream modules it pulls in) is ~3 ms of a status line.
  */
-function readOrError(path: string): Promise<Buffer | unknown> {
-  return new Promise((resolve) => readFile(path, (error, data) => resolve(error ?? data)));
+function readOrError(path: string): Promise<Lent | unknown> {
+  return new Promise((resolve) => {
+    open(path, 'r', (openError, fd) => {
+      if (openError) return resolve(openError);
+      let buf = spare.pop() ?? Buffer.allocUnsafe(FIRST_BYTES);
+      let at = 0;
+      const release = (): void => {
+        if (buf.length <= KEEP_BYTES && spare.length < 2) spare.push(buf);
+      };
+      const next = (): void =>
+        read(fd, buf, at, buf.length - at, null, (readError, n) => {
+          if (readError || n === 0) {
+            close(fd, () => {
+              if (!readError) return resolve({ bytes: buf.subarray(0, at), release });
+              release();
+              resolve(readError);
+            });
+            return;
+          }
+          at += n;
+          if (at === buf.length) {
+            const bigger = Buffer.allocUnsafe(buf.length * 2);
+            buf.copy(bigger, 0, 0, at);
+            buf = bigger;
+          }
+          next();
+        });
+      next();
+    });
+  });
 }

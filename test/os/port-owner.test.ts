@@ -131,6 +131,21 @@ describe('listeningSockets from given tables', () => {
     expect(noV4).toEqual({ ok: false, unavailable: expect.stringMatching(/cannot read .*nope \(ENOENT\)/) });
   });
 
+  it('reads tables of any size whole, again and again and side by side, each its own', async () => {
+    // ~200 KB: past the first read buffer (64 KiB), so it grows; the listener is the last row.
+    const many = (n: number, last: string) => [HEADER, ...Array.from({ length: n }, (_, i) => row('0100007F:1F90', '0100007F:C000', '01', 0, 1000 + i)), last].join('\n');
+    writeFileSync(join(dir, 'big'), many(1500, row('0100007F:2710', ANY4, '0A', 0, 77)));
+    writeFileSync(join(dir, 'other'), many(10, row('0100007F:2711', ANY4, '0A', 0, 88)));
+    const big = { tcp: join(dir, 'big'), tcp6: join(dir, 'tcp6') };
+    const other = { tcp: join(dir, 'other'), tcp6: join(dir, 'tcp6') };
+    const inodes = (r: Awaited<ReturnType<typeof listeningSockets>>) => (r.ok ? [...r.byPort.values()].flat().map((x) => x.inode) : r.unavailable);
+    for (let round = 0; round < 3; round++) {
+      const [a, b, c] = await Promise.all([listeningSockets([10000, 10001], big), listeningSockets([10000, 10001], other), listeningSockets([10000, 10001], big)]);
+      expect([inodes(a), inodes(b), inodes(c)]).toEqual([[77], [88], [77]]);
+      expect(a.ok && a.malformed).toBe(0);
+    }
+  });
+
   it('treats an unreadable tcp6 as unavailable, not as "no IPv6 listeners"', async () => {
     const r = await listeningSockets([8080], { tcp: join(dir, 'tcp'), tcp6: dir }); // a folder: EISDIR
     expect(r).toEqual({ ok: false, unavailable: expect.stringMatching(/EISDIR/) });
