@@ -57,10 +57,11 @@ const common = {
  * needs: child_process (Ink's terminal-size fallback, the tmux and process-table probes, which
  * run after it), crypto (eviction ids, temp names), fs/promises (the trash, the audit log, the
  * state file; the config is read synchronously), module (createRequire: the launcher hands the
- * loader its own, from the CommonJS module object). Their importers get an object whose names load
- * them on first use.
+ * loader its own, from the CommonJS module object), https and tls (ws requires both as it loads;
+ * only a wss:// registry uses them). Their importers get an object whose names load them on first
+ * use.
  */
-const LAZY_BUILTINS = ['child_process', 'crypto', 'fs/promises', 'module'];
+const LAZY_BUILTINS = ['child_process', 'crypto', 'fs/promises', 'module', 'https', 'tls'];
 
 /** Built-ins whose exports are plain functions and constants (no getter with an effect, none reassigned later). */
 const PLAIN_BUILTINS = ['fs', 'path', 'os', 'net', 'url', 'vm'];

@@ -5,6 +5,7 @@
 // register, a token compared after lenient percent-decoding. Tests run against it to prove that
 // ghostwatch works unchanged against the real registry, not only against its own.
 import { createServer, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 
@@ -30,11 +31,13 @@ function decodeLeniently(text: string): string {
   return Buffer.from(bytes).toString('utf8');
 }
 
-export async function startStockHypivisor(opts: { token?: string } = {}): Promise<StockHypivisor> {
+/** `tls`: serve wss:// with this key and certificate (PEM). */
+export async function startStockHypivisor(opts: { token?: string; tls?: { key: string; cert: string } } = {}): Promise<StockHypivisor> {
   const nodes = new Map<string, NodeInfo>();
   const owner = new Map<WebSocket, string>();
   const now = () => Math.floor(Date.now() / 1000);
-  const http: Server = createServer((_req, res) => res.writeHead(404).end());
+  const notFound = (_req: unknown, res: { writeHead(code: number): { end(): void } }) => res.writeHead(404).end();
+  const http: Server = opts.tls ? createTlsServer(opts.tls, notFound) : createServer(notFound);
   const wss = new WebSocketServer({ noServer: true });
   const broadcast = (frame: object) => {
     const text = JSON.stringify(frame);
@@ -118,7 +121,7 @@ export async function startStockHypivisor(opts: { token?: string } = {}): Promis
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const port = (http.address() as AddressInfo).port;
   return {
-    url: `ws://127.0.0.1:${port}/ws`,
+    url: `${opts.tls ? 'wss' : 'ws'}://127.0.0.1:${port}/ws`,
     port,
     nodes,
     async close() {

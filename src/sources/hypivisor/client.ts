@@ -8,9 +8,13 @@ import type WebSocketType from 'ws';
 
 // ws is CommonJS: through require it skips the ESM loader's export scan of its sources, and it is
 // required on the first connect, not at import: ~25 ms that neither `ghostwatch status` nor the
-// monitor's first frame should wait for.
+// monitor's first frame should wait for. The bundle's files have a `require` (scripts/bundle.mjs),
+// for which esbuild inlines ws: compiled from the bundle's code cache, its TLS and HTTPS modules
+// loaded only for a wss:// registry (~2.6 MB of memory a ws:// monitor never needs). Unbundled
+// (the tests, the tsc build), it is Node's require.
 let wsClass: typeof WebSocketType | undefined;
-const WebSocketClass = (): typeof WebSocketType => (wsClass ??= createRequire(import.meta.url)('ws') as typeof WebSocketType);
+const WebSocketClass = (): typeof WebSocketType =>
+  (wsClass ??= (typeof require === 'function' ? require('ws') : createRequire(import.meta.url)('ws')) as typeof WebSocketType);
 type WebSocket = WebSocketType;
 // readyState values (the WebSocket standard's): comparing with them needs no loaded module.
 const OPEN = 1;
