@@ -1,5 +1,5 @@
 // The monitor's first frame, kept from the last run, so the next start shows it before the screen
-// code loads. Ink and React take ~45 ms to load and draw their first frame; the frame they draw
+// code loads. Ink and React take ~60 ms to load and draw their first frame; the frame they draw
 // first is always the same for the same build, terminal size, settings and view choices (the
 // engine starts after it: "waiting for the registry and the first probe..."). main.js reads the
 // kept frame and writes it (~1 ms after the options are read); Ink's own first frame is then drawn
