@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Script } from 'node:vm';
 import { readBoundedSync, writeFileAtomicSync } from './safe-file.js';
-import { xdgHome } from './state-dir.js';
+import { ghostwatchCacheDir } from './state-dir.js';
 
 /** The bundler's first line of every wrapped file: `//gw-build <hash>`. */
 export const BUILD_HASH_PREFIX = '//gw-build ';
@@ -57,16 +57,8 @@ export type CacheEvent = 'hit' | 'miss' | 'rejected' | 'written' | 'write-failed
 
 /** $XDG_CACHE_HOME/ghostwatch/code (a relative XDG_CACHE_HOME is ignored, per the XDG spec); undefined without a home. */
 export function codeCacheDir(env: NodeJS.ProcessEnv = process.env, home: () => string = homedir): string | undefined {
-  if (env.GHOSTWATCH_CODE_CACHE === '0') return undefined;
-  const xdg = xdgHome(env, 'XDG_CACHE_HOME');
-  if (xdg !== undefined) return join(xdg, 'ghostwatch', 'code');
-  let h: string;
-  try {
-    h = home();
-  } catch {
-    return undefined;
-  }
-  return h === '' ? undefined : join(h, '.cache', 'ghostwatch', 'code');
+  const dir = ghostwatchCacheDir(env, home);
+  return dir === undefined ? undefined : join(dir, 'code');
 }
 
 /** The key a file's cached data must carry: what makes V8's data and this source belong together. */

@@ -19,7 +19,7 @@ import { closeSync, lstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { readBoundedSync, writeFileAtomicSync } from './safe-file.js';
-import { xdgHome } from './state-dir.js';
+import { ghostwatchCacheDir } from './state-dir.js';
 
 const MAGIC = 'ghostwatch-first-frame-1';
 const MAX_FRAMES = 8;
@@ -38,16 +38,8 @@ interface Entry {
 
 /** The kept frames' file, or undefined when the start-up caches are off or there is no home. */
 export function firstFramePath(env: NodeJS.ProcessEnv, home: () => string): string | undefined {
-  if (env.GHOSTWATCH_CODE_CACHE === '0') return undefined;
-  const xdg = xdgHome(env, 'XDG_CACHE_HOME');
-  if (xdg !== undefined) return join(xdg, 'ghostwatch', 'first-frames.json');
-  let h: string;
-  try {
-    h = home();
-  } catch {
-    return undefined;
-  }
-  return h === '' ? undefined : join(h, '.cache', 'ghostwatch', 'first-frames.json');
+  const dir = ghostwatchCacheDir(env, home);
+  return dir === undefined ? undefined : join(dir, 'first-frames.json');
 }
 
 /** The build hash on the first line of a bundle file (`//gw-build <hash>`), or undefined (not the bundle). */
