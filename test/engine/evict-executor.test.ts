@@ -5,7 +5,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reconcile } from '../../src/core/reconcile.js';
-import { defaultPolicy, type ClaimEntry, type Finding, type SessionEntry } from '../../src/core/types.js';
+import { defaultPolicy, type ClaimEntry, type Finding, type OsFacts, type RemoteHostFacts, type SessionEntry } from '../../src/core/types.js';
 import { AuditLog } from '../../src/engine/audit-log.js';
 import { executeEviction, READ_ONLY_DETAIL, type EvictorContext } from '../../src/engine/evict.js';
 import type { Fresh } from '../../src/engine/fresh-finding.js';
@@ -482,5 +482,93 @@ describe('executeEviction: cancel', () => {
     expect(summary.results).toEqual([]);
     expect(summary.notSent?.map((f) => f.id)).toEqual(['g1', 'g2']);
     expect(h.lines().map((l) => [l.kind, l.detail])).toEqual([['cancel', 'cancelled after 0 of 2; 2 not sent']]);
+  });
+});
+
+describe('executeEviction: stale rows are never sent', () => {
+  it.each<[string, Partial<SourceState>, string]>([
+    ['its cause', { status: 'unreachable', cause: 'connection refused', lastError: 'ECONNREFUSED' }, 'reg is not connected (connection refused)'],
+    ['else its last error', { status: 'unreachable', lastError: 'ECONNREFUSED' }, 'reg is not connected (ECONNREFUSED)'],
+    ['else its status', { status: 'auth-refused' }, 'reg is not connected (auth-refused)'],
+  ])('a row of a registry not reading, forced or not: skipped with %s, nothing probed, written or sent', async (_, state, why) => {
+    const h = setup([ghost('g1', 100)], [], state);
+    const row = byId(await h.judge(), 'g1');
+    for (const force of [false, true]) {
+      const summary = await h.run({ selection: [row], force });
+      expect(summary.results.map((r) => [r.outcome, r.detail])).toEqual([['skipped', `stale: ${why}; nothing was sent`]]);
+      expect(summary.counts.skipped).toBe(1);
+    }
+    expect(h.probes.calls).toEqual([]);
+    expect(h.source.sent).toEqual([]);
+    expect(h.lines()).toEqual([]);
+  });
+
+  it('a row chosen while stale, its registry reading again: skipped, look at it again', async () => {
+    const h = setup([ghost('g1', 100), ghost('g2', 200)]);
+    const shown = await h.judge();
+    const stale = { ...byId(shown, 'g1'), stale: { source: 'reg', since: 0, why: 'connection dropped' } } as Finding;
+    const summary = await h.run({ selection: [stale, byId(shown, 'g2')] });
+    expect(summary.results.map((r) => [r.finding.id, r.outcome, r.detail])).toEqual([
+      ['g1', 'skipped', 'stale: it was chosen while stale; look at it again; nothing was sent'],
+      ['g2', 'evicted', undefined],
+    ]);
+    expect(h.source.sent).toEqual([{ type: 'deregister', source: 'reg', id: 'g2' }]);
+    expect(h.probes.of('full').map((c) => c.items)).toEqual([[200]]);
+  });
+});
+
+describe('executeEviction: a progress display that throws', () => {
+  it('does not stop the run or its audit trail', async () => {
+    const h = setup([ghost('g1', 100), ghost('g2', 200)]);
+    const shown = await h.judge();
+    let calls = 0;
+    const summary = await h.run({
+      selection: [byId(shown, 'g1'), byId(shown, 'g2')],
+      onProgress: () => {
+        calls++;
+        throw new Error('the screen is gone');
+      },
+    });
+    expect(calls).toBe(6);
+    expect(summary.results.map((r) => [r.finding.id, r.outcome])).toEqual([
+      ['g1', 'evicted'],
+      ['g2', 'evicted'],
+    ]);
+    expect(h.lines().map((l) => l.kind)).toEqual(['intent', 'outcome', 'intent', 'outcome']);
+  });
+});
+
+describe('executeEviction: an entry verified over ssh', () => {
+  it('is re-probed over its host and audited with the host its facts came from and how (intent and skip alike)', async () => {
+    const FAR = 'build-1';
+    const h = setup([ghost('g1', 100, { machine: FAR }), ghost('g2', 200, { machine: FAR })]);
+    const far = new FakeProbes(h.clock);
+    const hostFacts = (facts: Pick<OsFacts, 'pids' | 'ports'>): RemoteHostFacts => ({ machine: FAR, transport: 'ssh', state: 'up', facts });
+    const ctx: EvictorContext = {
+      ...h.ctx,
+      freshContext: () => ({ ...h.ctx.freshContext(), remote: (m) => (m === FAR ? { provider: far, known: { pids: new Map(), ports: new Map() }, isOn: (x) => x === FAR, hostFacts } : undefined) }),
+    };
+    const facts = await far.probePids([100, 200], { full: true, now: () => h.clock.now() });
+    far.calls.splice(0);
+    const shown = reconcile({ sessions: h.source.sessions, claims: [] }, { pids: new Map(), ports: new Map(), remotes: [hostFacts({ pids: facts, ports: new Map() })] }, h.clock.now(), defaultPolicy(HOST));
+    expect(shown.map((f) => [f.id, f.verdict, f.evidence.host.ssh?.host])).toEqual([
+      ['g1', 'ghost', FAR],
+      ['g2', 'ghost', FAR],
+    ]);
+    // g2's process is back on build-1 by the time it is re-checked.
+    far.processes.set(200, { kill: 'ok', startedAt: h.clock.now() });
+    const summary = await executeEviction(ctx, { selection: shown, force: false });
+    expect(summary.results.map((r) => [r.finding.id, r.outcome])).toEqual([
+      ['g1', 'evicted'],
+      ['g2', 'skipped'],
+    ]);
+    expect(h.probes.calls).toEqual([]);
+    expect(far.of('full').map((c) => c.items)).toEqual([[100], [200]]);
+    expect(h.applied.map((f) => f.remoteHost)).toEqual([FAR, FAR]);
+    const [intent, outcome, skip, ...rest] = h.lines();
+    expect(rest).toEqual([]);
+    expect(intent).toMatchObject({ kind: 'intent', actor: ACTOR, host: HOST, via: `ssh ${FAR}`, remoteHost: FAR, transport: 'ssh', action: { id: 'g1' }, verdict: 'ghost' });
+    expect(outcome).toEqual({ ts: iso(h.clock.now()), kind: 'outcome', id: intent!.id, outcome: 'evicted' });
+    expect(skip).toMatchObject({ kind: 'skip', via: `ssh ${FAR}`, remoteHost: FAR, transport: 'ssh', action: { id: 'g2' }, verdict: 'live' });
   });
 });
