@@ -9,7 +9,7 @@ import { defaultPolicy, type ClaimEntry, type Finding, type OsFacts, type Remote
 import { AuditLog } from '../../src/engine/audit-log.js';
 import { executeEviction, READ_ONLY_DETAIL, type EvictorContext } from '../../src/engine/evict.js';
 import type { Fresh } from '../../src/engine/fresh-finding.js';
-import type { EvictProgress, EvictRequest } from '../../src/engine/types.js';
+import type { EngineFinding, EvictProgress, EvictRequest } from '../../src/engine/types.js';
 import type { AlsoRemoved, RegistryAnswer, SourceState } from '../../src/sources/types.js';
 import { FakeClock } from './fake-clock.js';
 import { FakeProbes } from './fake-probes.js';
@@ -506,7 +506,7 @@ describe('executeEviction: stale rows are never sent', () => {
   it('a row chosen while stale, its registry reading again: skipped, look at it again', async () => {
     const h = setup([ghost('g1', 100), ghost('g2', 200)]);
     const shown = await h.judge();
-    const stale = { ...byId(shown, 'g1'), stale: { source: 'reg', since: 0, why: 'connection dropped' } } as Finding;
+    const stale = { ...byId(shown, 'g1'), stale: { source: 'reg', since: 0, why: 'connection dropped' } } as EngineFinding;
     const summary = await h.run({ selection: [stale, byId(shown, 'g2')] });
     expect(summary.results.map((r) => [r.finding.id, r.outcome, r.detail])).toEqual([
       ['g1', 'skipped', 'stale: it was chosen while stale; look at it again; nothing was sent'],
