@@ -248,3 +248,45 @@ describe('nextVerdictCrossing', () => {
     expect(nextVerdictCrossing([rows[0]!, rows[2]!], 0)).toBe(20_001);
   });
 });
+
+describe('markProgress over ssh', () => {
+  const progress = (awaiting: { pids?: number[]; dead?: [number, number][] }): ProbeProgress => ({
+    awaitingPid: (pid) => (awaiting.pids ?? []).includes(pid),
+    awaitingPort: () => false,
+    deadSince: (pid) => new Map(awaiting.dead ?? []).get(pid),
+  });
+  const ssh = (host: string, state: 'up' | 'down' | 'connecting') => ({ host: { machine: host, local: false, ssh: { host, state, via: `via ssh ${host}` } } });
+
+  it("a row verified over ssh is marked from its host's progress, asked by the host's name; pid 100 there is not pid 100 here", () => {
+    const findings = [
+      row({ id: 'u', verdict: 'unverified', pid: 100, evidence: ssh('build-1', 'up') }),
+      row({ id: 'g', verdict: 'ghost', problem: true, pid: 200, evidence: { ...ssh('build-1', 'up'), kill: 'ESRCH' } }),
+      row({ id: 'here', verdict: 'unverified', pid: 100 }),
+    ];
+    const asked: string[] = [];
+    const out = markProgress(findings, progress({}), (machine) => {
+      asked.push(machine);
+      return machine === 'build-1' ? progress({ pids: [100], dead: [[200, 7000]] }) : undefined;
+    });
+    expect(asked).toEqual(['build-1', 'build-1']);
+    expect(out.map(checkingOf)).toEqual([true, false, false]);
+    expect(out.map(deadSinceOf)).toEqual([undefined, 7000, undefined]);
+    expect(out[2]).toBe(findings[2]);
+  });
+
+  it('a host that is not up, a host with no progress, or no remote progress at all: nothing is marked', () => {
+    const findings = [
+      row({ id: 'down', verdict: 'unverified', pid: 100, evidence: ssh('build-1', 'down') }),
+      row({ id: 'connecting', verdict: 'unverified', pid: 100, evidence: ssh('build-1', 'connecting') }),
+      row({ id: 'other', verdict: 'unverified', pid: 100, evidence: ssh('build-2', 'up') }),
+    ];
+    const asked: string[] = [];
+    const remote = (machine: string) => {
+      asked.push(machine);
+      return machine === 'build-1' ? progress({ pids: [100] }) : undefined;
+    };
+    expect(markProgress(findings, progress({ pids: [100] }), remote)).toBe(findings);
+    expect(asked).toEqual(['build-2']);
+    expect(markProgress(findings, progress({ pids: [100] }))).toBe(findings);
+  });
+});
