@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Evidence, Finding } from '../../src/core/types.js';
 import { buildSnapshot, eventFrame, markProgress, markStale, nextVerdictCrossing, sameFindings, staleSources, type ProbeProgress } from '../../src/engine/snapshot.js';
-import { checkingOf, deadSinceOf, staleOf, type EngineFinding } from '../../src/engine/types.js';
+import { checkingOf, deadSinceOf, staleOf, type EngineFinding, type HostStatus } from '../../src/engine/types.js';
 import { demoFindings, source } from '../support/ui-fixtures.js';
 
 /** A session row with only what a test sets; the rest as reconcile would leave a live local one. */
@@ -84,6 +84,20 @@ describe('buildSnapshot and eventFrame', () => {
     expect('panes' in snap).toBe(false);
     const panes = new Map([[1, { pane: '%1' }]]) as never;
     expect(buildSnapshot({ ...base, panes }).panes).toBe(panes);
+  });
+
+  it('the ssh hosts only when the engine has some (an empty list is still a list); the events and os as given', () => {
+    const base = { findings: [], sources: [], host: 'devbox', os: { processTable: 'ok' }, computedAt: 7, version: 3, settled: false } as const;
+    const bare = buildSnapshot(base);
+    expect('hosts' in bare).toBe(false);
+    expect(bare.events).toBeUndefined();
+    expect(bare).toMatchObject({ problems: 0, checking: 0, settled: false, os: { processTable: 'ok' } });
+    const hosts: HostStatus[] = [{ machine: 'build-1', dest: 'build-1', transport: 'ssh', state: 'up', connections: 1 }];
+    const events = [{ at: 1 }] as never;
+    const snap = buildSnapshot({ ...base, hosts, events });
+    expect(snap.hosts).toBe(hosts);
+    expect(snap.events).toBe(events);
+    expect(buildSnapshot({ ...base, hosts: [] }).hosts).toEqual([]);
   });
 
   it('a source in the events frame: reading from its status, why = cause else lastError', () => {
