@@ -572,3 +572,28 @@ describe('executeEviction: an entry verified over ssh', () => {
     expect(skip).toMatchObject({ kind: 'skip', via: `ssh ${FAR}`, remoteHost: FAR, transport: 'ssh', action: { id: 'g2' }, verdict: 'live' });
   });
 });
+
+describe('executeEviction: a claim removed besides, by its key', () => {
+  it('a selected claim that an earlier release took with it is matched by its key: not sent, and its also-removed line has the verdict it was shown with', async () => {
+    const h = setup([ghost('g1', 100)], [
+      { source: 'reg', resource: '/repo', key: 'k1', holder: 'g1' },
+      { source: 'reg', resource: '/repo', key: 'k2', holder: 'g1' },
+    ]);
+    const shown = await h.judge();
+    const claims = shown.filter((f) => f.kind === 'claim');
+    expect(claims.map((c) => [c.entry.key, c.verdict])).toEqual([
+      ['k1', 'stale-claim'],
+      ['k2', 'stale-claim'],
+    ]);
+    h.source.answer = { outcome: 'evicted', alsoRemoved: [also('/repo', { kind: 'claim', key: 'k2', raw: { resource: '/repo', key: 'k2' } })] };
+    const summary = await h.run({ selection: claims });
+    expect(h.source.sent).toHaveLength(1);
+    expect(summary.results.map((r) => [(r.finding.entry as ClaimEntry).key, r.outcome, r.detail])).toEqual([
+      ['k1', 'evicted', 'the registry also removed 1 other dead record'],
+      ['k2', 'evicted', 'removed by the request sent for /repo (removed; audited there as also-removed)'],
+    ]);
+    expect(summary.alsoRemoved).toEqual([{ source: 'reg', kind: 'claim', id: '/repo', pid: undefined, change: 'removed', by: claims[0], selected: true }]);
+    const line = h.lines().find((l) => l.kind === 'also-removed');
+    expect(line).toMatchObject({ removed: 'claim', removedId: '/repo', claim: 'k2', verdict: 'stale-claim', reason: claims[1]!.reason });
+  });
+});
