@@ -381,6 +381,24 @@ describe('executeEviction: guards that send nothing and write nothing', () => {
     expect(h.lines()).toEqual([]);
   });
 
+  it('read-only: a row that would need force is told the same, in plan order (claims first), and nothing needs force', async () => {
+    const h = setup([ghost('l1', 100), ghost('g1', 200)], [{ source: 'reg', resource: '/repo', holder: 'g1' }]);
+    h.probes.processes.set(100, { kill: 'ok', startedAt: h.clock.now() - 60_000 });
+    const shown = await h.judge();
+    const live = byId(shown, 'l1');
+    expect(live.evictable).toBe(false);
+    const summary = await executeEviction({ ...h.ctx, readOnly: true }, { selection: [live, byId(shown, 'g1'), byId(shown, '/repo')], force: false });
+    expect(summary.results.map((r) => [r.finding.id, r.outcome, r.detail, r.forced])).toEqual([
+      ['/repo', 'failed', READ_ONLY_DETAIL, false],
+      ['l1', 'failed', READ_ONLY_DETAIL, true],
+      ['g1', 'failed', READ_ONLY_DETAIL, false],
+    ]);
+    expect(summary.needsForce).toEqual([]);
+    expect(summary.counts).toEqual({ evicted: 0, 'already-gone': 0, skipped: 0, refused: 0, failed: 3 });
+    expect(h.probes.calls).toEqual([]);
+    expect(h.lines()).toEqual([]);
+  });
+
   it('ghostwatch stopping: failed, "stopped before it was sent"', async () => {
     const h = setup([ghost('g1', 100)]);
     const shown = await h.judge();
