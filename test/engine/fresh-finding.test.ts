@@ -84,7 +84,8 @@ describe('freshFinding: what is probed', () => {
     expect(probed(h.probes)).toEqual({ full: [[500]], ports: [[8001, 8002]], kill: 0 });
     expect([...fresh.ports.keys()]).toEqual([8001, 8002]);
     expect([...fresh.pids.keys()]).toEqual([500]);
-    expect(fresh.current?.id).toBe('p1');
+    // Judged with the one sibling the same process serves (not with itself): the newer one wins.
+    expect(fresh.current).toMatchObject({ id: 'p1', verdict: 'superseded', evidence: { siblings: ['p2'], siblingCount: 1, sharedBy: 'port-owner' } });
   });
 
   it('a pid-less session whose port nobody known serves: only its own port, whoever serves the others', async () => {
@@ -214,6 +215,11 @@ describe('freshFinding: an entry verified over ssh', () => {
     expect(fresh.pids.get(100)).toMatchObject({ kill: 'ESRCH', checkedAt: h.clock.now() });
     // Never connected to from here as well: its host said what it is.
     expect(h.rechecks()).toBe(0);
+    // An entry of this host is probed here; no host is asked for a connection.
+    h.probes.processes.delete(100);
+    expect((await freshFinding(h.source, planSession('here'), h.ctx)).current?.verdict).toBe('ghost');
+    expect(h.asked).toEqual([FAR]);
+    expect(h.probes.of('full').map((c) => c.items)).toEqual([[100]]);
   });
 
   it("the process row known on that host is carried over, not this host's", async () => {

@@ -97,12 +97,15 @@ describe('reuseUnchanged', () => {
     }
   });
 
-  it('a field null before and an object now, or the other way round, is a change', () => {
+  it('a field null or undefined before and an object now, or the other way round, is a change', () => {
     const withNull = () => row('b', {}, { port: null } as never);
+    const withUndefined = () => row('b', {}, { port: undefined });
     const withPort = () => row('b', {}, { port: { port: 8000, result: 'open' } });
     for (const [before, now] of [
       [withNull, withPort],
       [withPort, withNull],
+      [withUndefined, withPort],
+      [withPort, withUndefined],
     ]) {
       const prev = [row('a'), before!()];
       const changed = now!();
@@ -110,6 +113,17 @@ describe('reuseUnchanged', () => {
       expect(out[0]).toBe(prev[0]);
       expect(out[1]).toBe(changed);
     }
+  });
+
+  it('the new array is never changed: a copy of it carries the previous objects', () => {
+    const prev = [row('a'), row('b')];
+    const next = [row('a'), row('c')];
+    const given = [...next];
+    const out = reuseUnchanged(prev, next);
+    expect(next).toEqual(given);
+    expect(next[0]).toBe(given[0]);
+    expect(out).not.toBe(next);
+    expect(out[0]).toBe(prev[0]);
   });
 
   it('rows that are the previous objects themselves, or equal to them: the previous array', () => {
