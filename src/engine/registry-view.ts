@@ -24,13 +24,8 @@ export function policyFor(
 ): Policy {
   const registryClockOffsetMs: Record<string, number> = {};
   for (const s of snaps) registryClockOffsetMs[s.state.name] = s.state.clockOffsetMs;
-  // Only set what was given: defaultPolicy spreads its overrides, and an undefined TTL would win.
-  return defaultPolicy(hostName, {
-    hostAliases,
-    registryClockOffsetMs,
-    clockText: localClockText,
-    ...(pendingTtlMs !== undefined ? { pendingTtlMs } : {}),
-  });
+  // A TTL not given is undefined here, and defaultPolicy keeps its default for an undefined override.
+  return defaultPolicy(hostName, { hostAliases, registryClockOffsetMs, clockText: localClockText, pendingTtlMs });
 }
 
 /** "12:03:04" on this machine's local clock, for reasons that name a moment. */

@@ -93,6 +93,37 @@ describe('audit log edges', () => {
     ]);
   });
 
+  it('a partial line of exactly 1 MiB, alone in the log: still within the window, moved whole into a repair line', async () => {
+    const path = join(tempDir(), 'evictions.jsonl');
+    const partial = `{"kind":"intent","pad":"${'x'.repeat((1 << 20) - 24)}`;
+    expect(Buffer.byteLength(partial)).toBe(1 << 20);
+    writeFileSync(path, partial, { mode: 0o600 });
+    const log = new AuditLog(path, { now: () => TS });
+    await log.append({ kind: 'intent', id: '2' });
+    const [repair, next, end, ...rest] = readFileSync(path, 'utf8').split('\n');
+    expect(rest).toEqual([]);
+    expect(JSON.parse(repair!)).toEqual({ ts: '2026-01-01T00:00:00.000Z', kind: 'repair', detail: 'a partial last line was found (an append cut short); it is kept here, not as a line of its own', partial });
+    expect([next, end]).toEqual([JSON.stringify({ kind: 'intent', id: '2' }), '']);
+    expect(log.warnings).toEqual([`the audit log ${path} ended in a partial line (${1 << 20} bytes); it was moved into a repair line`]);
+  });
+
+  it('a partial line one byte short of 1 MiB after whole ones: its newline is the first byte looked at, and it is moved whole into a repair line', async () => {
+    const path = join(tempDir(), 'evictions.jsonl');
+    const whole = `${JSON.stringify({ kind: 'intent', id: '1' })}\n`;
+    const partial = `{"kind":"intent","pad":"${'x'.repeat((1 << 20) - 25)}`;
+    expect(Buffer.byteLength(partial)).toBe((1 << 20) - 1);
+    writeFileSync(path, `${whole}${partial}`, { mode: 0o600 });
+    const log = new AuditLog(path, { now: () => TS });
+    await log.append({ kind: 'intent', id: '2' });
+    const text = readFileSync(path, 'utf8');
+    expect(text.startsWith(whole)).toBe(true);
+    const [repair, next, end, ...rest] = text.slice(whole.length).split('\n');
+    expect(rest).toEqual([]);
+    expect(JSON.parse(repair!)).toMatchObject({ kind: 'repair', partial });
+    expect([next, end]).toEqual([JSON.stringify({ kind: 'intent', id: '2' }), '']);
+    expect(log.warnings).toEqual([`the audit log ${path} ended in a partial line (${(1 << 20) - 1} bytes); it was moved into a repair line`]);
+  });
+
   it('a log path that is a directory: the error as the OS says it, not called a symbolic link', async () => {
     const path = tempDir();
     const err = await new AuditLog(path).append({ kind: 'intent' }).then(

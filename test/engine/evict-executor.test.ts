@@ -5,11 +5,11 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reconcile } from '../../src/core/reconcile.js';
-import { defaultPolicy, type ClaimEntry, type Finding, type SessionEntry } from '../../src/core/types.js';
+import { defaultPolicy, type ClaimEntry, type Finding, type OsFacts, type RemoteHostFacts, type SessionEntry } from '../../src/core/types.js';
 import { AuditLog } from '../../src/engine/audit-log.js';
 import { executeEviction, READ_ONLY_DETAIL, type EvictorContext } from '../../src/engine/evict.js';
 import type { Fresh } from '../../src/engine/fresh-finding.js';
-import type { EvictProgress, EvictRequest } from '../../src/engine/types.js';
+import type { EngineFinding, EvictProgress, EvictRequest } from '../../src/engine/types.js';
 import type { AlsoRemoved, RegistryAnswer, SourceState } from '../../src/sources/types.js';
 import { FakeClock } from './fake-clock.js';
 import { FakeProbes } from './fake-probes.js';
@@ -381,6 +381,24 @@ describe('executeEviction: guards that send nothing and write nothing', () => {
     expect(h.lines()).toEqual([]);
   });
 
+  it('read-only: a row that would need force is told the same, in plan order (claims first), and nothing needs force', async () => {
+    const h = setup([ghost('l1', 100), ghost('g1', 200)], [{ source: 'reg', resource: '/repo', holder: 'g1' }]);
+    h.probes.processes.set(100, { kill: 'ok', startedAt: h.clock.now() - 60_000 });
+    const shown = await h.judge();
+    const live = byId(shown, 'l1');
+    expect(live.evictable).toBe(false);
+    const summary = await executeEviction({ ...h.ctx, readOnly: true }, { selection: [live, byId(shown, 'g1'), byId(shown, '/repo')], force: false });
+    expect(summary.results.map((r) => [r.finding.id, r.outcome, r.detail, r.forced])).toEqual([
+      ['/repo', 'failed', READ_ONLY_DETAIL, false],
+      ['l1', 'failed', READ_ONLY_DETAIL, true],
+      ['g1', 'failed', READ_ONLY_DETAIL, false],
+    ]);
+    expect(summary.needsForce).toEqual([]);
+    expect(summary.counts).toEqual({ evicted: 0, 'already-gone': 0, skipped: 0, refused: 0, failed: 3 });
+    expect(h.probes.calls).toEqual([]);
+    expect(h.lines()).toEqual([]);
+  });
+
   it('ghostwatch stopping: failed, "stopped before it was sent"', async () => {
     const h = setup([ghost('g1', 100)]);
     const shown = await h.judge();
@@ -482,5 +500,118 @@ describe('executeEviction: cancel', () => {
     expect(summary.results).toEqual([]);
     expect(summary.notSent?.map((f) => f.id)).toEqual(['g1', 'g2']);
     expect(h.lines().map((l) => [l.kind, l.detail])).toEqual([['cancel', 'cancelled after 0 of 2; 2 not sent']]);
+  });
+});
+
+describe('executeEviction: stale rows are never sent', () => {
+  it.each<[string, Partial<SourceState>, string]>([
+    ['its cause', { status: 'unreachable', cause: 'connection refused', lastError: 'ECONNREFUSED' }, 'reg is not connected (connection refused)'],
+    ['else its last error', { status: 'unreachable', lastError: 'ECONNREFUSED' }, 'reg is not connected (ECONNREFUSED)'],
+    ['else its status', { status: 'auth-refused' }, 'reg is not connected (auth-refused)'],
+  ])('a row of a registry not reading, forced or not: skipped with %s, nothing probed, written or sent', async (_, state, why) => {
+    const h = setup([ghost('g1', 100)], [], state);
+    const row = byId(await h.judge(), 'g1');
+    for (const force of [false, true]) {
+      const summary = await h.run({ selection: [row], force });
+      expect(summary.results.map((r) => [r.outcome, r.detail])).toEqual([['skipped', `stale: ${why}; nothing was sent`]]);
+      expect(summary.counts.skipped).toBe(1);
+    }
+    expect(h.probes.calls).toEqual([]);
+    expect(h.source.sent).toEqual([]);
+    expect(h.lines()).toEqual([]);
+  });
+
+  it('a row chosen while stale, its registry reading again: skipped, look at it again', async () => {
+    const h = setup([ghost('g1', 100), ghost('g2', 200)]);
+    const shown = await h.judge();
+    const stale = { ...byId(shown, 'g1'), stale: { source: 'reg', since: 0, why: 'connection dropped' } } as EngineFinding;
+    const summary = await h.run({ selection: [stale, byId(shown, 'g2')] });
+    expect(summary.results.map((r) => [r.finding.id, r.outcome, r.detail])).toEqual([
+      ['g1', 'skipped', 'stale: it was chosen while stale; look at it again; nothing was sent'],
+      ['g2', 'evicted', undefined],
+    ]);
+    expect(h.source.sent).toEqual([{ type: 'deregister', source: 'reg', id: 'g2' }]);
+    expect(h.probes.of('full').map((c) => c.items)).toEqual([[200]]);
+  });
+});
+
+describe('executeEviction: a progress display that throws', () => {
+  it('does not stop the run or its audit trail', async () => {
+    const h = setup([ghost('g1', 100), ghost('g2', 200)]);
+    const shown = await h.judge();
+    let calls = 0;
+    const summary = await h.run({
+      selection: [byId(shown, 'g1'), byId(shown, 'g2')],
+      onProgress: () => {
+        calls++;
+        throw new Error('the screen is gone');
+      },
+    });
+    expect(calls).toBe(6);
+    expect(summary.results.map((r) => [r.finding.id, r.outcome])).toEqual([
+      ['g1', 'evicted'],
+      ['g2', 'evicted'],
+    ]);
+    expect(h.lines().map((l) => l.kind)).toEqual(['intent', 'outcome', 'intent', 'outcome']);
+  });
+});
+
+describe('executeEviction: an entry verified over ssh', () => {
+  it('is re-probed over its host and audited with the host its facts came from and how (intent and skip alike)', async () => {
+    const FAR = 'build-1';
+    const h = setup([ghost('g1', 100, { machine: FAR }), ghost('g2', 200, { machine: FAR })]);
+    const far = new FakeProbes(h.clock);
+    const hostFacts = (facts: Pick<OsFacts, 'pids' | 'ports'>): RemoteHostFacts => ({ machine: FAR, transport: 'ssh', state: 'up', facts });
+    const ctx: EvictorContext = {
+      ...h.ctx,
+      freshContext: () => ({ ...h.ctx.freshContext(), remote: (m) => (m === FAR ? { provider: far, known: { pids: new Map(), ports: new Map() }, isOn: (x) => x === FAR, hostFacts } : undefined) }),
+    };
+    const facts = await far.probePids([100, 200], { full: true, now: () => h.clock.now() });
+    far.calls.splice(0);
+    const shown = reconcile({ sessions: h.source.sessions, claims: [] }, { pids: new Map(), ports: new Map(), remotes: [hostFacts({ pids: facts, ports: new Map() })] }, h.clock.now(), defaultPolicy(HOST));
+    expect(shown.map((f) => [f.id, f.verdict, f.evidence.host.ssh?.host])).toEqual([
+      ['g1', 'ghost', FAR],
+      ['g2', 'ghost', FAR],
+    ]);
+    // g2's process is back on build-1 by the time it is re-checked.
+    far.processes.set(200, { kill: 'ok', startedAt: h.clock.now() });
+    const summary = await executeEviction(ctx, { selection: shown, force: false });
+    expect(summary.results.map((r) => [r.finding.id, r.outcome])).toEqual([
+      ['g1', 'evicted'],
+      ['g2', 'skipped'],
+    ]);
+    expect(h.probes.calls).toEqual([]);
+    expect(far.of('full').map((c) => c.items)).toEqual([[100], [200]]);
+    expect(h.applied.map((f) => f.remoteHost)).toEqual([FAR, FAR]);
+    const [intent, outcome, skip, ...rest] = h.lines();
+    expect(rest).toEqual([]);
+    expect(intent).toMatchObject({ kind: 'intent', actor: ACTOR, host: HOST, via: `ssh ${FAR}`, remoteHost: FAR, transport: 'ssh', action: { id: 'g1' }, verdict: 'ghost' });
+    expect(outcome).toEqual({ ts: iso(h.clock.now()), kind: 'outcome', id: intent!.id, outcome: 'evicted' });
+    expect(skip).toMatchObject({ kind: 'skip', via: `ssh ${FAR}`, remoteHost: FAR, transport: 'ssh', action: { id: 'g2' }, verdict: 'live' });
+  });
+});
+
+describe('executeEviction: a claim removed besides, by its key', () => {
+  it('a selected claim that an earlier release took with it is matched by its key: not sent, and its also-removed line has the verdict it was shown with', async () => {
+    const h = setup([ghost('g1', 100)], [
+      { source: 'reg', resource: '/repo', key: 'k1', holder: 'g1' },
+      { source: 'reg', resource: '/repo', key: 'k2', holder: 'g1' },
+    ]);
+    const shown = await h.judge();
+    const claims = shown.filter((f) => f.kind === 'claim');
+    expect(claims.map((c) => [c.entry.key, c.verdict])).toEqual([
+      ['k1', 'stale-claim'],
+      ['k2', 'stale-claim'],
+    ]);
+    h.source.answer = { outcome: 'evicted', alsoRemoved: [also('/repo', { kind: 'claim', key: 'k2', raw: { resource: '/repo', key: 'k2' } })] };
+    const summary = await h.run({ selection: claims });
+    expect(h.source.sent).toHaveLength(1);
+    expect(summary.results.map((r) => [(r.finding.entry as ClaimEntry).key, r.outcome, r.detail])).toEqual([
+      ['k1', 'evicted', 'the registry also removed 1 other dead record'],
+      ['k2', 'evicted', 'removed by the request sent for /repo (removed; audited there as also-removed)'],
+    ]);
+    expect(summary.alsoRemoved).toEqual([{ source: 'reg', kind: 'claim', id: '/repo', pid: undefined, change: 'removed', by: claims[0], selected: true }]);
+    const line = h.lines().find((l) => l.kind === 'also-removed');
+    expect(line).toMatchObject({ removed: 'claim', removedId: '/repo', claim: 'k2', verdict: 'stale-claim', reason: claims[1]!.reason });
   });
 });

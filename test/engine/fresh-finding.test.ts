@@ -84,7 +84,8 @@ describe('freshFinding: what is probed', () => {
     expect(probed(h.probes)).toEqual({ full: [[500]], ports: [[8001, 8002]], kill: 0 });
     expect([...fresh.ports.keys()]).toEqual([8001, 8002]);
     expect([...fresh.pids.keys()]).toEqual([500]);
-    expect(fresh.current?.id).toBe('p1');
+    // Judged with the one sibling the same process serves (not with itself): the newer one wins.
+    expect(fresh.current).toMatchObject({ id: 'p1', verdict: 'superseded', evidence: { siblings: ['p2'], siblingCount: 1, sharedBy: 'port-owner' } });
   });
 
   it('a pid-less session whose port nobody known serves: only its own port, whoever serves the others', async () => {
@@ -168,5 +169,112 @@ describe('freshFinding: what is probed', () => {
     const fresh = await freshFinding(h.source, planSession('a'), h.ctx);
     expect(fresh.pids.get(100)?.process).toEqual(row);
     expect(fresh.current?.evidence.process).toEqual(row);
+  });
+});
+
+describe('freshFinding: an entry verified over ssh', () => {
+  const FAR = 'build-1';
+  const planSsh = (id: string, host = FAR): Finding =>
+    ({ kind: 'session', source: 'reg', id, entry: { id }, evidence: { host: { machine: host, local: false, ssh: { host, state: 'up', via: `via ssh ${host}` } } } }) as unknown as Finding;
+
+  function sshSetup(sessions: SessionEntry[], remoteKnown: OsFacts = { pids: new Map(), ports: new Map() }) {
+    const h = setup(sessions);
+    const far = new FakeProbes(h.clock);
+    const asked: string[] = [];
+    let rechecks = 0;
+    const ctx: FreshContext = {
+      ...h.ctx,
+      remote: (machine) => {
+        asked.push(machine);
+        return machine !== FAR
+          ? undefined
+          : { provider: far, known: remoteKnown, isOn: (m) => m === FAR, hostFacts: (facts) => ({ machine: FAR, transport: 'ssh', state: 'up', facts }) };
+      },
+      remotePorts: {
+        recheck: async () => {
+          rechecks++;
+          return new Map();
+        },
+      },
+    };
+    return { ...h, far, asked, ctx, rechecks: () => rechecks };
+  }
+
+  it("is re-probed on its host only, over that host's provider, and judged on those facts alone", async () => {
+    const h = sshSetup([session('g', { pid: 100, machine: FAR }), session('sib', { pid: 100, machine: FAR }), session('here', { pid: 100 })]);
+    // The same pid lives here: that says nothing of the process on build-1, which is gone.
+    h.probes.processes.set(100, { kill: 'ok', startedAt: 500 });
+    const fresh = await freshFinding(h.source, planSsh('g'), h.ctx);
+    expect(h.asked).toEqual([FAR]);
+    expect(h.probes.calls).toEqual([]);
+    expect(h.far.of('full').map((c) => c.items)).toEqual([[100]]);
+    expect(h.far.of('ports')).toEqual([]);
+    expect(fresh.remoteHost).toBe(FAR);
+    expect(fresh.current).toMatchObject({ id: 'g', verdict: 'ghost', evidence: { kill: 'ESRCH', host: { ssh: { host: FAR, state: 'up' } } } });
+    expect([...fresh.pids.keys()]).toEqual([100]);
+    expect(fresh.pids.get(100)).toMatchObject({ kill: 'ESRCH', checkedAt: h.clock.now() });
+    // Never connected to from here as well: its host said what it is.
+    expect(h.rechecks()).toBe(0);
+    // An entry of this host is probed here; no host is asked for a connection.
+    h.probes.processes.delete(100);
+    expect((await freshFinding(h.source, planSession('here'), h.ctx)).current?.verdict).toBe('ghost');
+    expect(h.asked).toEqual([FAR]);
+    expect(h.probes.of('full').map((c) => c.items)).toEqual([[100]]);
+  });
+
+  it("the process row known on that host is carried over, not this host's", async () => {
+    const row = { pid: 100, ppid: 1, name: 'pi', cmd: 'pi --serve', startedAt: 500 };
+    const h = sshSetup([session('a', { pid: 100, machine: FAR })], { pids: new Map([[100, { pid: 100, kill: 'ok', startedAt: 500, checkedAt: 0, process: row }]]), ports: new Map() });
+    h.far.processes.set(100, { kill: 'ok', startedAt: 500 });
+    const fresh = await freshFinding(h.source, planSsh('a'), h.ctx);
+    expect(fresh.pids.get(100)?.process).toEqual(row);
+    expect(fresh.current?.verdict).toBe('live');
+  });
+
+  it('with no connection to its host: the re-check fails, naming the host, before the registry is read or anything probed', async () => {
+    const h = sshSetup([session('g', { pid: 100, machine: 'build-2' })]);
+    let rereads = 0;
+    h.source.onResync = () => void rereads++;
+    await expect(freshFinding(h.source, planSsh('g', 'build-2'), h.ctx)).rejects.toThrow('no ssh connection to build-2 to re-check it over');
+    await expect(freshFinding(h.source, planSsh('g', 'build-2'), { ...h.ctx, remote: undefined })).rejects.toThrow('no ssh connection to build-2 to re-check it over');
+    expect(rereads).toBe(0);
+    expect(h.probes.calls).toEqual([]);
+    expect(h.far.calls).toEqual([]);
+  });
+
+  it('gone from the registry: undefined, with the host it would have been read on', async () => {
+    const h = sshSetup([]);
+    const fresh = await freshFinding(h.source, planSsh('g'), h.ctx);
+    expect(fresh.current).toBeUndefined();
+    expect(fresh.remoteHost).toBe(FAR);
+    expect(h.far.calls).toEqual([]);
+  });
+});
+
+describe('freshFinding: remote port checks', () => {
+  it("with them on, a remote entry's own machine:port is connected to again now (only the remote ones of what is judged), and judged on that", async () => {
+    const h = setup([session('far', { port: 8000, machine: 'laptop' }), session('here', { pid: 100 })]);
+    const asked: SessionEntry[][] = [];
+    const ctx: FreshContext = {
+      ...h.ctx,
+      remotePorts: {
+        recheck: async (entries) => {
+          asked.push([...entries]);
+          return new Map([['laptop|8000', { machine: 'laptop', port: 8000, result: 'refused', detail: 'ECONNREFUSED', checkedAt: h.clock.now() }]]);
+        },
+      },
+    };
+    const fresh = await freshFinding(h.source, planSession('far'), ctx);
+    expect(asked.map((a) => a.map((s) => s.id))).toEqual([['far']]);
+    expect(fresh.remotePorts?.get('laptop|8000')).toMatchObject({ result: 'refused' });
+    expect(fresh.current).toMatchObject({ verdict: 'ghost', evidence: { port: { port: 8000, result: 'refused' } } });
+    expect(h.probes.calls).toEqual([]);
+
+    // A local entry is still checked with them on, but none of its entries is remote: nothing to connect to.
+    const local = await freshFinding(h.source, planSession('here'), ctx);
+    expect(asked.at(-1)).toEqual([]);
+    expect(local.current?.verdict).toBe('ghost');
+    // With them off: judged remote, as before.
+    expect((await freshFinding(h.source, planSession('far'), h.ctx)).current?.verdict).toBe('remote');
   });
 });

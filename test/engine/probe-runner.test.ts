@@ -154,3 +154,39 @@ describe('ProbeRunner.drain', () => {
     expect(runner.isRunning('urgent')).toBe(false);
   });
 });
+
+describe('ProbeRunner after stop', () => {
+  it('a drain asked for once stopped probes nothing and leaves its queue; after reset the same queue is drained', async () => {
+    const runner = new ProbeRunner<'urgent'>();
+    await runner.stop();
+    const queue = new Set([1, 2]);
+    const batches: number[][] = [];
+    const folded: number[] = [];
+    const probe = async (batch: number[]) => {
+      batches.push(batch);
+      return new Map(batch.map((n) => [n, n]));
+    };
+    runner.drain('urgent', queue, probe, (r) => folded.push(...r.keys()));
+    await runner.current('urgent');
+    await settle();
+    expect(batches).toEqual([]);
+    expect([...queue]).toEqual([1, 2]);
+    expect(runner.isRunning('urgent')).toBe(false);
+
+    runner.reset();
+    runner.drain('urgent', queue, probe, (r) => folded.push(...r.keys()));
+    await runner.current('urgent');
+    await settle();
+    expect(batches).toEqual([[1, 2]]);
+    expect(folded).toEqual([1, 2]);
+    expect(queue.size).toBe(0);
+  });
+
+  it('a run asked for once stopped gets the aborted signal', async () => {
+    const runner = new ProbeRunner<'kill'>();
+    await runner.stop();
+    let seen: AbortSignal | undefined;
+    await runner.run('kill', async (s) => void (seen = s));
+    expect(seen?.aborted).toBe(true);
+  });
+});

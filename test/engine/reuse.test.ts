@@ -81,6 +81,57 @@ describe('reuseUnchanged', () => {
     expect(out[0]).toBe(prev[0]);
   });
 
+  it('rows of the same id that swapped places are matched by source and by kind, not by position', () => {
+    const fromA = row('x');
+    const fromB = row('x', { source: 'other' });
+    const claim = row('x', { kind: 'claim' } as Partial<EngineFinding>);
+    for (const prev of [
+      [fromA, fromB],
+      [fromA, claim],
+    ]) {
+      const next = [prev[1]!, prev[0]!].map((f) => ({ ...f }));
+      const out = reuseUnchanged(prev, next);
+      expect(out).toEqual(next);
+      expect(out[0]).toBe(prev[1]);
+      expect(out[1]).toBe(prev[0]);
+    }
+  });
+
+  it('a field null or undefined before and an object now, or the other way round, is a change', () => {
+    const withNull = () => row('b', {}, { port: null } as never);
+    const withUndefined = () => row('b', {}, { port: undefined });
+    const withPort = () => row('b', {}, { port: { port: 8000, result: 'open' } });
+    for (const [before, now] of [
+      [withNull, withPort],
+      [withPort, withNull],
+      [withUndefined, withPort],
+      [withPort, withUndefined],
+    ]) {
+      const prev = [row('a'), before!()];
+      const changed = now!();
+      const out = reuseUnchanged(prev, [row('a'), changed]);
+      expect(out[0]).toBe(prev[0]);
+      expect(out[1]).toBe(changed);
+    }
+  });
+
+  it('the new array is never changed: a copy of it carries the previous objects', () => {
+    const prev = [row('a'), row('b')];
+    const next = [row('a'), row('c')];
+    const given = [...next];
+    const out = reuseUnchanged(prev, next);
+    expect(next).toEqual(given);
+    expect(next[0]).toBe(given[0]);
+    expect(out).not.toBe(next);
+    expect(out[0]).toBe(prev[0]);
+  });
+
+  it('rows that are the previous objects themselves, or equal to them: the previous array', () => {
+    const prev = [row('a'), row('b')];
+    expect(reuseUnchanged(prev, [prev[0]!, row('b')])).toBe(prev);
+    expect(reuseUnchanged(prev, [...prev])).toBe(prev);
+  });
+
   it('nothing before: the new rows as they are', () => {
     const next = [row('a')];
     expect(reuseUnchanged([], next)).toBe(next);

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Evidence, Finding } from '../../src/core/types.js';
 import { buildSnapshot, eventFrame, markProgress, markStale, nextVerdictCrossing, sameFindings, staleSources, type ProbeProgress } from '../../src/engine/snapshot.js';
-import { checkingOf, deadSinceOf, staleOf, type EngineFinding } from '../../src/engine/types.js';
+import { checkingOf, deadSinceOf, staleOf, type EngineFinding, type HostStatus } from '../../src/engine/types.js';
 import { demoFindings, source } from '../support/ui-fixtures.js';
 
 /** A session row with only what a test sets; the rest as reconcile would leave a live local one. */
@@ -84,6 +84,20 @@ describe('buildSnapshot and eventFrame', () => {
     expect('panes' in snap).toBe(false);
     const panes = new Map([[1, { pane: '%1' }]]) as never;
     expect(buildSnapshot({ ...base, panes }).panes).toBe(panes);
+  });
+
+  it('the ssh hosts only when the engine has some (an empty list is still a list); the events and os as given', () => {
+    const base = { findings: [], sources: [], host: 'devbox', os: { processTable: 'ok' }, computedAt: 7, version: 3, settled: false } as const;
+    const bare = buildSnapshot(base);
+    expect('hosts' in bare).toBe(false);
+    expect(bare.events).toBeUndefined();
+    expect(bare).toMatchObject({ problems: 0, checking: 0, settled: false, os: { processTable: 'ok' } });
+    const hosts: HostStatus[] = [{ machine: 'build-1', dest: 'build-1', transport: 'ssh', state: 'up', connections: 1 }];
+    const events = [{ at: 1 }] as never;
+    const snap = buildSnapshot({ ...base, hosts, events });
+    expect(snap.hosts).toBe(hosts);
+    expect(snap.events).toBe(events);
+    expect(buildSnapshot({ ...base, hosts: [] }).hosts).toEqual([]);
   });
 
   it('a source in the events frame: reading from its status, why = cause else lastError', () => {
@@ -246,5 +260,47 @@ describe('nextVerdictCrossing', () => {
     expect(nextVerdictCrossing([...rows].reverse(), 0)).toBe(10_001);
     expect(nextVerdictCrossing([rows[2]!, rows[0]!], 0)).toBe(20_001);
     expect(nextVerdictCrossing([rows[0]!, rows[2]!], 0)).toBe(20_001);
+  });
+});
+
+describe('markProgress over ssh', () => {
+  const progress = (awaiting: { pids?: number[]; dead?: [number, number][] }): ProbeProgress => ({
+    awaitingPid: (pid) => (awaiting.pids ?? []).includes(pid),
+    awaitingPort: () => false,
+    deadSince: (pid) => new Map(awaiting.dead ?? []).get(pid),
+  });
+  const ssh = (host: string, state: 'up' | 'down' | 'connecting') => ({ host: { machine: host, local: false, ssh: { host, state, via: `via ssh ${host}` } } });
+
+  it("a row verified over ssh is marked from its host's progress, asked by the host's name; pid 100 there is not pid 100 here", () => {
+    const findings = [
+      row({ id: 'u', verdict: 'unverified', pid: 100, evidence: ssh('build-1', 'up') }),
+      row({ id: 'g', verdict: 'ghost', problem: true, pid: 200, evidence: { ...ssh('build-1', 'up'), kill: 'ESRCH' } }),
+      row({ id: 'here', verdict: 'unverified', pid: 100 }),
+    ];
+    const asked: string[] = [];
+    const out = markProgress(findings, progress({}), (machine) => {
+      asked.push(machine);
+      return machine === 'build-1' ? progress({ pids: [100], dead: [[200, 7000]] }) : undefined;
+    });
+    expect(asked).toEqual(['build-1', 'build-1']);
+    expect(out.map(checkingOf)).toEqual([true, false, false]);
+    expect(out.map(deadSinceOf)).toEqual([undefined, 7000, undefined]);
+    expect(out[2]).toBe(findings[2]);
+  });
+
+  it('a host that is not up, a host with no progress, or no remote progress at all: nothing is marked', () => {
+    const findings = [
+      row({ id: 'down', verdict: 'unverified', pid: 100, evidence: ssh('build-1', 'down') }),
+      row({ id: 'connecting', verdict: 'unverified', pid: 100, evidence: ssh('build-1', 'connecting') }),
+      row({ id: 'other', verdict: 'unverified', pid: 100, evidence: ssh('build-2', 'up') }),
+    ];
+    const asked: string[] = [];
+    const remote = (machine: string) => {
+      asked.push(machine);
+      return machine === 'build-1' ? progress({ pids: [100] }) : undefined;
+    };
+    expect(markProgress(findings, progress({ pids: [100] }), remote)).toBe(findings);
+    expect(asked).toEqual(['build-2']);
+    expect(markProgress(findings, progress({ pids: [100] }))).toBe(findings);
   });
 });
