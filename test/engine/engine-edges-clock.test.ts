@@ -1,0 +1,226 @@
+// The engine's edges on a hand-driven clock: which source changes are read (one source of
+// several, claims alone, sessions alone), the minute re-check that recomputes but publishes
+// nothing when nothing shows, a TTL timer that leaves no stray wake-up behind, settled() waiters
+// told on stop, unsubscribe, stop before start, and `o` from a provider that cannot switch panes.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { TmuxPane } from '../../src/core/tmux.js';
+import type { ClaimEntry, SessionEntry } from '../../src/core/types.js';
+import { createEngine, type EngineOptions } from '../../src/engine/index.js';
+import type { PaneLookup } from '../../src/os/tmux.js';
+import { emptyCounters, type Source, type SourceSnapshot, type SourceState } from '../../src/sources/types.js';
+import { FakeClock } from './fake-clock.js';
+import { FakeProbes } from './fake-probes.js';
+import { FakeSource } from './fake-source.js';
+import { onCleanup, tempDir } from './helpers.js';
+
+const HOST = 'fakehost';
+
+/** A source whose session and claim lists are replaced one at a time: the other list keeps its object. */
+class HandSource implements Source {
+  private sessions: readonly SessionEntry[] = [];
+  private claims: readonly ClaimEntry[] = [];
+  private readonly state: SourceState;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(readonly name: string) {
+    this.state = { name, url: 'hand://registry', status: 'connected', since: 0, repaired: 0, resyncs: 0, reconnects: 0, counters: emptyCounters(), clockOffsetMs: 0 };
+  }
+
+  start(): void {}
+  async stop(): Promise<void> {}
+  async resync(): Promise<void> {}
+  async evict(): ReturnType<Source['evict']> {
+    return { outcome: 'evicted' };
+  }
+
+  snapshot(): SourceSnapshot {
+    return { sessions: this.sessions, claims: this.claims, state: this.state };
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  setSessions(sessions: readonly SessionEntry[]): void {
+    this.sessions = sessions;
+    for (const l of [...this.listeners]) l();
+  }
+
+  setClaims(claims: readonly ClaimEntry[]): void {
+    this.claims = claims;
+    for (const l of [...this.listeners]) l();
+  }
+}
+
+function setup(sources: (clock: FakeClock) => Source[], opts: Partial<EngineOptions> = {}, probes?: (clock: FakeClock) => FakeProbes) {
+  const clock = new FakeClock();
+  const p = probes ? probes(clock) : new FakeProbes(clock);
+  const list = sources(clock);
+  const engine = createEngine({ sources: list, hostName: HOST, auditLogPath: join(tempDir(), 'audit', 'evictions.jsonl'), probes: p, clock, ...opts });
+  onCleanup(() => engine.stop());
+  return { clock, probes: p, sources: list, engine };
+}
+
+const ids = (engine: ReturnType<typeof createEngine>) => engine.getSnapshot().findings.map((f) => `${f.kind}:${f.id}`);
+const session = (source: string, id: string, pid: number): SessionEntry => ({ source, id, machine: HOST, pid });
+
+describe('engine edges: what a source change is', () => {
+  it('one source of two changing is read: its new row shows, the other source’s rows stay', async () => {
+    const { clock, probes, sources, engine } = setup(() => [new HandSource('one'), new HandSource('two')]);
+    const [one, two] = sources as [HandSource, HandSource];
+    probes.processes.set(100, { kill: 'ok' });
+    probes.processes.set(200, { kill: 'ok' });
+    engine.start();
+    one.setSessions([session('one', 'a', 100)]);
+    two.setSessions([session('two', 'b', 200)]);
+    await clock.advance(100);
+    expect(ids(engine)).toEqual(['session:a', 'session:b']);
+    two.setSessions([session('two', 'b', 200), session('two', 'c', 200)]);
+    await clock.advance(100);
+    expect(ids(engine)).toEqual(['session:a', 'session:b', 'session:c']);
+  });
+
+  it('a claim arriving alone (the sessions list the same object) shows; so does a session arriving alone', async () => {
+    const { clock, probes, sources, engine } = setup(() => [new HandSource('hand')]);
+    const hand = sources[0] as HandSource;
+    probes.processes.set(100, { kill: 'ok' });
+    engine.start();
+    hand.setSessions([session('hand', 'a', 100)]);
+    await clock.advance(100);
+    expect(ids(engine)).toEqual(['session:a']);
+    hand.setClaims([{ source: 'hand', resource: 'src/app.ts', holder: 'a', machine: HOST, pid: 100 }]);
+    await clock.advance(100);
+    expect(ids(engine)).toEqual(['session:a', 'claim:src/app.ts']);
+    hand.setSessions([session('hand', 'a', 100), session('hand', 'b', 100)]);
+    await clock.advance(100);
+    expect(ids(engine)).toEqual(['session:a', 'session:b', 'claim:src/app.ts']);
+  });
+});
+
+describe('engine edges: time and work', () => {
+  it('the minute re-check recomputes once and publishes nothing when nothing shows; nothing else runs in between', async () => {
+    const { clock, probes, sources, engine } = setup((c) => [new FakeSource(c)]);
+    const source = sources[0] as FakeSource;
+    probes.processes.set(100, { kill: 'ok', startedAt: clock.now() - 600_000 });
+    engine.start();
+    source.set([FakeSource.session('a', { machine: HOST, pid: 100 })]);
+    await clock.advance(1_000);
+    expect(engine.getSnapshot().settled).toBe(true);
+    const version = engine.getSnapshot().version;
+    const recomputes = engine.stats().recomputes;
+    let told = 0;
+    onCleanup(engine.subscribe(() => told++));
+    // Every probe keeps finding the same: no recompute until the minute tick.
+    await clock.advanceTo(59_999);
+    expect(engine.stats().recomputes).toBe(recomputes);
+    await clock.advanceTo(60_100);
+    expect(engine.stats().recomputes).toBe(recomputes + 1);
+    expect(engine.stats().publishes).toBe(version);
+    expect(engine.getSnapshot().version).toBe(version);
+    expect(told).toBe(0);
+  });
+
+  it('an entry whose TTL timer was armed leaving costs one recompute, and no wake-up is left behind', async () => {
+    const ttl = 10_000;
+    const { clock, probes, sources, engine } = setup((c) => [new FakeSource(c)], { pendingTtlMs: ttl, intervalScale: 1000 });
+    const source = sources[0] as FakeSource;
+    probes.processes.set(100, { kill: 'ok', startedAt: clock.now() - 5_000 });
+    engine.start();
+    source.set([FakeSource.session('pending-100', { machine: HOST, pid: 100, registeredAt: clock.now() })]);
+    await clock.advance(100);
+    expect(clock.timeouts()).toContain(ttl + 1);
+    const before = engine.stats().recomputes;
+    source.set([]);
+    await clock.advance(100);
+    expect(engine.stats().recomputes - before).toBe(1);
+    await clock.advanceTo(ttl + 5_000);
+    expect(engine.stats().recomputes - before).toBe(1);
+    expect(engine.getSnapshot().findings).toEqual([]);
+  });
+});
+
+describe('engine edges: listeners, waiters, stop', () => {
+  it('an unsubscribed listener is told nothing more', async () => {
+    const { clock, probes, sources, engine } = setup((c) => [new FakeSource(c)]);
+    const source = sources[0] as FakeSource;
+    probes.processes.set(100, { kill: 'ok' });
+    let a = 0;
+    let b = 0;
+    const offA = engine.subscribe(() => a++);
+    onCleanup(engine.subscribe(() => b++));
+    engine.start();
+    source.set([FakeSource.session('a', { machine: HOST, pid: 100 })]);
+    await clock.advance(100);
+    expect(a).toBeGreaterThan(0);
+    expect(a).toBe(b);
+    offA();
+    source.set([FakeSource.session('a', { machine: HOST, pid: 100 }), FakeSource.session('b', { machine: HOST, pid: 100 })]);
+    await clock.advance(100);
+    expect(b).toBeGreaterThan(a);
+    const told = a;
+    source.set([]);
+    await clock.advance(100);
+    expect(a).toBe(told);
+  });
+
+  it('stop() answers every settled() waiter at once, with the last snapshot', async () => {
+    const { clock, engine } = setup((c) => [new FakeSource(c)]);
+    engine.start();
+    await clock.advance(100);
+    let answer: unknown;
+    const waiting = engine.settled(60_000).then((s) => (answer = s));
+    await clock.advance(100);
+    expect(answer).toBeUndefined();
+    await engine.stop();
+    await waiting;
+    expect(answer).toBe(engine.getSnapshot());
+    expect(engine.getSnapshot().settled).toBe(false);
+    expect(clock.t).toBe(200);
+  });
+
+  it('settled() on a settled engine answers at once, without a timer', async () => {
+    const { clock, sources, engine } = setup((c) => [new FakeSource(c)]);
+    engine.start();
+    (sources[0] as FakeSource).set([]);
+    await clock.advance(100);
+    expect(engine.getSnapshot().settled).toBe(true);
+    const armed = clock.timeouts();
+    const snap = await engine.settled(60_000);
+    expect(snap).toBe(engine.getSnapshot());
+    expect(clock.timeouts()).toEqual(armed);
+  });
+
+  it('an engine stopped before it was started stops cleanly, and cannot be started after', async () => {
+    const { clock, sources, engine } = setup((c) => [new FakeSource(c)]);
+    await engine.stop();
+    engine.start();
+    expect(clock.armed).toBe(0);
+    (sources[0] as FakeSource).set([FakeSource.session('a', { machine: HOST, pid: 100 })]);
+    await clock.advance(1_000);
+    expect(engine.getSnapshot().version).toBe(0);
+    expect(engine.stats().recomputes).toBe(0);
+  });
+});
+
+describe('engine edges: panes', () => {
+  const PANE: TmuxPane = { pid: 900, target: 'work:1.0', id: '%3' };
+
+  /** tmux that can list panes but has no way to switch to one. */
+  class ListOnlyTmux extends FakeProbes {
+    async findPanes(pids: readonly number[]): Promise<PaneLookup> {
+      return { available: true, panes: [PANE], byPid: new Map(pids.filter((p) => p === 100).map((p) => [p, PANE])) };
+    }
+  }
+
+  it('`o` for a pid in a known pane, from a provider that cannot switch panes, says so', async () => {
+    const { clock, probes, sources, engine } = setup((c) => [new FakeSource(c)], {}, (c) => new ListOnlyTmux(c));
+    probes.processes.set(100, { kill: 'ok' });
+    engine.start();
+    (sources[0] as FakeSource).set([FakeSource.session('a', { machine: HOST, pid: 100 })]);
+    await clock.advanceTo(1_100);
+    expect(engine.getSnapshot().panes?.get(100)).toEqual(PANE);
+    await expect(engine.jumpToPane(100)).resolves.toEqual({ ok: false, text: 'tmux panes cannot be switched to from here' });
+  });
+});
