@@ -1,0 +1,225 @@
+// The OS facts tracker's runs on a hand-driven clock: the state before any scan, facts stamped
+// with the wall clock it is given (not the timer clock), a kill tick with nothing to ask asks
+// nothing, results that come back after stop() or for targets dropped meanwhile are not taken,
+// the R key waiting for a run in flight and then probing afresh, owners swapped at one port, and
+// stable ports and pids costing no onChange.
+import { afterEach, describe, expect, it } from 'vitest';
+import { OsFactsTracker } from '../../src/engine/os-facts.js';
+import { FakeClock, settle } from './fake-clock.js';
+import { FakeProbes } from './fake-probes.js';
+
+const trackers: OsFactsTracker[] = [];
+afterEach(async () => {
+  for (const t of trackers.splice(0)) await t.stop();
+});
+
+/** The wall clock of the facts runs this far ahead of the timer clock's own `now`. */
+const WALL_AHEAD = 7_000_000;
+
+function setup() {
+  const clock = new FakeClock();
+  const probes = new FakeProbes(clock);
+  const changes: number[] = [];
+  const tracker = new OsFactsTracker({ intervalScale: 1, probes, clock, now: () => clock.now() + WALL_AHEAD, onChange: () => changes.push(clock.t) });
+  trackers.push(tracker);
+  return { clock, probes, tracker, changes };
+}
+
+const targets = (pids: number[], ports: number[] = []) => ({ pids: new Set(pids), ports: new Set(ports) });
+
+describe('OsFactsTracker: state and stamps', () => {
+  it('before any scan the process table is pending and nothing has been probed', () => {
+    const { tracker } = setup();
+    expect(tracker.state).toEqual({ processTable: 'pending', processTableError: undefined, lastProbeAt: undefined });
+    expect(tracker.firstProbesDone).toBe(true);
+  });
+
+  it('every probe, urgent or on its cadence, stamps its facts with the wall clock it was given', async () => {
+    const { clock, probes, tracker } = setup();
+    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
+    probes.processes.set(101, { kill: 'ok', state: 'S', startedAt: 5 });
+    probes.openPorts.set(4000, []);
+    tracker.setTargets(targets([100, 101], [4000]));
+    tracker.start();
+    await settle();
+    // The urgent first probes.
+    expect(tracker.facts.pids.get(100)?.checkedAt).toBe(clock.wallStart + WALL_AHEAD);
+    expect(tracker.facts.ports.get(4000)?.checkedAt).toBe(clock.wallStart + WALL_AHEAD);
+    expect(tracker.state.lastProbeAt).toBe(clock.wallStart + WALL_AHEAD);
+    // The cadence: the pid dies, the port closes.
+    probes.processes.delete(100);
+    probes.fastPath = false;
+    probes.openPorts.delete(4000);
+    probes.processes.set(101, { kill: 'ok', state: 'Z', startedAt: 5 });
+    await clock.advanceTo(250);
+    expect(tracker.facts.pids.get(100)).toMatchObject({ kill: 'ESRCH', checkedAt: clock.wallStart + 250 + WALL_AHEAD });
+    await clock.advanceTo(2_000);
+    expect(tracker.facts.ports.get(4000)).toMatchObject({ result: 'refused', checkedAt: clock.wallStart + 2_000 + WALL_AHEAD });
+    expect(tracker.facts.pids.get(101)).toMatchObject({ state: 'Z', checkedAt: clock.wallStart + 2_000 + WALL_AHEAD });
+    expect(tracker.portCheckedAt(4000)).toBe(clock.wallStart + 2_000 + WALL_AHEAD);
+    expect(tracker.pidCheckedAt(100)).toBe(clock.wallStart + 2_000 + WALL_AHEAD);
+  });
+});
+
+describe('OsFactsTracker: runs', () => {
+  it('a kill tick with every pid known alive on the fast path asks the provider nothing, but still counts as a sweep', async () => {
+    const { clock, probes, tracker } = setup();
+    probes.processes.set(100, { kill: 'ok' });
+    tracker.setTargets(targets([100]));
+    tracker.start();
+    await clock.advanceTo(1_000);
+    expect(probes.of('kill')).toEqual([]);
+    expect(tracker.counts.kill).toBe(4);
+    expect(tracker.pidCheckedAt(100)).toBe(clock.wallStart + 1_000 + WALL_AHEAD);
+  });
+
+  it('with nothing tracked no tick runs at all: nothing counted, no probe time', async () => {
+    const { clock, probes, tracker } = setup();
+    tracker.start();
+    await clock.advanceTo(10_000);
+    expect(tracker.counts).toEqual({ kill: 0, full: 0, ports: 0, table: 1 });
+    expect(probes.calls.map((c) => c.kind)).toEqual(['table']);
+    expect(tracker.state.lastProbeAt).toBeUndefined();
+  });
+
+  it.each([
+    ['kill', 5_250],
+    ['full', 6_000],
+    ['ports', 6_000],
+    ['table', 10_000],
+  ] as const)('a %s result that comes back after stop() is not taken', async (kind, at) => {
+    const { clock, probes, tracker, changes } = setup();
+    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
+    probes.openPorts.set(4000, [100]);
+    probes.fastPath = false;
+    tracker.setTargets(targets([100], [4000]));
+    tracker.start();
+    await clock.advanceTo(5_000);
+    probes.hold(kind);
+    await clock.advanceTo(at);
+    expect(probes.times(kind).at(-1)).toBe(at);
+    const counts = { ...tracker.counts };
+    const facts = { pid: tracker.facts.pids.get(100), port: tracker.facts.ports.get(4000) };
+    const state = tracker.state;
+    const told = changes.length;
+    // What the held run finds once released: all of it different.
+    probes.processes.set(100, { kill: 'ESRCH' });
+    probes.openPorts.delete(4000);
+    probes.tableAvailable = false;
+    const stopped = tracker.stop();
+    probes.release(kind);
+    await stopped;
+    expect(tracker.counts).toEqual(counts);
+    expect(tracker.facts.pids.get(100)).toBe(facts.pid);
+    expect(tracker.facts.ports.get(4000)).toBe(facts.port);
+    expect(tracker.state).toBe(state);
+    expect(changes.length).toBe(told);
+  });
+
+  it('a kill result for a pid dropped while it was asked is not kept', async () => {
+    const { clock, probes, tracker } = setup();
+    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
+    probes.processes.set(101, { kill: 'ok', startedAt: 5 });
+    probes.fastPath = false;
+    tracker.setTargets(targets([100, 101]));
+    tracker.start();
+    await settle();
+    probes.processes.delete(100);
+    probes.processes.delete(101);
+    probes.hold('kill');
+    await clock.advanceTo(250);
+    tracker.setTargets(targets([101]));
+    probes.release('kill');
+    await settle();
+    expect([...tracker.facts.pids.keys()]).toEqual([101]);
+    expect(tracker.facts.pids.get(101)?.kill).toBe('ESRCH');
+  });
+
+  it('the R key waits for a full probe in flight, then probes afresh', async () => {
+    const { clock, probes, tracker } = setup();
+    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
+    tracker.setTargets(targets([100]));
+    tracker.start();
+    await settle();
+    probes.hold('full');
+    await clock.advanceTo(2_000);
+    expect(probes.times('full')).toEqual([0, 2_000]);
+    let done = false;
+    const r = tracker.probeAllNow().then(() => (done = true));
+    await settle();
+    expect(done).toBe(false);
+    expect(probes.times('full')).toEqual([0, 2_000]);
+    probes.release('full');
+    await r;
+    expect(probes.times('full')).toEqual([0, 2_000, 2_000]);
+    expect(tracker.counts.full).toBe(3);
+  });
+
+  it.each(['ports', 'table'] as const)('the R key waits for a %s run in flight, then runs afresh', async (kind) => {
+    const { clock, probes, tracker } = setup();
+    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
+    probes.openPorts.set(4000, []);
+    tracker.setTargets(targets([100], [4000]));
+    tracker.start();
+    await settle();
+    probes.hold(kind);
+    const at = kind === 'ports' ? 2_000 : 5_000;
+    await clock.advanceTo(at);
+    const before = probes.times(kind).length;
+    const r = tracker.probeAllNow();
+    await settle();
+    expect(probes.times(kind).length).toBe(before);
+    probes.release(kind);
+    await r;
+    expect(probes.times(kind).slice(before)).toEqual([at]);
+  });
+});
+
+describe('OsFactsTracker: owners and quiet', () => {
+  it('one of two owners of a port swapped for another: the new one is watched, the old one dropped', async () => {
+    const { clock, probes, tracker } = setup();
+    for (const pid of [200, 201, 300]) probes.processes.set(pid, { kill: 'ok', startedAt: 3 });
+    probes.openPorts.set(4000, [200, 201]);
+    tracker.setTargets(targets([], [4000]));
+    tracker.start();
+    await settle();
+    expect([...tracker.facts.pids.keys()].sort()).toEqual([200, 201]);
+    probes.openPorts.set(4000, [200, 300]);
+    await clock.advanceTo(2_000);
+    await settle();
+    expect([...tracker.facts.pids.keys()].sort()).toEqual([200, 300]);
+    expect(tracker.facts.pids.get(300)).toMatchObject({ kill: 'ok', startedAt: 3 });
+  });
+
+  it('stable pids and ports cost no onChange once their first probes are in', async () => {
+    const { clock, probes, tracker, changes } = setup();
+    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
+    probes.openPorts.set(4000, [100]);
+    probes.fastPath = false;
+    tracker.setTargets(targets([100], [4000]));
+    tracker.start();
+    // The first table scan (5 s) attaches the pid's row: news; from then on nothing is.
+    await clock.advanceTo(5_100);
+    expect(tracker.processInfo(100)).toMatchObject({ pid: 100 });
+    const told = changes.length;
+    // Past the table refresh that reads every row again (the 12th scan after the first, at 65 s).
+    await clock.advanceTo(70_000);
+    expect(tracker.counts.ports).toBeGreaterThanOrEqual(10);
+    expect(tracker.counts.full).toBeGreaterThanOrEqual(10);
+    expect(changes.length).toBe(told);
+  });
+
+  it('a row read for a pid whose start time disagrees is still what the table knows of the pid', async () => {
+    const { clock, probes, tracker } = setup();
+    probes.processes.set(100, { kill: 'ok', startedAt: 5_000 });
+    tracker.setTargets(targets([100]));
+    tracker.start();
+    await clock.advanceTo(4_500);
+    // Another process took the pid between the last full probe (4 s) and the scan (5 s).
+    probes.processes.set(100, { kill: 'ok', startedAt: 90_000, name: 'other' });
+    await clock.advanceTo(5_000);
+    expect(probes.of('table').at(-1)).toEqual({ kind: 'table', t: 5_000, items: [100] });
+    expect(tracker.facts.pids.get(100)?.process).toBeUndefined();
+    expect(tracker.processInfo(100)).toMatchObject({ pid: 100, name: 'other', startedAt: 90_000 });
+  });
+});
