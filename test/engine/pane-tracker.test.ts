@@ -131,6 +131,26 @@ describe('PaneTracker.apply', () => {
     expect(t.plan(pids)).toEqual([]);
   });
 
+  it('a paneless pid found in a full lookup is placed, and walked again soon once its pane closes', () => {
+    const pids = watched([[100, 'ok']]);
+    const t = pastFirst(pids);
+    t.apply(lookup([], []), [100], pids);
+    t.apply(lookup([WORK], [[100, WORK]]), t.plan(pids, true), pids);
+    expect(t.panes.get(100)).toEqual(WORK);
+    // The pane closes: 100 is neither placed nor known paneless, so the next lookup walks it.
+    expect(t.apply(lookup([], []), [], pids)).toBe(true);
+    expect(t.plan(pids)).toEqual([100]);
+  });
+
+  it('one pid leaving and another arriving in the same lookup is a change', () => {
+    const pids = watched([[100, 'ok'], [101, 'ok']]);
+    const t = new PaneTracker();
+    t.apply(lookup([WORK], [[100, WORK]]), t.plan(pids), pids);
+    pids.watch(new Set([101]));
+    expect(t.apply(lookup([WORK], [[101, WORK]]), [101], pids)).toBe(true);
+    expect(Object.fromEntries(t.panes)).toEqual({ 101: WORK });
+  });
+
   it('a pid walked but no longer watched is not remembered as paneless: watched again, it is walked again', () => {
     const pids = watched([[100, 'ok']]);
     const t = pastFirst(pids);
