@@ -224,3 +224,75 @@ describe('engine edges: panes', () => {
     await expect(engine.jumpToPane(100)).resolves.toEqual({ ok: false, text: 'tmux panes cannot be switched to from here' });
   });
 });
+
+describe('engine edges: the snapshot before start, settling, problems told, last checks', () => {
+  it('before start: version 0, not settled, no rows, computed at construction, the table pending and no notices', () => {
+    const { clock, engine } = setup((c) => [new FakeSource(c)]);
+    const snap = engine.getSnapshot();
+    expect(snap).toMatchObject({ findings: [], host: HOST, version: 0, settled: false, computedAt: clock.now(), problems: 0, checking: 0 });
+    expect(snap.os).toEqual({ processTable: 'pending', processTableError: undefined, lastProbeAt: undefined });
+    expect(snap.panes).toBeUndefined();
+    expect(engine.stats()).toEqual({ recomputes: 0, publishes: 0, probes: { kill: 0, full: 0, ports: 0, table: 0 } });
+  });
+
+  it('a settled() waiter is answered by the publish that settles, and its timer goes with it', async () => {
+    const { clock, sources, engine } = setup((c) => [new FakeSource(c)], { intervalScale: 1000 });
+    engine.start();
+    await clock.advance(100);
+    let at: number | undefined;
+    void engine.settled(60_000).then((s) => {
+      expect(s.settled).toBe(true);
+      at = clock.t;
+    });
+    expect(clock.timeouts()).toContain(60_100);
+    await clock.advanceTo(500);
+    expect(at).toBeUndefined();
+    (sources[0] as FakeSource).set([]);
+    await clock.advanceTo(600);
+    expect(at).toBe(500);
+    expect(clock.timeouts()).not.toContain(60_100);
+  });
+
+  class TellingSource extends FakeSource {
+    readonly told: boolean[] = [];
+    showProblems(shown: boolean): void {
+      this.told.push(shown);
+    }
+  }
+
+  it('a source that asks is told whether a problem of its own is shown, on change only', async () => {
+    const { clock, probes, sources, engine } = setup((c) => [new TellingSource(c, 'fake'), new TellingSource(c, 'other'), new FakeSource(c, 'plain')]);
+    const [mine, other] = sources as [TellingSource, TellingSource];
+    probes.processes.set(100, { kill: 'ok' });
+    engine.start();
+    mine.set([FakeSource.session('a', { machine: HOST, pid: 100 })]);
+    await clock.advance(100);
+    expect(mine.told).toEqual([false]);
+    expect(other.told).toEqual([false]);
+    // Pid 100 dies: a ghost of `fake`, none of `other`.
+    probes.processes.delete(100);
+    await clock.advanceTo(2_000);
+    expect(engine.getSnapshot().findings.map((f) => [f.source, f.verdict])).toEqual([['fake', 'ghost']]);
+    expect(mine.told).toEqual([false, true]);
+    expect(other.told).toEqual([false]);
+    await clock.advanceTo(70_000); // recomputes with the ghost still shown: not told again
+    expect(mine.told).toEqual([false, true]);
+    mine.set([]);
+    await clock.advance(100);
+    expect(mine.told).toEqual([false, true, false]);
+    expect(other.told).toEqual([false]);
+  });
+
+  it('a pid-less entry on a port is last checked when the pid serving that port was', async () => {
+    const { clock, probes, sources, engine } = setup((c) => [new FakeSource(c)]);
+    probes.processes.set(500, { kill: 'ok', startedAt: clock.now() - 60_000 });
+    probes.openPorts.set(7002, [500]);
+    engine.start();
+    (sources[0] as FakeSource).set([FakeSource.session('p1', { machine: HOST, port: 7002 })]);
+    await clock.advanceTo(61_000);
+    const f = engine.getSnapshot().findings.find((x) => x.id === 'p1')!;
+    expect(f.verdict).toBe('live');
+    // The port was last probed at 60 s; its owner by the kill tick at 61 s.
+    expect(engine.lastChecked(f)).toBe(clock.wallStart + 61_000);
+  });
+});
