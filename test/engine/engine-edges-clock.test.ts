@@ -9,7 +9,7 @@ import type { ClaimEntry, SessionEntry } from '../../src/core/types.js';
 import { createEngine, type EngineOptions } from '../../src/engine/index.js';
 import type { PaneLookup } from '../../src/os/tmux.js';
 import { emptyCounters, type Source, type SourceSnapshot, type SourceState } from '../../src/sources/types.js';
-import { FakeClock } from './fake-clock.js';
+import { FakeClock, settle } from './fake-clock.js';
 import { FakeProbes } from './fake-probes.js';
 import { FakeSource } from './fake-source.js';
 import { onCleanup, tempDir } from './helpers.js';
@@ -294,5 +294,111 @@ describe('engine edges: the snapshot before start, settling, problems told, last
     expect(f.verdict).toBe('live');
     // The port was last probed at 60 s; its owner by the kill tick at 61 s.
     expect(engine.lastChecked(f)).toBe(clock.wallStart + 61_000);
+  });
+});
+
+describe('engine edges: our evictions in the events', () => {
+  /** A fake registry whose answer to an eviction is scripted, with a hook when one is sent. */
+  class AnsweringSource extends FakeSource {
+    answer: Awaited<ReturnType<Source['evict']>> = { outcome: 'evicted' };
+    onSend: (() => void) | undefined;
+    /** When set, the answer waits for this. */
+    gate: Promise<void> | undefined;
+    readonly log: string[] = [];
+    override async evict(action: Parameters<Source['evict']>[0]): ReturnType<Source['evict']> {
+      this.evicted.push(action);
+      this.onSend?.();
+      await this.gate;
+      this.log.push('answered');
+      return this.answer;
+    }
+    override async stop(): Promise<void> {
+      this.log.push('stopped');
+    }
+  }
+
+  const texts = (engine: ReturnType<typeof createEngine>) => (engine.getSnapshot().events ?? []).map((e) => `${e.kind}:${e.id ?? ''}`);
+
+  async function withGhost() {
+    const env = setup((c) => [new AnsweringSource(c)]);
+    const source = env.sources[0] as AnsweringSource;
+    env.engine.start();
+    source.set([FakeSource.session('g1', { machine: HOST, pid: 300 })]);
+    await env.clock.advance(100);
+    const ghost = env.engine.getSnapshot().findings.find((f) => f.id === 'g1')!;
+    expect(ghost.verdict).toBe('ghost');
+    return { ...env, source, ghost };
+  }
+
+  it('an eviction is told at once, before the registry’s list says the row is gone', async () => {
+    const { clock, source, engine, ghost } = await withGhost();
+    const version = engine.getSnapshot().version;
+    await engine.evict({ selection: [ghost], force: false });
+    await clock.advance(100);
+    expect(engine.getSnapshot().version).toBe(version + 1);
+    expect(texts(engine).at(-1)).toBe('evicted:g1');
+    // The registry's list catches up: the row leaving is ours, not told again.
+    source.set([]);
+    await clock.advance(100);
+    expect(texts(engine).slice(1)).toEqual(['evicted:g1']);
+  });
+
+  it('a refused eviction’s row leaving later is told as it left', async () => {
+    const { clock, source, engine, ghost } = await withGhost();
+    source.answer = { outcome: 'refused', error: 'not yours' };
+    const summary = await engine.evict({ selection: [ghost], force: false });
+    expect(summary.results[0]?.outcome).toBe('refused');
+    source.set([]);
+    await clock.advance(100);
+    expect(texts(engine).slice(1)).toEqual(['left:g1']);
+  });
+
+  it('an evicted row that comes back and leaves again is told leaving the second time', async () => {
+    const { clock, source, engine, ghost } = await withGhost();
+    await engine.evict({ selection: [ghost], force: false });
+    source.set([]);
+    await clock.advance(100);
+    source.set([FakeSource.session('g1', { machine: HOST, pid: 300 })]);
+    await clock.advance(100);
+    source.set([]);
+    await clock.advance(100);
+    expect(texts(engine).slice(1)).toEqual(['evicted:g1', 'joined:g1', 'left:g1']);
+  });
+
+  it('an eviction answered while the engine stops is not told, and leaves no timer behind', async () => {
+    const { clock, source, engine, ghost } = await withGhost();
+    const events = texts(engine);
+    let stopping: Promise<void> | undefined;
+    source.onSend = () => {
+      stopping = engine.stop();
+    };
+    const summary = await engine.evict({ selection: [ghost], force: false });
+    expect(summary.results[0]?.outcome).toBe('evicted');
+    await stopping;
+    expect(clock.armed).toBe(0);
+    expect(texts(engine)).toEqual(events);
+  });
+
+  it('stop() during an eviction lets the registry answer before it closes the source', async () => {
+    const { source, engine, ghost } = await withGhost();
+    let answer!: () => void;
+    source.gate = new Promise<void>((resolve) => (answer = resolve));
+    let stopped = false;
+    const sent = new Promise<void>((resolve) => {
+      source.onSend = () => {
+        void engine.stop().then(() => (stopped = true));
+        resolve();
+      };
+    });
+    const evicting = engine.evict({ selection: [ghost], force: false });
+    await sent;
+    await settle();
+    expect(stopped).toBe(false);
+    expect(source.log).toEqual([]);
+    answer();
+    await evicting;
+    await settle();
+    expect(stopped).toBe(true);
+    expect(source.log).toEqual(['answered', 'stopped']);
   });
 });
