@@ -71,6 +71,8 @@ describe('OsFactsTracker: runs', () => {
     expect(probes.of('kill')).toEqual([]);
     expect(tracker.counts.kill).toBe(4);
     expect(tracker.pidCheckedAt(100)).toBe(clock.wallStart + 1_000 + WALL_AHEAD);
+    // The last probe of any kind was that kill tick (the full one ran at 0).
+    expect(tracker.state.lastProbeAt).toBe(clock.wallStart + 1_000 + WALL_AHEAD);
   });
 
   it('with nothing tracked no tick runs at all: nothing counted, no probe time', async () => {
@@ -221,5 +223,96 @@ describe('OsFactsTracker: owners and quiet', () => {
     expect(probes.of('table').at(-1)).toEqual({ kind: 'table', t: 5_000, items: [100] });
     expect(tracker.facts.pids.get(100)?.process).toBeUndefined();
     expect(tracker.processInfo(100)).toMatchObject({ pid: 100, name: 'other', startedAt: 90_000 });
+  });
+});
+
+describe('OsFactsTracker: soon scans, restarts, waits', () => {
+  it('each new pid gets its soon scan: a second one a while after the first is read a second after that scan', async () => {
+    const { clock, probes, tracker } = setup();
+    tracker.start();
+    await clock.advanceTo(300);
+    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
+    tracker.setTargets(targets([100]));
+    await clock.advanceTo(1_500);
+    probes.processes.set(200, { kill: 'ok', startedAt: 5 });
+    tracker.setTargets(targets([100, 200]));
+    await clock.advanceTo(2_500);
+    expect(probes.of('table').map((c) => [c.t, c.items])).toEqual([
+      [0, []],
+      [1_000, [100]],
+      [2_000, [200]],
+    ]);
+  });
+
+  it('stopped and started again, it probes as before: deaths seen, new pids read soon', async () => {
+    const { clock, probes, tracker } = setup();
+    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
+    probes.fastPath = false;
+    tracker.start();
+    await clock.advanceTo(300);
+    tracker.setTargets(targets([100]));
+    await settle();
+    expect(clock.timeouts()).toEqual([1_000]);
+    await tracker.stop();
+    tracker.start();
+    probes.processes.delete(100);
+    await clock.advanceTo(600);
+    expect(tracker.facts.pids.get(100)?.kill).toBe('ESRCH');
+    probes.processes.set(200, { kill: 'ok', startedAt: 5 });
+    tracker.setTargets(targets([100, 200]));
+    await settle();
+    expect(tracker.facts.pids.get(200)?.kill).toBe('ok');
+    // The restart's own up-front scan was at 300: 200's row is read at 1300.
+    await clock.advanceTo(1_300);
+    expect(probes.of('table').at(-1)).toEqual({ kind: 'table', t: 1_300, items: [200] });
+  });
+
+  it('a kill tick that finds alive a pid still waiting for its first full probe does not queue another', async () => {
+    const { clock, probes, tracker } = setup();
+    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
+    probes.fastPath = false;
+    tracker.start();
+    await clock.advanceTo(300);
+    probes.hold('full');
+    tracker.setTargets(targets([100]));
+    await clock.advanceTo(600);
+    expect(probes.times('kill')).toEqual([500]);
+    probes.release('full');
+    await clock.advanceTo(1_900);
+    expect(probes.times('full')).toEqual([300]);
+    expect(tracker.facts.pids.get(100)).toMatchObject({ kill: 'ok', startedAt: 5 });
+  });
+
+  it('a failing probe never makes a pid dead, whatever state it read', async () => {
+    const { clock, tracker } = setup();
+    tracker.setTargets(targets([100]));
+    tracker.start();
+    await settle();
+    tracker.applyFresh(new Map([[100, { pid: 100, kill: 'error' as const, error: 'EIO', state: 'Z', checkedAt: clock.now() + WALL_AHEAD + 1 }]]), new Map());
+    expect(tracker.facts.pids.get(100)).toMatchObject({ kill: 'error', state: 'Z' });
+    expect(tracker.deadSince(100)).toBeUndefined();
+    tracker.applyFresh(new Map([[100, { pid: 100, kill: 'ok' as const, state: 'Z', checkedAt: clock.now() + WALL_AHEAD + 2 }]]), new Map());
+    expect(tracker.deadSince(100)).toBe(clock.now() + WALL_AHEAD + 2);
+  });
+
+  it('with nothing tracked, tmux is never asked', async () => {
+    const clock = new FakeClock();
+    const asked: number[][] = [];
+    class TmuxProbes extends FakeProbes {
+      async findPanes(pids: readonly number[]) {
+        asked.push([...pids]);
+        return { available: true as const, panes: [], byPid: new Map() };
+      }
+    }
+    const probes = new TmuxProbes(clock);
+    probes.processes.set(100, { kill: 'ok' });
+    const tracker = new OsFactsTracker({ intervalScale: 1, probes, clock, now: () => clock.now(), onChange: () => {} });
+    trackers.push(tracker);
+    tracker.start();
+    await clock.advanceTo(20_000);
+    expect(asked).toEqual([]);
+    tracker.setTargets(targets([100]));
+    await clock.advanceTo(25_000);
+    expect(asked[0]).toEqual([100]);
   });
 });
