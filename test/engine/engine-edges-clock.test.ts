@@ -402,3 +402,40 @@ describe('engine edges: our evictions in the events', () => {
     expect(source.log).toEqual(['answered', 'stopped']);
   });
 });
+
+describe('engine edges: options', () => {
+  it('an entry on one of the host’s aliases is judged here; one on another machine is remote and never probed', async () => {
+    const { clock, probes, sources, engine } = setup((c) => [new FakeSource(c)], { hostAliases: ['fakehost.lan', '10.9.8.7'] });
+    engine.start();
+    (sources[0] as FakeSource).set([
+      FakeSource.session('alias', { machine: 'fakehost.lan', pid: 300 }),
+      FakeSource.session('ip', { machine: '10.9.8.7', pid: 301 }),
+      FakeSource.session('far', { machine: 'elsewhere', pid: 302 }),
+    ]);
+    await clock.advance(100);
+    const verdicts = Object.fromEntries(engine.getSnapshot().findings.map((f) => [f.id, f.verdict]));
+    expect(verdicts).toEqual({ alias: 'ghost', ip: 'ghost', far: 'remote' });
+    expect(probes.of('full').flatMap((c) => c.items).sort()).toEqual([300, 301]);
+  });
+
+  it('the wall clock given is the one snapshots are computed at and facts stamped with', async () => {
+    const wall = Date.UTC(2030, 5, 1);
+    const clockRef: { c?: FakeClock } = {};
+    const { clock, probes, sources, engine } = setup(
+      (c) => {
+        clockRef.c = c;
+        return [new FakeSource(c)];
+      },
+      { now: () => wall + clockRef.c!.t },
+    );
+    probes.processes.set(100, { kill: 'ok' });
+    expect(engine.getSnapshot().computedAt).toBe(wall);
+    engine.start();
+    (sources[0] as FakeSource).set([FakeSource.session('a', { machine: HOST, pid: 100 })]);
+    await clock.advanceTo(300);
+    const snap = engine.getSnapshot();
+    expect(snap.computedAt).toBeGreaterThan(wall);
+    expect(snap.computedAt).toBeLessThanOrEqual(wall + 300);
+    expect(snap.findings[0]?.evidence.checkedAt).toBe(wall);
+  });
+});
