@@ -46,7 +46,7 @@ describe('OsFactsTracker: state and stamps', () => {
     expect(tracker.facts.pids.get(100)?.checkedAt).toBe(clock.wallStart + WALL_AHEAD);
     expect(tracker.facts.ports.get(4000)?.checkedAt).toBe(clock.wallStart + WALL_AHEAD);
     expect(tracker.state.lastProbeAt).toBe(clock.wallStart + WALL_AHEAD);
-    // The cadence: the pid dies, the port closes.
+    // The cadence: one pid dies, the other turns zombie, the port closes.
     probes.processes.delete(100);
     probes.fastPath = false;
     probes.openPorts.delete(4000);
