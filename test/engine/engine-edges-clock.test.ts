@@ -142,6 +142,17 @@ describe('engine edges: time and work', () => {
 });
 
 describe('engine edges: listeners, waiters, stop', () => {
+  it('stop() with a TTL crossing armed clears that timer too', async () => {
+    const { clock, probes, sources, engine } = setup((c) => [new FakeSource(c)], { pendingTtlMs: 10_000, intervalScale: 1000 });
+    probes.processes.set(100, { kill: 'ok', startedAt: clock.now() - 5_000 });
+    engine.start();
+    (sources[0] as FakeSource).set([FakeSource.session('pending-100', { machine: HOST, pid: 100, registeredAt: clock.now() })]);
+    await clock.advance(100);
+    expect(clock.timeouts()).toContain(10_001);
+    await engine.stop();
+    expect(clock.armed).toBe(0);
+  });
+
   it('an unsubscribed listener is told nothing more', async () => {
     const { clock, probes, sources, engine } = setup((c) => [new FakeSource(c)]);
     const source = sources[0] as FakeSource;
