@@ -316,3 +316,89 @@ describe('OsFactsTracker: soon scans, restarts, waits', () => {
     expect(asked[0]).toEqual([100]);
   });
 });
+
+describe('OsFactsTracker: tmux panes', () => {
+  const PANE = { pid: 900, target: 'work:1.0', id: '%3' };
+
+  /** tmux that places pid 100 in PANE; lookups can be held until released. */
+  class TmuxProbes extends FakeProbes {
+    readonly asked: { t: number; pids: number[] }[] = [];
+    private gate: Promise<void> | undefined;
+    private open: (() => void) | undefined;
+    constructor(private readonly c: FakeClock) {
+      super(c);
+    }
+    holdPanes(): void {
+      this.gate = new Promise((resolve) => (this.open = resolve));
+    }
+    releasePanes(): void {
+      this.open?.();
+      this.gate = undefined;
+    }
+    async findPanes(pids: readonly number[]) {
+      this.asked.push({ t: this.c.t, pids: [...pids] });
+      await this.gate;
+      const byPid = new Map(pids.filter((p) => p === 100 && this.processes.has(p)).map((p) => [p, PANE]));
+      return { available: true as const, panes: [PANE], byPid };
+    }
+  }
+
+  function tmuxSetup() {
+    const clock = new FakeClock();
+    const probes = new TmuxProbes(clock);
+    const changes: number[] = [];
+    const tracker = new OsFactsTracker({ intervalScale: 1, probes, clock, now: () => clock.now(), onChange: () => changes.push(clock.t) });
+    trackers.push(tracker);
+    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
+    probes.processes.set(101, { kill: 'ok', startedAt: 5 });
+    return { clock, probes, tracker, changes };
+  }
+
+  it('the R key looks every live pid up again, placed ones too', async () => {
+    const { clock, probes, tracker } = tmuxSetup();
+    tracker.start();
+    await clock.advanceTo(300);
+    tracker.setTargets(targets([100, 101]));
+    await clock.advanceTo(5_000);
+    expect(probes.asked.map((a) => [a.t, a.pids])).toEqual([
+      [1_000, [100, 101]],
+      [5_000, []],
+    ]);
+    expect(tracker.panes.get(100)).toEqual(PANE);
+    await tracker.probeAllNow();
+    expect(probes.asked.at(-1)).toEqual({ t: 5_000, pids: [100, 101] });
+  });
+
+  it('the R key waits for a pane lookup in flight, then looks up afresh', async () => {
+    const { clock, probes, tracker } = tmuxSetup();
+    tracker.start();
+    await clock.advanceTo(300);
+    tracker.setTargets(targets([100, 101]));
+    await clock.advanceTo(4_000);
+    probes.holdPanes();
+    await clock.advanceTo(5_000);
+    expect(probes.asked).toHaveLength(2);
+    const r = tracker.probeAllNow();
+    await settle();
+    expect(probes.asked).toHaveLength(2);
+    probes.releasePanes();
+    await r;
+    expect(probes.asked.map((a) => a.pids)).toEqual([[100, 101], [], [100, 101]]);
+  });
+
+  it('a pane lookup that comes back after stop() is not taken', async () => {
+    const { clock, probes, tracker, changes } = tmuxSetup();
+    tracker.start();
+    await clock.advanceTo(300);
+    probes.holdPanes();
+    tracker.setTargets(targets([100]));
+    await clock.advanceTo(1_000);
+    expect(probes.asked.map((a) => a.t)).toEqual([1_000]);
+    const told = changes.length;
+    const stopped = tracker.stop();
+    probes.releasePanes();
+    await stopped;
+    expect(tracker.panes.size).toBe(0);
+    expect(changes.length).toBe(told);
+  });
+});
