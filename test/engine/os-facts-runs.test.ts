@@ -323,21 +323,21 @@ describe('OsFactsTracker: tmux panes', () => {
   /** tmux that places pid 100 in PANE; lookups can be held until released. */
   class TmuxProbes extends FakeProbes {
     readonly asked: { t: number; pids: number[] }[] = [];
-    private gate: Promise<void> | undefined;
+    private paneGate: Promise<void> | undefined;
     private open: (() => void) | undefined;
     constructor(private readonly c: FakeClock) {
       super(c);
     }
     holdPanes(): void {
-      this.gate = new Promise((resolve) => (this.open = resolve));
+      this.paneGate = new Promise((resolve) => (this.open = resolve));
     }
     releasePanes(): void {
       this.open?.();
-      this.gate = undefined;
+      this.paneGate = undefined;
     }
     async findPanes(pids: readonly number[]) {
       this.asked.push({ t: this.c.t, pids: [...pids] });
-      await this.gate;
+      await this.paneGate;
       const byPid = new Map(pids.filter((p) => p === 100 && this.processes.has(p)).map((p) => [p, PANE]));
       return { available: true as const, panes: [PANE], byPid };
     }
