@@ -53,6 +53,13 @@ describe('mergeFull, field by field', () => {
     expect(mergeFull(prev, next)).toEqual({ ...next, process: undefined, detailsHidden: next.detailsHidden, error: next.error });
   });
 
+  it('a gone pid probed again and still gone (no state either time) is no change', () => {
+    const gone = facts({ kill: 'ESRCH', checkedAt: 1000 });
+    expect(mergeFull(gone, facts({ kill: 'ESRCH', checkedAt: 2000 }))).toBeUndefined();
+    const unknown = facts({ kill: 'EPERM', startedAt: 500, detailsHidden: 'hidepid=2' });
+    expect(mergeFull(unknown, { ...unknown, checkedAt: 2000 })).toBeUndefined();
+  });
+
   it('state unknown -> known is a change; D <-> R is not', () => {
     const unknown = facts({ kill: 'ok', startedAt: 500 });
     expect(mergeFull(unknown, { ...unknown, state: 'S', checkedAt: 2000 })).toMatchObject({ state: 'S' });

@@ -39,6 +39,16 @@ describe('FactTable', () => {
     expect(t.watch(new Set([3]))).toBe(false);
   });
 
+  it('a key dropped before its first probe no longer holds up the wait', () => {
+    const t = table();
+    t.watch(new Set([1, 2]));
+    t.watch(new Set([1]));
+    expect([...t.awaiting]).toEqual([1]);
+    expect([...t.urgent]).toEqual([1]);
+    t.fold(new Map([[1, 'a']]));
+    expect(t.awaiting.size).toBe(0);
+  });
+
   it('only results of watched keys fold in; a result the merge keeps is no change, though it ends the wait', () => {
     const t = table();
     t.watch(new Set([1]));
