@@ -15,13 +15,13 @@
 //   script.createCachedData(), written atomically (temp file + rename, 0600).
 // - Read only as a regular file, never through a symlink, bounded. Every failure to read or write
 //   is silent: the cache only ever saves time.
-import { fstatSync, mkdirSync, openSync, closeSync, readFileSync, lstatSync } from 'node:fs';
+import { fstatSync, openSync, closeSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Script } from 'node:vm';
-import { readBoundedSync, writeFileAtomicSync } from './safe-file.js';
+import { ownFolderSync, readBoundedSync, writeFileAtomicSync } from './safe-file.js';
 import { ghostwatchCacheDir } from './state-dir.js';
 
 /** The bundler's first line of every wrapped file: `//gw-build <hash>`. */
@@ -84,11 +84,8 @@ export function readCachedData(path: string, key: string): Buffer | undefined {
 /** Stores `data` under `path` for `key`, atomically; the folder is made 0700 when missing. False when it could not. */
 export function writeCachedData(path: string, key: string, data: Buffer): boolean {
   try {
-    const dir = join(path, '..');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
     // Never write into a folder that is a symlink or open to others: the data becomes code.
-    const st = lstatSync(dir);
-    if (!st.isDirectory() || (st.mode & 0o022) !== 0 || (typeof process.getuid === 'function' && st.uid !== process.getuid())) return false;
+    if (!ownFolderSync(join(path, '..'))) return false;
     writeFileAtomicSync(path, Buffer.concat([Buffer.from(`${key}\n`, 'utf8'), data]));
     return true;
   } catch {

@@ -15,10 +15,10 @@
 //   ellipsis (FORCE_COLOR, TERM, COLORTERM, CI, the locale).
 // - Read bounded, never through a symlink; lines only of printable text and SGR sequences (what
 //   frame-diff draws), so a file someone else wrote can colour a row at most. Failures are silent.
-import { closeSync, lstatSync, mkdirSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { readBoundedSync, writeFileAtomicSync } from './safe-file.js';
+import { ownFolderSync, readBoundedSync, writeFileAtomicSync } from './safe-file.js';
 import { ghostwatchCacheDir } from './state-dir.js';
 
 const MAGIC = 'ghostwatch-first-frame-1';
@@ -88,10 +88,7 @@ export function readFirstFrame(path: string, key: string): readonly string[] | u
 export function writeFirstFrame(path: string, key: string, lines: readonly string[]): boolean {
   if (!lines.every((l) => FRAME_LINE.test(l))) return false;
   try {
-    const dir = join(path, '..');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const st = lstatSync(dir);
-    if (!st.isDirectory() || (st.mode & 0o022) !== 0 || (typeof process.getuid === 'function' && st.uid !== process.getuid())) return false;
+    if (!ownFolderSync(join(path, '..'))) return false;
     const entries = [{ key, lines }, ...readEntries(path).filter((e) => e.key !== key)].slice(0, MAX_FRAMES);
     writeFileAtomicSync(path, JSON.stringify(entries));
     return true;
