@@ -27,6 +27,17 @@ function setup() {
 
 const targets = (pids: number[], ports: number[] = []) => ({ pids: new Set(pids), ports: new Set(ports) });
 
+/** Tracking pid 100 (alive, started at 5) and port 4000 (served by it), the fast path off, started. */
+function startedOnLivePidAndPort(): ReturnType<typeof setup> {
+  const made = setup();
+  made.probes.processes.set(100, { kill: 'ok', startedAt: 5 });
+  made.probes.openPorts.set(4000, [100]);
+  made.probes.fastPath = false;
+  made.tracker.setTargets(targets([100], [4000]));
+  made.tracker.start();
+  return made;
+}
+
 describe('OsFactsTracker: state and stamps', () => {
   it('before any scan the process table is pending and nothing has been probed', () => {
     const { tracker } = setup();
@@ -90,12 +101,7 @@ describe('OsFactsTracker: runs', () => {
     ['ports', 6_000],
     ['table', 10_000],
   ] as const)('a %s result that comes back after stop() is not taken', async (kind, at) => {
-    const { clock, probes, tracker, changes } = setup();
-    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
-    probes.openPorts.set(4000, [100]);
-    probes.fastPath = false;
-    tracker.setTargets(targets([100], [4000]));
-    tracker.start();
+    const { clock, probes, tracker, changes } = startedOnLivePidAndPort();
     await clock.advanceTo(5_000);
     probes.hold(kind);
     await clock.advanceTo(at);
@@ -194,12 +200,7 @@ describe('OsFactsTracker: owners and quiet', () => {
   });
 
   it('stable pids and ports cost no onChange once their first probes are in', async () => {
-    const { clock, probes, tracker, changes } = setup();
-    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
-    probes.openPorts.set(4000, [100]);
-    probes.fastPath = false;
-    tracker.setTargets(targets([100], [4000]));
-    tracker.start();
+    const { clock, probes, tracker, changes } = startedOnLivePidAndPort();
     // The first table scan (5 s) attaches the pid's row: news; from then on nothing is.
     await clock.advanceTo(5_100);
     expect(tracker.processInfo(100)).toMatchObject({ pid: 100 });
