@@ -2,6 +2,7 @@
 // several, claims alone, sessions alone), the minute re-check that recomputes but publishes
 // nothing when nothing shows, a TTL timer that leaves no stray wake-up behind, settled() waiters
 // told on stop, unsubscribe, stop before start, and `o` from a provider that cannot switch panes.
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TmuxPane } from '../../src/core/tmux.js';
@@ -448,5 +449,79 @@ describe('engine edges: options', () => {
     expect(snap.computedAt).toBeGreaterThan(wall);
     expect(snap.computedAt).toBeLessThanOrEqual(wall + 300);
     expect(snap.findings[0]?.evidence.checkedAt).toBe(wall);
+  });
+});
+
+describe('engine edges: no sources, first status, stop twice, fresh facts, last checks', () => {
+  it('an engine with no source settles with no rows', async () => {
+    const { clock, engine } = setup(() => []);
+    engine.start();
+    await clock.advance(100);
+    expect(engine.getSnapshot()).toMatchObject({ findings: [], sources: [], settled: true });
+  });
+
+  it('a source already connected before start is shown as it is, not as connecting', () => {
+    const { engine } = setup(() => [new HandSource('hand')]);
+    expect(engine.getSnapshot().sources.map((s) => s.status)).toEqual(['connected']);
+  });
+
+  it('stop() twice stops each source once', async () => {
+    let stops = 0;
+    class CountingSource extends HandSource {
+      override async stop(): Promise<void> {
+        stops++;
+      }
+    }
+    const { engine } = setup(() => [new CountingSource('hand')]);
+    engine.start();
+    await engine.stop();
+    await engine.stop();
+    expect(stops).toBe(1);
+  });
+
+  it('what the eviction re-check finds is shown at once: a ghost alive again turns live without a tick', async () => {
+    const { clock, probes, sources, engine } = setup((c) => [new FakeSource(c)], { intervalScale: 1000 });
+    engine.start();
+    (sources[0] as FakeSource).set([FakeSource.session('g1', { machine: HOST, pid: 300 })]);
+    await clock.advance(100);
+    const ghost = engine.getSnapshot().findings[0]!;
+    expect(ghost.verdict).toBe('ghost');
+    probes.processes.set(300, { kill: 'ok', startedAt: clock.now() - 60_000 });
+    const summary = await engine.evict({ selection: [ghost], force: false });
+    expect(summary.results[0]?.outcome).toBe('skipped');
+    await clock.advance(100);
+    expect(engine.getSnapshot().findings[0]?.verdict).toBe('live');
+  });
+
+  it('a remote entry has no check of ours even when its pid number is one watched here; a local entry with neither pid nor port has none', async () => {
+    const { clock, probes, sources, engine } = setup((c) => [new FakeSource(c)]);
+    probes.processes.set(100, { kill: 'ok' });
+    engine.start();
+    (sources[0] as FakeSource).set([
+      FakeSource.session('here', { machine: HOST, pid: 100 }),
+      FakeSource.session('there', { machine: 'elsewhere', pid: 100 }),
+      FakeSource.session('bare', { machine: HOST }),
+    ]);
+    await clock.advance(1_000);
+    const by = (id: string) => engine.getSnapshot().findings.find((f) => f.id === id)!;
+    expect(engine.lastChecked(by('here'))).toBe(clock.now());
+    expect(engine.lastChecked(by('there'))).toBeUndefined();
+    expect(engine.lastChecked(by('bare'))).toBeUndefined();
+  });
+});
+
+describe('engine edges: the audit log check', () => {
+  it('a warning that arrives after stop() is not taken, and arms nothing', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'evictions.jsonl');
+    writeFileSync(path, '{"kind":"intent"}\n', { mode: 0o644 });
+    chmodSync(path, 0o644);
+    const { clock, engine } = setup((c) => [new FakeSource(c)], { auditLogPath: path });
+    engine.start();
+    await engine.stop();
+    // The check reads the real file system: give it real time (the engine's clock stands still).
+    await new Promise((r) => setTimeout(r, 200));
+    expect(clock.armed).toBe(0);
+    expect(engine.getSnapshot().os.notices).toBeUndefined();
   });
 });

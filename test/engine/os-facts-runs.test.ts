@@ -57,6 +57,9 @@ describe('OsFactsTracker: state and stamps', () => {
     expect(tracker.facts.pids.get(100)?.checkedAt).toBe(clock.wallStart + WALL_AHEAD);
     expect(tracker.facts.ports.get(4000)?.checkedAt).toBe(clock.wallStart + WALL_AHEAD);
     expect(tracker.state.lastProbeAt).toBe(clock.wallStart + WALL_AHEAD);
+    // No sweep yet: checked when those first probes ran.
+    expect(tracker.pidCheckedAt(100)).toBe(clock.wallStart + WALL_AHEAD);
+    expect(tracker.portCheckedAt(4000)).toBe(clock.wallStart + WALL_AHEAD);
     // The cadence: one pid dies, the other turns zombie, the port closes.
     probes.processes.delete(100);
     probes.fastPath = false;
@@ -243,6 +246,20 @@ describe('OsFactsTracker: soon scans, restarts, waits', () => {
       [1_000, [100]],
       [2_000, [200]],
     ]);
+  });
+
+  it('the same targets given again arm no scan and probe nothing', async () => {
+    const { clock, probes, tracker } = setup();
+    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
+    tracker.start();
+    await clock.advanceTo(300);
+    tracker.setTargets(targets([100], [4000]));
+    await clock.advanceTo(1_000);
+    const calls = probes.calls.length;
+    tracker.setTargets(targets([100], [4000]));
+    await settle();
+    expect(clock.timeouts()).toEqual([]);
+    expect(probes.calls.length).toBe(calls);
   });
 
   it('stopped and started again, it probes as before: deaths seen, new pids read soon', async () => {
