@@ -141,8 +141,11 @@ describeOn(['linux'], 'the figures (memory, descriptors) come from /proc', BUILT
     // peers, nodes or timers would show: under 10% above the first batch's.
     expect(end.memory.heap).toBeLessThan(baseline!.heap * 1.1);
     // Memory outside the JS heap that JS objects hold (Buffers, socket data): a leak of buffers
-    // would show here. Compared after the first 250 clients, when buffer pools are sized.
-    if (warm) expect(end.memory.external).toBeLessThan(warm.external * 1.1 + 64 * 1024);
+    // would show here. Compared after the first 250 clients, when buffer pools are sized. It moves
+    // in steps that do not follow the clients (measured: 2.27 MB after 250, then 2.29, 2.41 or
+    // 2.52 MB after 850, flat between), so the allowance is 10 % and 512 KB: a leak of ~700 bytes
+    // a client (a socket's buffer, a frame) is over it after the 750 clients that follow.
+    if (warm) expect(end.memory.external).toBeLessThan(warm.external * 1.1 + 512 * 1024);
     // RSS is reported (GHOSTWATCH_SOAK_TRACE), not bounded: it rises in steps as V8 grows its heap
     // under this allocation rate (Node 20: 60 -> 78 MB at ~850 clients and -> 87 MB at ~2,300,
     // V8's committed heap 11 -> 24 -> 40 MB, while the live data stays at 5 MB; Node 24: 70 -> 82
