@@ -74,6 +74,35 @@ describe('hypivisor view: a re-sync keeps what did not change', () => {
     expect(entries(v).get('a')?.firstObservedAt).toBe(11_000);
   });
 
+  it('the same nodes in another order count nothing and keep their entries and the view\'s order', () => {
+    const { v } = view();
+    v.replace([node('a'), node('b', { pid: 200 }), node('c', { pid: 300 })], []);
+    const before = entries(v);
+    expect(v.repairNodes([node('c', { pid: 300 }), node('a'), node('b', { pid: 200 })])).toBe(0);
+    expect([...entries(v)]).toEqual([...before]);
+  });
+
+  it('as many nodes as the view holds, one id twice and one missing: the missing one is repaired away', () => {
+    const { v } = view();
+    v.replace([node('a'), node('b', { pid: 200 })], []);
+    const a = entries(v).get('a');
+    expect(v.repairNodes([node('a'), node('a')])).toBe(1);
+    expect([...entries(v).keys()]).toEqual(['a']);
+    expect(entries(v).get('a')).toBe(a);
+  });
+
+  it('a list that is the view but for its last node, one field, or one node more is a repair (no node skipped)', () => {
+    const { v } = view();
+    v.replace([node('a'), node('b', { pid: 200 }), node('c', { pid: 300 })], []);
+    expect(v.repairNodes([node('a'), node('b', { pid: 200 }), node('c', { pid: 301 })])).toBe(1);
+    expect(entries(v).get('c')?.pid).toBe(301);
+    expect(v.repairNodes([node('a', { status: 'offline' }), node('b', { pid: 200 }), node('c', { pid: 301 })])).toBe(1);
+    expect(entries(v).get('a')?.status).toBe('offline');
+    // The view's nodes, then one more.
+    expect(v.repairNodes([node('a', { status: 'offline' }), node('b', { pid: 200 }), node('c', { pid: 301 }), node('d')])).toBe(1);
+    expect([...entries(v).keys()]).toEqual(['a', 'b', 'c', 'd']);
+  });
+
   it('a bad node is counted as before and an id given twice keeps the last', () => {
     const { v, counters } = view();
     v.replace([node('a')], []);
