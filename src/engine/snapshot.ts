@@ -85,9 +85,30 @@ export function markStale(findings: readonly Finding[], sources: readonly Source
     const stale = marks.get(f.source);
     if (!stale) return f;
     any = true;
-    return { ...f, evictable: false, stale };
+    return withMarks(f, { evictable: false, stale });
   });
   return any ? out : findings;
+}
+
+type Marks = Partial<Pick<EngineFinding, 'evictable' | 'stale' | 'checking' | 'deadSince'>>;
+
+/**
+ * A finding with the engine's marks (and the marks it had already), written as one literal per
+ * kind: every copy of a kind shares one V8 hidden class. A spread (`{ ...f, deadSince }`) gave
+ * each copy a hidden class of its own, ~0.5 KB with its descriptors: 2,500 of them for the
+ * ghosts of a 10,000-session registry, 10,000 when a source stops reading. A field added to
+ * SessionFinding or ClaimFinding must be added here (test/engine/snapshot-marks.test.ts checks
+ * that a copy keeps every field).
+ */
+export function withMarks(f: EngineFinding, m: Marks): EngineFinding {
+  const evictable = m.evictable ?? f.evictable;
+  const stale = m.stale ?? f.stale;
+  const checking = m.checking ?? f.checking;
+  const deadSince = m.deadSince ?? f.deadSince;
+  const { source, id, problem, reason, note, evidence } = f;
+  return f.kind === 'session'
+    ? { kind: 'session', source, id, verdict: f.verdict, problem, evictable, reason, note, evidence, entry: f.entry, stale, checking, deadSince }
+    : { kind: 'claim', source, id, holder: f.holder, verdict: f.verdict, problem, evictable, reason, note, evidence, entry: f.entry, stale, checking, deadSince };
 }
 
 /** What the engine knows of the OS beyond the facts reconcile reads. */
@@ -113,23 +134,23 @@ export function markProgress(
   let out: EngineFinding[] | undefined;
   for (let i = 0; i < findings.length; i++) {
     const f = findings[i]!;
-    let mark: { checking?: true; deadSince?: number } | undefined;
+    let mark: EngineFinding | undefined;
     const pid = isUsablePid(f.entry.pid) ? f.entry.pid : undefined;
     const ssh = f.evidence.host.ssh;
     const progress = f.evidence.host.local ? local : ssh !== undefined && ssh.state === 'up' ? remote?.(ssh.host) : undefined;
     if (progress === undefined) continue;
     if (f.kind === 'session' && f.verdict === 'unverified') {
       const port = f.evidence.port;
-      if (pid !== undefined ? progress.awaitingPid(pid) : port?.result === 'not-probed' && progress.awaitingPort(port.port)) mark = { checking: true };
+      if (pid !== undefined ? progress.awaitingPid(pid) : port?.result === 'not-probed' && progress.awaitingPort(port.port)) mark = withMarks(f, { checking: true });
     } else if (f.problem) {
       // The process judged: the registered pid, or the one serving the entry's port.
       const judged = f.evidence.port?.owner ?? pid;
       const since = judged !== undefined && (f.evidence.kill === 'ESRCH' || f.evidence.state === 'Z') ? progress.deadSince(judged) : undefined;
-      if (since !== undefined) mark = { deadSince: since };
+      if (since !== undefined) mark = withMarks(f, { deadSince: since });
     }
     if (!mark) continue;
     out ??= findings.slice();
-    out[i] = { ...f, ...mark };
+    out[i] = mark;
   }
   return out ?? findings;
 }

@@ -4,7 +4,7 @@
 // millisecond the next verdict turns with time alone.
 import { describe, expect, it } from 'vitest';
 import type { Evidence, Finding } from '../../src/core/types.js';
-import { buildSnapshot, eventFrame, markProgress, markStale, nextVerdictCrossing, sameFindings, staleSources, type ProbeProgress } from '../../src/engine/snapshot.js';
+import { buildSnapshot, eventFrame, markProgress, markStale, nextVerdictCrossing, sameFindings, staleSources, withMarks, type ProbeProgress } from '../../src/engine/snapshot.js';
 import { checkingOf, deadSinceOf, staleOf, type EngineFinding, type HostStatus } from '../../src/engine/types.js';
 import { demoFindings, source } from '../support/ui-fixtures.js';
 
@@ -181,6 +181,45 @@ describe('markProgress', () => {
       row({ id: 'fine', verdict: 'live', problem: false, pid: 100, evidence: { kill: 'ESRCH' } }),
     ];
     expect(markProgress(findings, progress({ dead: [[100, 1000]] }))).toBe(findings);
+  });
+});
+
+describe('withMarks', () => {
+  const session = row({ id: 's1', verdict: 'ghost', problem: true, evictable: true, reason: 'gone', note: 'n', pid: 7 });
+  const claim = {
+    kind: 'claim',
+    source: 'hypivisor',
+    id: 'repo:/w',
+    holder: 's1',
+    verdict: 'stale-claim',
+    problem: true,
+    evictable: true,
+    reason: 'holder gone',
+    note: 'n',
+    evidence: { host: { machine: 'devbox', local: true } },
+    entry: { source: 'hypivisor', resource: 'repo:/w', holder: 's1' },
+  } as unknown as Finding;
+  const stale = { source: 'hypivisor', since: 5, why: 'down' };
+
+  it.each([
+    ['a session', session],
+    ['a claim', claim],
+  ])('a copy of %s keeps every field, the same values, and adds only the marks', (_what, f) => {
+    const copy = withMarks(f, { deadSince: 9 });
+    expect(copy).not.toBe(f);
+    for (const [k, v] of Object.entries(f)) expect([k, (copy as unknown as Record<string, unknown>)[k]]).toEqual([k, v]);
+    expect(Object.keys(copy).filter((k) => !(k in f)).sort()).toEqual(['checking', 'deadSince', 'stale']);
+    expect([deadSinceOf(copy), checkingOf(copy), staleOf(copy)]).toEqual([9, false, undefined]);
+  });
+
+  it('marks already on the row stay; a mark given replaces its own; evictable only when given', () => {
+    const once = withMarks(session, { evictable: false, stale });
+    expect([once.evictable, staleOf(once)]).toEqual([false, stale]);
+    const twice = withMarks(once, { deadSince: 3 });
+    expect([twice.evictable, staleOf(twice), deadSinceOf(twice), checkingOf(twice)]).toEqual([false, stale, 3, false]);
+    const thrice = withMarks(twice, { checking: true, deadSince: 4 });
+    expect([staleOf(thrice), deadSinceOf(thrice), checkingOf(thrice), thrice.evictable]).toEqual([stale, 4, true, false]);
+    expect(withMarks(session, {}).evictable).toBe(true);
   });
 });
 
