@@ -12,6 +12,12 @@ import { buildEngine, reportOnce } from './engine-setup.js';
 import type { MonitorSettings } from './settings.js';
 import type { FirstScreen } from './first-screen.js';
 import { defaultViewPrefsPath, loadViewPrefs, saveViewPrefs, type ViewPrefs } from '../os/view-prefs.js';
+import { compactHeapOnce } from '../os/heap.js';
+
+/** How long the start-up may take before its memory is left to V8's own reducer. */
+const SETTLE_WAIT_MS = 60_000;
+/** After settling: the rows of the first probes drawn, their recomputes done. */
+const COMPACT_AFTER_MS = 1_000;
 
 export async function runMonitor(settings: MonitorSettings, first?: FirstScreen): Promise<number> {
   let engine: Engine;
@@ -60,6 +66,10 @@ export async function runMonitor(settings: MonitorSettings, first?: FirstScreen)
   );
   // The first frame ("connecting...") goes out before the sources connect and the probes start.
   setImmediate(() => engine.start());
+  // Settled, and its frame drawn: the start-up's garbage is given back at once (os/heap.ts).
+  void engine.settled(SETTLE_WAIT_MS).then((snap) => {
+    if (snap.settled) setTimeout(compactHeapOnce, COMPACT_AFTER_MS).unref();
+  });
   await done;
   screen.restore();
   diffing?.detach();
