@@ -77,9 +77,6 @@ export function judgeClaim(
     underlying: holder?.evidence.underlying,
     source: holder !== undefined && holder.source !== claim.source ? holder.source : undefined,
   };
-  const holderName = claim.holder !== undefined ? sanitize(claim.holder, 40) : '';
-  const stale = (reason: string): ClaimFinding => claimFinding(claim, 'stale-claim', reason, evidence);
-  const held = (reason: string, note?: string): ClaimFinding => claimFinding(claim, 'held', reason, evidence, note);
 
   const unusable = claim.pid === undefined ? undefined : pidProblem(claim.pid);
   if (claim.pid !== undefined) evidence.pid = { value: unusable ? null : (claim.pid as number), raw: claim.pid, unusable };
@@ -91,32 +88,32 @@ export function judgeClaim(
     evidence.kill = facts.kill;
     evidence.checkedAt = facts.checkedAt;
     evidence.state = facts.state;
-    if (facts.kill === 'ESRCH') return stale(`its pid ${facts.pid} is gone (ESRCH)`);
-    if (facts.state === 'Z' && facts.kill !== 'error') return stale(`its pid ${facts.pid} is a zombie`);
+    if (facts.kill === 'ESRCH') return claimFinding(claim, 'stale-claim', evidence, `its pid ${facts.pid} is gone (ESRCH)`);
+    if (facts.state === 'Z' && facts.kill !== 'error') return claimFinding(claim, 'stale-claim', evidence, `its pid ${facts.pid} is a zombie`);
     if (facts.kill !== 'error') recycled = startAfterClaim(claim, facts, policy, evidence);
   }
   if (claim.heartbeatAt !== undefined && claim.staleAfterMs !== undefined) {
     const ageMs = Math.max(0, now - toLocal(policy, claim.source, claim.heartbeatAt));
     evidence.heartbeat = { at: claim.heartbeatAt, ageMs, staleAfterMs: claim.staleAfterMs };
     if (ageMs > claim.staleAfterMs) {
-      return stale(`last heartbeat ${formatDuration(ageMs)} ago (stale after ${formatDuration(claim.staleAfterMs)})`);
+      return claimFinding(claim, 'stale-claim', evidence, `last heartbeat ${formatDuration(ageMs)} ago (stale after ${formatDuration(claim.staleAfterMs)})`);
     }
   }
   // After the heartbeat, which a claim manager that keeps one judges by first (its own rule).
-  if (recycled !== undefined) return stale(recycled);
-  if (claim.holder !== undefined && !holder) return stale(`holder ${holderName} is not in the registry`);
+  if (recycled !== undefined) return claimFinding(claim, 'stale-claim', evidence, recycled);
+  if (claim.holder !== undefined && !holder) return claimFinding(claim, 'stale-claim', evidence, `holder ${holderName(claim)} is not in the registry`);
   const where = holder && holder.source !== claim.source ? ` (in ${sanitize(holder.source, 20)})` : '';
-  if (holder?.problem) return stale(`holder ${holderName}${where} is ${holder.verdict}: ${holder.reason}`);
+  if (holder?.problem) return claimFinding(claim, 'stale-claim', evidence, `holder ${holderName(claim)}${where} is ${holder.verdict}: ${holder.reason}`);
   const underlying = holder?.evidence.underlying;
   if (holder?.verdict === 'offline' && underlying && VERDICT_TRAITS[underlying].problem) {
-    return stale(`holder ${holderName} is offline and its process is ${underlying}`);
+    return claimFinding(claim, 'stale-claim', evidence, `holder ${holderName(claim)} is offline and its process is ${underlying}`);
   }
   if (holder) {
     const caveat = holder.verdict === 'live' ? '' : ` (${holder.verdict}: not proof it is alive)`;
-    return held(`held by ${holderName}${where}, which is ${holder.verdict}${caveat}`);
+    return claimFinding(claim, 'held', evidence, `held by ${holderName(claim)}${where}, which is ${holder.verdict}${caveat}`);
   }
-  if (facts && (facts.kill === 'ok' || facts.kill === 'EPERM')) return held(`held by pid ${facts.pid}, which is alive`);
-  return held('names no holder and no pid that can be checked here', 'unverified');
+  if (facts && (facts.kill === 'ok' || facts.kill === 'EPERM')) return claimFinding(claim, 'held', evidence, `held by pid ${facts.pid}, which is alive`);
+  return claimFinding(claim, 'held', evidence, 'names no holder and no pid that can be checked here', 'unverified');
 }
 
 /**
@@ -135,7 +132,12 @@ function startAfterClaim(claim: ClaimEntry, facts: PidFacts, policy: Policy, evi
   return `its pid ${facts.pid} belongs to a process started ${formatDuration(deltaMs)} after the claim was taken: the pid was recycled`;
 }
 
-function claimFinding(claim: ClaimEntry, verdict: ClaimVerdict, reason: string, evidence: EvidenceDraft, note?: string): ClaimFinding {
+/** The holder as a reason names it. Made only when a reason says it (not for every claim judged). */
+function holderName(claim: ClaimEntry): string {
+  return claim.holder !== undefined ? sanitize(claim.holder, 40) : '';
+}
+
+function claimFinding(claim: ClaimEntry, verdict: ClaimVerdict, evidence: EvidenceDraft, reason: string, note?: string): ClaimFinding {
   const traits = VERDICT_TRAITS[verdict];
   return {
     kind: 'claim',
