@@ -154,6 +154,18 @@ describeLinux('fake hosts in namespaces, reached over real SSH', () => {
     await second.kill();
   });
 
+  it('after a pid is asked for, the host goes on from its newest pid: no dead pid of the test comes back', async () => {
+    const older = await a.spawnInHost('sleep', ['300']);
+    const newer = await a.spawnInHost('sleep', ['300']);
+    await older.kill();
+    await newer.kill();
+    const again = await a.spawnWithPid(older.insidePid, 'sleep', ['301']);
+    expect(again.insidePid).toBe(older.insidePid);
+    const next = await a.spawnInHost('sleep', ['300']);
+    expect(next.insidePid).toBeGreaterThan(newer.insidePid);
+    await Promise.all([again.kill(), next.kill()]);
+  });
+
   it('sshd stopped: the batch-mode client fails at once (refused), and works again once started', async () => {
     await a.stopSshd();
     expect(a.sshdRunning).toBe(false);

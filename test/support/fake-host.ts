@@ -83,14 +83,25 @@ export async function startFakeHost(options: FakeHostOptions): Promise<FakeHost>
     // The next pid the host's namespace hands out is ns_last_pid + 1. Something else of the host may
     // take it first (a forking sshd, or the probe loop's watchers, whose `sleep 0.5` then holds it for
     // up to a second): try again for a while, not a fixed number of times in a row.
+    // The counter is wound back only for this spawn: afterwards it goes on from where it was, or
+    // every process the host starts later (sshd's sessions, the probes) would be handed the pids
+    // of processes that died since `insidePid` was new, and a test's dead pid would come back alive.
+    const saved = join(host.dir, `ns-last-pid-${insidePid}`);
+    await host.runInHost(`cat /proc/sys/kernel/ns_last_pid > '${saved}'`);
+    const windForward = (): Promise<void> =>
+      host.runInHost(`h=$(cat '${saved}'); c=$(cat /proc/sys/kernel/ns_last_pid); if [ "$c" -lt "$h" ]; then echo "$h" > /proc/sys/kernel/ns_last_pid; fi; rm -f '${saved}'`);
     const end = Date.now() + 5_000;
     while (Date.now() < end) {
       await host.runInHost(`echo ${insidePid - 1} > /proc/sys/kernel/ns_last_pid`);
       const proc = await host.spawnInHost(cmd, args, opts);
-      if (proc.insidePid === insidePid) return proc;
+      if (proc.insidePid === insidePid) {
+        await windForward();
+        return proc;
+      }
       await proc.kill();
       await sleep(50);
     }
+    await windForward();
     throw new Error(`fake host ${name}: pid ${insidePid} is not free in the host`);
   };
 
