@@ -132,9 +132,9 @@ function startAfterClaim(claim: ClaimEntry, facts: PidFacts, policy: Policy, evi
   return `its pid ${facts.pid} belongs to a process started ${formatDuration(deltaMs)} after the claim was taken: the pid was recycled`;
 }
 
-/** The holder as a reason names it. Made only when a reason says it (not for every claim judged). */
+/** The holder as a reason names it, made only when a reason says it; every caller's claim names one. */
 function holderName(claim: ClaimEntry): string {
-  return claim.holder !== undefined ? sanitize(claim.holder, 40) : '';
+  return sanitize(claim.holder ?? '', 40);
 }
 
 function claimFinding(claim: ClaimEntry, verdict: ClaimVerdict, evidence: EvidenceDraft, reason: string, note?: string): ClaimFinding {
