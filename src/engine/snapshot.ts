@@ -97,7 +97,7 @@ type Marks = Partial<Pick<EngineFinding, 'evictable' | 'stale' | 'checking' | 'd
  * kind: every copy of a kind shares one V8 hidden class. A spread (`{ ...f, deadSince }`) gave
  * each copy a hidden class of its own, ~0.5 KB with its descriptors: 2,500 of them for the
  * ghosts of a 10,000-session registry, 10,000 when a source stops reading. A field added to
- * SessionFinding or ClaimFinding must be added here (test/engine/snapshot-marks.test.ts checks
+ * SessionFinding or ClaimFinding must be added here (test/engine/snapshot.test.ts, withMarks, checks
  * that a copy keeps every field).
  */
 export function withMarks(f: EngineFinding, m: Marks): EngineFinding {

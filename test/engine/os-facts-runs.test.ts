@@ -38,6 +38,16 @@ function startedOnLivePidAndPort(): ReturnType<typeof setup> {
   return made;
 }
 
+/** Pid 100 alive (started at 5), the fast path off, started with nothing to track, at 300 ms. */
+async function runningBeforeTargets(): Promise<ReturnType<typeof setup>> {
+  const made = setup();
+  made.probes.processes.set(100, { kill: 'ok', startedAt: 5 });
+  made.probes.fastPath = false;
+  made.tracker.start();
+  await made.clock.advanceTo(300);
+  return made;
+}
+
 describe('OsFactsTracker: state and stamps', () => {
   it('before any scan the process table is pending and nothing has been probed', () => {
     const { tracker } = setup();
@@ -263,11 +273,7 @@ describe('OsFactsTracker: soon scans, restarts, waits', () => {
   });
 
   it('stopped and started again, it probes as before: deaths seen, new pids read soon', async () => {
-    const { clock, probes, tracker } = setup();
-    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
-    probes.fastPath = false;
-    tracker.start();
-    await clock.advanceTo(300);
+    const { clock, probes, tracker } = await runningBeforeTargets();
     tracker.setTargets(targets([100]));
     await settle();
     expect(clock.timeouts()).toEqual([1_000]);
@@ -286,11 +292,7 @@ describe('OsFactsTracker: soon scans, restarts, waits', () => {
   });
 
   it('a kill tick that finds alive a pid still waiting for its first full probe does not queue another', async () => {
-    const { clock, probes, tracker } = setup();
-    probes.processes.set(100, { kill: 'ok', startedAt: 5 });
-    probes.fastPath = false;
-    tracker.start();
-    await clock.advanceTo(300);
+    const { clock, probes, tracker } = await runningBeforeTargets();
     probes.hold('full');
     tracker.setTargets(targets([100]));
     await clock.advanceTo(600);
