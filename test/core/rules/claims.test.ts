@@ -68,6 +68,22 @@ describe('rule: claims', () => {
     });
     expect(f).toMatchObject({ kind: 'claim', id: 'r', holder: 'h', source: 'hypivisor' });
   });
+
+  it('records what is not there as such: a missing holder is not present, a holder of its own source names none, no pid and a heartbeat without a limit leave no evidence', () => {
+    const missing = judgeClaim(claim('r', { holder: 'h', heartbeatAt: NOW - 5_000 }), undefined, HERE, os(), NOW, POLICY);
+    expect(missing.evidence.holder).toEqual({ id: 'h', present: false, verdict: undefined, underlying: undefined, source: undefined });
+    expect(missing.evidence.pid).toBeUndefined();
+    expect(missing.evidence.heartbeat).toBeUndefined();
+    const same = judgeClaim(claim('r', { holder: 'h' }), holder('live'), HERE, os(), NOW, POLICY);
+    expect(same.evidence.holder).toEqual({ id: 'h', present: true, verdict: 'live', underlying: undefined, source: undefined });
+    const limitOnly = judgeClaim(claim('r', { staleAfterMs: 60_000 }), undefined, HERE, os(), NOW, POLICY);
+    expect(limitOnly.evidence.heartbeat).toBeUndefined();
+  });
+
+  it('a holder offline whose process is not a problem keeps the claim; an offline holder with no underlying verdict too', () => {
+    expect(judgeClaim(claim('r', { holder: 'h' }), holder('offline', { underlying: 'unverified' }), HERE, os(), NOW, POLICY).verdict).toBe('held');
+    expect(judgeClaim(claim('r', { holder: 'h' }), holder('offline'), HERE, os(), NOW, POLICY).verdict).toBe('held');
+  });
 });
 
 describe('rule: claims, the recycled-pid check', () => {
