@@ -108,8 +108,22 @@ describe('findHolder', () => {
     ['else the first other source', claim('r', { holder: 'h' }), [dead('claude'), dead('agentctl')], 'claude'],
     ['the very same id only', claim('r', { holder: 'H' }), [live('hypivisor')], undefined],
     ['no holder named', claim('r'), [live('hypivisor')], undefined],
+    ['the only entry of that id, even of another source and a problem', claim('r', { holder: 'h' }), [dead('claude')], 'claude'],
+    ['its own source even when it comes last of three', claim('r', { holder: 'h' }), [live('claude'), live('agentctl'), dead('hypivisor')], 'hypivisor'],
   ];
   it.each(cases)('%s', (_name, c, sessions, source) => {
     expect(findHolder(c, indexHolders([c], sessions))?.source).toBe(source);
+  });
+  it('takes the last entry of that id in its own source, and finds each claim its own holder', () => {
+    const older = dead('hypivisor');
+    const newer = live('hypivisor');
+    const c = claim('r', { holder: 'h' });
+    expect(findHolder(c, indexHolders([c], [older, live('claude'), newer]))).toBe(newer);
+    const other = sessionFinding(session('k', { pid: 6 }), { verdict: 'live', reason: '' }, localEvidence());
+    const d = claim('s', { holder: 'k' });
+    const holders = indexHolders([c, d], [other, older]);
+    expect(findHolder(c, holders)).toBe(older);
+    expect(findHolder(d, holders)).toBe(other);
+    expect(findHolder(claim('t', { holder: 'nobody' }), holders)).toBeUndefined();
   });
 });
