@@ -4,6 +4,8 @@
 // (with a one-line reason taken from ssh's stderr and exit code) and comes back through the
 // shared backoff. The name the remote reports must be the machine the registry names: a
 // mismatch keeps the host down, so its entries stay unverified, never judged.
+// Over 300 lines because the ssh child's life (connect, handshake, pipelined requests, why it
+// failed) and the ProbeProvider on it share the pending requests; the remote side is remote-probe.ts.
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { matchHost } from '../core/host.js';
 import { sanitize } from '../core/sanitize.js';

@@ -1,5 +1,7 @@
 // `ghostwatch serve` on the wire: node:http + ws in noServer mode, so every refusal (404, 401,
 // 503) is a plain HTTP answer written before any WebSocket handshake happens.
+// Over 300 lines because startRegistryServer is one closure over the connections' state (limits,
+// back-pressure, refusals, the state file); the rules are in registry.ts, auth.ts and limits.ts.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { homedir, hostname } from 'node:os';
 import type { Duplex } from 'node:stream';

@@ -8,6 +8,9 @@
 // offers nothing finer) and `lock.release` for manual locks (it answers `null`); never
 // `session.stop`, which can kill a live process. The daemon answers errors with code "ERR", and a
 // malformed line not at all. Its own liveness checks count EPERM as dead; ghostwatch does not.
+// Over 300 lines because agentctl has more rules than hypivisor (polling, the files when the daemon
+// is down, prune and release answers); the plumbing is shared (rpc.ts, backoff.ts,
+// snapshot-holder.ts) and the pace, the outcome and the wire have files of their own.
 
 import { randomUUID } from 'node:crypto';
 import { createConnection, type Socket } from 'node:net';
