@@ -110,6 +110,7 @@ describe('findHolder', () => {
     ['no holder named', claim('r'), [live('hypivisor')], undefined],
     ['the only entry of that id, even of another source and a problem', claim('r', { holder: 'h' }), [dead('claude')], 'claude'],
     ['its own source even when it comes last of three', claim('r', { holder: 'h' }), [live('claude'), live('agentctl'), dead('hypivisor')], 'hypivisor'],
+    ['its own source between two others', claim('r', { holder: 'h' }), [dead('claude'), dead('hypivisor'), live('agentctl')], 'hypivisor'],
   ];
   it.each(cases)('%s', (_name, c, sessions, source) => {
     expect(findHolder(c, indexHolders([c], sessions))?.source).toBe(source);

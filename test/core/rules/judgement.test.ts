@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { judgeClaim } from '../../../src/core/rules/claims.js';
-import { judged, newEvidence, sessionFinding } from '../../../src/core/rules/judgement.js';
+import { clockText, judged, newEvidence, sessionFinding } from '../../../src/core/rules/judgement.js';
 import { VERDICT_TRAITS } from '../../../src/core/types.js';
 import { claim, localEvidence, NOW, os, POLICY, session } from './support.js';
 
@@ -72,5 +72,22 @@ describe('claim findings', () => {
     expect([f.problem, f.evictable]).toEqual([VERDICT_TRAITS[f.verdict].problem, VERDICT_TRAITS[f.verdict].evictable]);
     expect({ ...f }).toEqual(f);
     expect(judgeClaim(claim('x'), undefined, f.evidence.host, os([]), NOW, POLICY).holder).toBeNull();
+  });
+});
+
+describe('clockText', () => {
+  it('is the policy formatter when there is one, else UTC time of day', () => {
+    expect(clockText({ ...POLICY, clockText: (ms) => `T${ms}` }, 5)).toBe('T5');
+    const utc = { ...POLICY, clockText: undefined };
+    const cases: [ms: number, text: string][] = [
+      [0, '00:00:00 UTC'],
+      [3_723_000, '01:02:03 UTC'],
+      [36_610_000, '10:10:10 UTC'],
+      [86_399_000, '23:59:59 UTC'],
+      [86_400_000 + 9_000, '00:00:09 UTC'],
+      [-1_000, '23:59:59 UTC'],
+      [1_800_000_000_000, '08:00:00 UTC'],
+    ];
+    for (const [ms, text] of cases) expect(clockText(utc, ms), String(ms)).toBe(text);
   });
 });
