@@ -99,6 +99,21 @@ describe('rule: claims, the recycled-pid check', () => {
   });
 });
 
+describe('rule: claims, whose facts', () => {
+  it('judges a pid only by the facts of its own host, and without facts not by pid at all', () => {
+    const c = claim('r', { holder: 'h', pid: 9 });
+    // No facts for the claim's host (a remote host down): the holder decides.
+    const none = judgeClaim(c, holder('live'), HERE, undefined, NOW, POLICY);
+    expect(none.verdict).toBe('held');
+    expect(none.evidence.kill).toBeUndefined();
+    // Facts given for a host the claim is not on are not its facts.
+    const away = judgeClaim(c, holder('live'), AWAY, os([gone(9)]), NOW, POLICY);
+    expect(away.verdict).toBe('held');
+    expect(away.evidence.kill).toBeUndefined();
+    expect(judgeClaim(c, holder('live'), HERE, os([gone(9)]), NOW, POLICY).verdict).toBe('stale-claim');
+  });
+});
+
 describe('findHolder', () => {
   const live = (source: string) => sessionFinding(session('h', { source, pid: 5 }), { verdict: 'live', reason: '' }, localEvidence());
   const dead = (source: string) => sessionFinding(session('h', { source, pid: 5 }), { verdict: 'ghost', reason: '' }, localEvidence());
