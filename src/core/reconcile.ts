@@ -3,7 +3,7 @@
 // visible order. Pure: the engine passes in everything (including "now" and first-observed times).
 //
 // It runs on every change of a 10,000-entry registry, so it allocates little: each finding is
-// written once (amended only for the rare entries that share a process), evidence objects share
+// made once (again only for the rare entries that share a process), evidence objects share
 // one shape, and what is the same for many entries (host evidence, process info) is shared.
 
 import { firstHostMatching, matchHost } from './host.js';
@@ -17,7 +17,7 @@ import { isPlaceholder, judgePending } from './rules/pending.js';
 import { judgeByPort } from './rules/port.js';
 import { judgeUnreachable, remoteHostEvidence, verifiedVia } from './rules/remote.js';
 import { supersededByPid, supersededByPortOwner, type Amendment } from './rules/superseded.js';
-import { VERDICT_TRAITS, type Evidence, type Finding, type OsFacts, type Policy, type RegistryView, type RemoteHostFacts, type SessionEntry, type SessionFinding } from './types.js';
+import { type Evidence, type Finding, type OsFacts, type Policy, type RegistryView, type RemoteHostFacts, type SessionEntry, type SessionFinding } from './types.js';
 
 export { PENDING_PREFIX } from './rules/pending.js';
 
@@ -83,28 +83,22 @@ function judgeProcess(entry: SessionEntry, os: OsFacts, inputs: ReconcileInputs,
 }
 
 /**
- * Apply a rule's amendments. The findings and their evidence objects were made by this reconcile
- * and nobody else holds them yet: they are completed in place, not copied (a spread copy is slow
- * to read, and a second finding per amended entry is garbage the collector must promote).
+ * Apply a rule's amendments. The evidence objects were made by this reconcile and nobody else
+ * holds them yet: they are completed in place. An amended judgement makes a new finding of the
+ * same class (one hidden class for every finding; amendments are rare: entries that share a
+ * process).
  */
 function amend(findings: SessionFinding[], amendments: readonly Amendment[]): void {
   for (const a of amendments) {
-    const f = findings[a.index] as Mutable<SessionFinding>;
+    const f = findings[a.index]!;
     Object.assign(f.evidence as EvidenceDraft, a.evidence);
     if (!a.judgement) continue;
     // A superseded judgement is new text; a live one builds on the reason, which names the transport already.
     const ssh = f.evidence.host.ssh;
     const judgement = ssh && a.judgement.verdict === 'superseded' ? verifiedVia(a.judgement, ssh) : a.judgement;
-    const traits = VERDICT_TRAITS[judgement.verdict];
-    f.verdict = judgement.verdict;
-    f.problem = traits.problem;
-    f.evictable = traits.evictable;
-    f.reason = judgement.reason;
-    f.note = judgement.note;
+    findings[a.index] = sessionFinding(f.entry, judgement, f.evidence);
   }
 }
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 function hostEvidenceCache(policy: Policy, remotes: readonly RemoteHostFacts[] | undefined): ReconcileInputs['hostOf'] {
   const cache = new Map<string, Evidence['host']>();
