@@ -5,7 +5,8 @@
 
 import { matchHost } from './host.js';
 import { isUsablePid, isUsablePort } from './pid.js';
-import type { ClaimEntry, RegistryView, SessionEntry } from './types.js';
+import { pidToProbe } from './rules/pid-domain.js';
+import type { ClaimEntry, PidNamespaceFacts, RegistryView, SessionEntry } from './types.js';
 
 export interface ProbeTargetSet {
   readonly pids: Set<number>;
@@ -37,13 +38,15 @@ export function localMachineTest(hostName: string, aliases: readonly string[]): 
  * One pass over the view; allocates only the two sets (and a holder index when there are
  * claims). A claim without a machine of its own is on its holder's machine, as in reconcile.
  */
-export function chooseProbeTargets(view: RegistryView, isLocal: IsLocalMachine): ProbeTargetSet {
+export function chooseProbeTargets(view: RegistryView, isLocal: IsLocalMachine, namespaces?: PidNamespaceFacts): ProbeTargetSet {
   const pids = new Set<number>();
   const ports = new Set<number>();
   for (const s of view.sessions) {
     if (!isLocal(s.machine)) continue;
-    if (isUsablePid(s.pid)) pids.add(s.pid);
-    else if (isUsablePort(s.port)) ports.add(s.port);
+    // A record of another pid namespace is watched by its host pid, once that is known.
+    const pid = s.pidDomain === undefined ? s.pid : pidToProbe(s, namespaces);
+    if (isUsablePid(pid)) pids.add(pid);
+    else if (s.pidDomain === undefined && isUsablePort(s.port)) ports.add(s.port);
   }
   if (view.claims.length > 0) {
     const holders = holderMachines(view.claims, view.sessions);
@@ -54,6 +57,13 @@ export function chooseProbeTargets(view: RegistryView, isLocal: IsLocalMachine):
     }
   }
   return { pids, ports };
+}
+
+/** The pid namespaces this host's entries name (their records' pidDomain): the ones to read. */
+export function namespacesNamed(view: RegistryView, isLocal: IsLocalMachine): Set<string> {
+  const named = new Set<string>();
+  for (const s of view.sessions) if (s.pidDomain?.namespace !== undefined && isLocal(s.machine)) named.add(s.pidDomain.namespace);
+  return named;
 }
 
 type ById<T> = Map<string, Map<string, T>>;

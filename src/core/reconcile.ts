@@ -11,7 +11,9 @@ import { pidProblem } from './pid.js';
 import { findHolder, indexHolders, judgeClaim } from './rules/claims.js';
 import { judgeElsewhere, judgeRemotePort } from './rules/elsewhere.js';
 import { judgeIdentity } from './rules/identity.js';
-import { newEvidence, sessionFinding, type EvidenceDraft, type Judgement } from './rules/judgement.js';
+import { judged, newEvidence, sessionFinding, type EvidenceDraft, type Judgement } from './rules/judgement.js';
+import { openTwice } from './rules/open-twice.js';
+import { placePid } from './rules/pid-domain.js';
 import { judgeOffline } from './rules/offline.js';
 import { isPlaceholder, judgePending } from './rules/pending.js';
 import { judgeByPort } from './rules/port.js';
@@ -38,7 +40,9 @@ export function reconcile(view: RegistryView, os: OsFacts, now: number, policy: 
   // 2. Sessions that share one process: by the pid they registered, then by the owner of their ports.
   amend(sessions, supersededByPid(sessions, policy));
   amend(sessions, supersededByPortOwner(sessions, policy));
-  // 3. Claims, by their holders' final verdicts.
+  // 3. One session id open in two live processes (a record per process: Claude Code's resume).
+  amend(sessions, openTwice(sessions));
+  // 4. Claims, by their holders' final verdicts.
   const findings: Finding[] = sessions;
   if (view.claims.length > 0) {
     const holders = indexHolders(view.claims, sessions);
@@ -74,8 +78,16 @@ function judgeSession(entry: SessionEntry, inputs: ReconcileInputs): SessionFind
   return sessionFinding(entry, judgement, evidence);
 }
 
-/** The registered pid when it can be used, else the port. */
+/** The registered pid when it can be used (placed in this host's table when the record names its own), else the port. */
 function judgeProcess(entry: SessionEntry, os: OsFacts, inputs: ReconcileInputs, evidence: EvidenceDraft): Judgement {
+  if (entry.pidDomain !== undefined && evidence.host.local) {
+    const placed = placePid(entry, os.pidNamespaces, evidence);
+    if (placed.kind === 'unplaced') return judged(placed.verdict, placed.reason);
+    if (placed.kind === 'mapped') {
+      const name = `pid ${placed.nsPid} of pid namespace ${placed.namespace} (host pid ${placed.pid})`;
+      return judgeIdentity(entry, placed.pid, os.pids.get(placed.pid), inputs.policy, evidence, name);
+    }
+  }
   const unusable = pidProblem(entry.pid);
   if (unusable !== undefined) return judgeByPort(entry, unusable, os, inputs.policy, evidence);
   const pid = entry.pid as number;

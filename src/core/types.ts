@@ -69,12 +69,41 @@ export interface SessionEntry {
   readonly registeredAt?: number | undefined;
   /** Process start time as the registering client read it: the AGENT's clock (same host, so ours when local). */
   readonly pidStartedAt?: number | undefined;
+  /**
+   * The process's exact start, in clock ticks since boot (Linux /proc/<pid>/stat field 22), as the
+   * agent recorded it (Claude Code's `procStart`): the live process must have exactly this start.
+   */
+  readonly pidStartTicks?: number | undefined;
+  /**
+   * The pid table `pid` belongs to, when the record names it (Claude Code's `pidDomain`): a pid
+   * means something only in its own pid namespace. Undefined: this host's table, as always.
+   */
+  readonly pidDomain?: PidDomain | undefined;
+  /**
+   * The agent's own session id, when the registry's `id` may differ from it (a file per process:
+   * two processes can carry one session). Entries of one source with one sessionId and two live
+   * processes are the same session open twice.
+   */
+  readonly sessionId?: string | undefined;
   /** Local clock: when ghostwatch first observed this entry with its current pid. Set by the engine. */
   readonly firstObservedAt?: number | undefined;
   /** Order in which ghostwatch saw entries join (higher = later); entries of one snapshot share a value. */
   readonly joinSeq?: number | undefined;
   /** The entry exactly as the registry sent it, for the detail view, JSON and the audit log. */
   readonly raw?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/**
+ * A pid namespace as a record names it: `linux:<machine-id>:pid:[<inode>]`. `unreadable` says why
+ * a domain could not be read (it is then never judged against this host's table).
+ */
+export interface PidDomain {
+  /** The text as the record gave it (sanitized on output like every registry string). */
+  readonly text: string;
+  readonly machineId?: string | undefined;
+  /** The namespace's inode number, as digits. */
+  readonly namespace?: string | undefined;
+  readonly unreadable?: string | undefined;
 }
 
 /** A claim / lock on a resource, held by a session. */
@@ -122,6 +151,8 @@ export interface PidFacts {
   readonly state?: string | undefined;
   /** Process start time, local clock, epoch ms. */
   readonly startedAt?: number | undefined;
+  /** The same start exactly: clock ticks since boot (Linux /proc/<pid>/stat field 22). */
+  readonly startTicks?: number | undefined;
   /** kill says the process exists but /proc will not show it (hidepid): state and start time unknown. */
   readonly detailsHidden?: string | undefined;
   /** Local clock: when these facts were read. */
@@ -181,6 +212,30 @@ export interface OsFacts {
    * one, on that host's facts, while the host is up; otherwise it is unverified, with the reason.
    */
   readonly remotes?: readonly RemoteHostFacts[] | undefined;
+  /** This host's pid namespaces, read when some entry names a pid domain; absent until read (or not Linux). */
+  readonly pidNamespaces?: PidNamespaceFacts | undefined;
+}
+
+/**
+ * Where this process stands among the machine's pid namespaces, and the namespaces entries name:
+ * for each, which of its pids are which host pids (from NSpid of the processes in it).
+ */
+export interface PidNamespaceFacts {
+  /** This machine's id (/etc/machine-id); undefined: unknown, so no domain can be matched. */
+  readonly machineId?: string | undefined;
+  /** The inode of our own pid namespace. */
+  readonly own?: string | undefined;
+  /** We run in the machine's initial pid namespace: every process of the machine is in our table. */
+  readonly initial: boolean;
+  /** Why we may not see every process (not root, hidepid); undefined: we see them all. */
+  readonly blind?: string | undefined;
+  /**
+   * Each namespace asked about: its pids -> our (host) pids, or null when no process holds that
+   * namespace any more. A namespace not in the map was not asked about (yet).
+   */
+  readonly namespaces: ReadonlyMap<string, ReadonlyMap<number, number> | null>;
+  /** Local clock: when the namespaces were read. */
+  readonly checkedAt: number;
 }
 
 /** How a remote host's connection stands: only `up` lets its facts decide a verdict. */
@@ -230,6 +285,8 @@ export function defaultPolicy(hostName: string, overrides: Partial<Policy> = {})
     ...set,
   };
 }
+
+export type PidDomainStatus = 'this-namespace' | 'mapped' | 'namespace-gone' | 'pid-not-in-namespace' | 'unseen' | 'other-machine' | 'unreadable';
 
 /** Which time a start-time comparison was made against (acquired_at: a claim's, for its own pid). */
 export type StartReference = 'pid_started_at' | 'registered_at' | 'first_observed' | 'acquired_at';
@@ -319,6 +376,24 @@ export interface Evidence {
   readonly heartbeat?: { readonly at: number; readonly ageMs: number; readonly staleAfterMs: number } | undefined;
   /** Local clock: when the OS facts used were read. */
   readonly checkedAt?: number | undefined;
+  /** The record named its pid table (pidDomain): how its pid was found in ours. */
+  readonly pidDomain?:
+    | {
+        readonly domain: string;
+        readonly machineId?: string | undefined;
+        readonly namespace?: string | undefined;
+        /** The pid as the record gave it, in its own namespace. */
+        readonly nsPid: number | null;
+        /** That process's pid in our table, when it was found. */
+        readonly hostPid?: number | undefined;
+        /** this-namespace, mapped (found through NSpid), namespace-gone, pid-not-in-namespace, unseen, other-machine, unreadable. */
+        readonly status: PidDomainStatus;
+      }
+    | undefined;
+  /** The exact start of the record's process against the live one's (clock ticks since boot). */
+  readonly startTicks?: { readonly recorded: number; readonly process: number } | undefined;
+  /** Other live processes that carry this same session id (a session open twice). */
+  readonly alsoOpenIn?: readonly number[] | undefined;
   /** How the facts of a remote entry were read ("port check from this host"); absent for this host's own probes. */
   readonly transport?: string | undefined;
 }

@@ -13,19 +13,29 @@ export function judgeIdentity(
   facts: PidFacts | undefined,
   policy: Policy,
   evidence: EvidenceDraft,
+  /** How the reasons name the process: "pid 4242", or "pid 2 of pid namespace N (host pid 4242)". */
+  name = `pid ${pid}`,
 ): Judgement {
-  if (!facts) return judged('unverified', `pid ${pid} has not been probed yet`);
+  if (!facts) return judged('unverified', `${name} has not been probed yet`);
   evidence.kill = facts.kill;
   evidence.checkedAt = facts.checkedAt;
   if (facts.error !== undefined) evidence.killError = facts.error;
   evidence.process = facts.process;
-  if (facts.kill === 'ESRCH') return judged('ghost', `pid ${pid} is gone (ESRCH)`);
+  if (facts.kill === 'ESRCH') return judged('ghost', `${name} is gone (ESRCH)`);
   if (facts.kill === 'error') {
-    return judged('unverified', `pid ${pid} could not be checked: ${facts.error ?? 'unknown error'}`);
+    return judged('unverified', `${name} could not be checked: ${facts.error ?? 'unknown error'}`);
   }
   evidence.state = facts.state;
-  if (facts.state === 'Z') return judged('zombie', `pid ${pid} is a zombie: it exited and its parent never reaped it`);
-  const kind = facts.startedAt !== undefined ? startReference(entry) : undefined;
+  if (facts.state === 'Z') return judged('zombie', `${name} is a zombie: it exited and its parent never reaped it`);
+  const exact = entry.pidStartTicks !== undefined && facts.startTicks !== undefined;
+  if (exact) {
+    // The record says exactly when its process started: any other start is another process, no slack.
+    evidence.startTicks = { recorded: entry.pidStartTicks as number, process: facts.startTicks as number };
+    if (facts.startTicks !== entry.pidStartTicks) {
+      return judged('reused', `${name} belongs to a process that started at tick ${facts.startTicks} after boot, not ${entry.pidStartTicks} as recorded: the pid was recycled`);
+    }
+  }
+  const kind = facts.startedAt !== undefined && !exact ? startReference(entry) : undefined;
   if (kind !== undefined && facts.startedAt !== undefined) {
     const referenceAt = startReferenceAt(entry, kind, policy);
     const deltaMs = facts.startedAt - referenceAt;
@@ -33,15 +43,15 @@ export function judgeIdentity(
     evidence.start = { processStartedAt: facts.startedAt, reference: kind, referenceAt, deltaMs, toleranceMs };
     if (deltaMs > toleranceMs) {
       const what = REFERENCE_WORDS[kind];
-      return judged('reused', `pid ${pid} belongs to a process started ${formatDuration(deltaMs)} after ${what}: the pid was recycled`);
+      return judged('reused', `${name} belongs to a process started ${formatDuration(deltaMs)} after ${what}: the pid was recycled`);
     }
     if (kind === 'pid_started_at' && -deltaMs > toleranceMs) {
       // Older than the process that registered: not that process, but not a recycled pid either.
       const before = formatDuration(-deltaMs);
-      return judged('unverified', `pid ${pid} belongs to a process started ${before} before the registered start time: identity unclear`);
+      return judged('unverified', `${name} belongs to a process started ${before} before the registered start time: identity unclear`);
     }
   }
-  const alive = facts.kill === 'EPERM' ? `pid ${pid} is alive (EPERM: another user owns it)` : `pid ${pid} is alive`;
+  const alive = facts.kill === 'EPERM' ? `${name} is alive (EPERM: another user owns it)` : `${name} is alive`;
   if (facts.detailsHidden !== undefined) {
     // kill found it: alive. Its state and start time are hidden, so identity is unchecked.
     return judged('live', `${alive}; details hidden (hidepid): state and start time unknown`, 'details hidden');

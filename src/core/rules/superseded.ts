@@ -3,7 +3,7 @@
 // entries without a pid) by the process that serves their ports. It looks at the findings of all
 // entries at once and returns amendments: new judgements and the siblings as evidence.
 
-import { isUsablePid } from '../pid.js';
+import { judgedPid } from './pid-domain.js';
 import { sanitize } from '../sanitize.js';
 import type { Evidence, Policy, SessionEntry, SessionFinding } from '../types.js';
 import { judged, toLocal, type Judgement } from './judgement.js';
@@ -13,7 +13,7 @@ export interface Amendment {
   /** Index of the finding in the list given to the rule. */
   readonly index: number;
   readonly judgement: Judgement | undefined;
-  readonly evidence: Pick<Evidence, 'siblings' | 'siblingCount' | 'sharedBy' | 'newestBy'>;
+  readonly evidence: Pick<Evidence, 'siblings' | 'siblingCount' | 'sharedBy' | 'newestBy' | 'alsoOpenIn'>;
 }
 
 const INDEX_BITS = 2 ** 21;
@@ -29,14 +29,16 @@ export function supersededByPid(findings: readonly SessionFinding[], policy: Pol
 
 /** Indices of the live entries with a usable pid, grouped by that pid: only groups of two or more. */
 function groupsByPid(findings: readonly SessionFinding[]): number[][] {
-  const isCandidate = (f: SessionFinding): boolean => f.verdict === 'live' && isUsablePid(f.entry.pid);
+  // The pid judged in this host's table: a record of another pid namespace is by its host pid.
+  const pidOf = (f: SessionFinding): number | undefined => (f.verdict === 'live' ? judgedPid(f.entry, f.evidence) : undefined);
+  const isCandidate = (f: SessionFinding): boolean => pidOf(f) !== undefined;
   const groups: number[][] = [];
   if (findings.length >= INDEX_BITS) {
     // Too big to pack an index (over two million entries): a map.
     const byPid = new Map<number, number[]>();
     findings.forEach((f, i) => {
       if (!isCandidate(f)) return;
-      const pid = f.entry.pid as number;
+      const pid = pidOf(f) as number;
       const list = byPid.get(pid);
       if (list) list.push(i);
       else byPid.set(pid, [i]);
@@ -50,7 +52,8 @@ function groupsByPid(findings: readonly SessionFinding[]): number[][] {
   let n = 0;
   for (let i = 0; i < findings.length; i++) {
     const f = findings[i]!;
-    if (isCandidate(f)) keys[n++] = (f.entry.pid as number) * INDEX_BITS + i;
+    const pid = pidOf(f);
+    if (pid !== undefined) keys[n++] = pid * INDEX_BITS + i;
   }
   const sorted = keys.subarray(0, n).sort();
   for (let start = 0; start < n; ) {
@@ -171,7 +174,7 @@ function supersede(indices: readonly number[], findings: readonly SessionFinding
     if (!order) {
       judgement = alsoClaimed(f, k, 'and nothing tells which registration is newest');
     } else if (order.rank(f.entry) < order.max) {
-      judgement = older ??= judged('superseded', `pid ${String(f.entry.pid)} is alive but belongs to the newer entry ${nameSome(newest, undefined)} (by ${byText(order.by)})`);
+      judgement = older ??= judged('superseded', `pid ${String(judgedPid(f.entry, f.evidence))} is alive but belongs to the newer entry ${nameSome(newest, undefined)} (by ${byText(order.by)})`);
     } else if (newest.length > 1) {
       judgement = alsoClaimed(f, k, 'registered at the same time: cannot tell which is newest');
     } else {
