@@ -18,7 +18,8 @@ import { AuditLog, defaultAuditLogPath } from './audit-log.js';
 import { realClock, type Clock, type TimerHandle } from './clock.js';
 import { Coalescer } from './coalesce.js';
 import { executeEviction } from './evict.js';
-import { OsFactsTracker } from './os-facts.js';
+import { cadenceMs, OsFactsTracker } from './os-facts.js';
+import { PidDomains } from './pid-domains.js';
 import { ProbeTargets } from './probe-targets.js';
 import { RemotePortTracker } from './remote-ports.js';
 import { RemoteHosts } from './remote-hosts.js';
@@ -46,6 +47,8 @@ class LiveEngineImpl implements LiveEngine {
   private readonly scale: number;
   private readonly targets: ProbeTargets;
   private readonly tracker: OsFactsTracker;
+  /** The pid namespaces records name (Claude Code's pidDomain), read while some record names one. */
+  private readonly domains: PidDomains;
   /** Remote port checks, when on. */
   private readonly remotePorts: RemotePortTracker | undefined;
   /** The hosts verified over ssh, each probed on its own; undefined when none is configured. */
@@ -99,6 +102,7 @@ class LiveEngineImpl implements LiveEngine {
     this.actor = opts.actor ?? `${currentUser()}@${opts.hostName}`;
     this.targets = new ProbeTargets(this.hostName, this.hostAliases);
     this.tracker = new OsFactsTracker({ intervalScale: this.scale, probes: this.probes, clock: this.clock, now: this.now, onChange: this.onFactsChanged });
+    this.domains = new PidDomains({ probes: this.probes, clock: this.clock, periodMs: cadenceMs('table', this.scale), onChange: this.onDomainsChanged });
     const remote = opts.ssh
       ? new RemoteHosts({ ssh: opts.ssh, hostName: this.hostName, hostAliases: this.hostAliases, isLocal: this.targets.isLocal, intervalScale: this.scale, clock: this.clock, now: this.now, onChange: this.onFactsChanged })
       : undefined;
@@ -163,6 +167,7 @@ class LiveEngineImpl implements LiveEngine {
     // An eviction under way finishes its entry first (sent, its outcome audited): its source's
     // connection must still be up for the answer. Entries after it are not sent (stopped()).
     await this.evictions;
+    this.domains.stop();
     await Promise.all([this.tracker.stop(), this.remote?.stop(), this.remotePorts?.stop(), ...this.sources.map((s) => s.stop())]);
     // Waiters on settled() learn that nothing more is coming.
     for (const w of [...this.settleWaiters]) w();
@@ -360,16 +365,25 @@ class LiveEngineImpl implements LiveEngine {
     this.lastSnaps = snaps;
     if (!listsChanged) return;
     this.view = mergeView(snaps);
-    this.tracker.setTargets(this.targets.compute(this.view));
+    this.domains.setWanted(this.targets.namespaces(this.view));
+    this.tracker.setTargets(this.targets.compute(this.view, this.domains.facts));
     this.remote?.setView(this.view);
     this.remotePorts?.setView(this.view);
   }
 
   /** This host's facts, with each remote host's state and facts when some are verified over ssh, and the remote port checks when on. */
   private osFacts(): OsFacts {
-    if (!this.remote && !this.remotePorts) return this.tracker.facts;
-    return { pids: this.tracker.facts.pids, ports: this.tracker.facts.ports, remotes: this.remote?.facts(), remotePorts: this.remotePorts?.facts };
+    const pidNamespaces = this.domains.facts;
+    if (!this.remote && !this.remotePorts && !pidNamespaces) return this.tracker.facts;
+    return { pids: this.tracker.facts.pids, ports: this.tracker.facts.ports, remotes: this.remote?.facts(), remotePorts: this.remotePorts?.facts, pidNamespaces };
   }
+
+  /** A namespace read changed a mapping: the host pids to watch, and the verdicts resting on them. */
+  private readonly onDomainsChanged = (): void => {
+    if (this.stopped) return;
+    this.tracker.setTargets(this.targets.compute(this.view, this.domains.facts));
+    this.onFactsChanged();
+  };
 
   /** Each source that wants to know (a polling one paces itself by it): is a problem of its shown now? Told on change only. */
   private tellProblems(findings: readonly Finding[]): void {
@@ -386,7 +400,7 @@ class LiveEngineImpl implements LiveEngine {
 
   /** Latched: every source has had its first snapshot (or failed), and every target its first probe. */
   private isSettled(): boolean {
-    if (!this.settledLatch && this.sourceSettled.every(Boolean) && this.tracker.firstProbesDone && (this.remote?.settled ?? true) && (this.remotePorts?.firstDone ?? true)) this.settledLatch = true;
+    if (!this.settledLatch && this.sourceSettled.every(Boolean) && this.tracker.firstProbesDone && this.domains.settled && (this.remote?.settled ?? true) && (this.remotePorts?.firstDone ?? true)) this.settledLatch = true;
     return this.settledLatch;
   }
 

@@ -6,6 +6,7 @@
 import { findingKey } from '../core/evict-plan.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { reconcile } from '../core/reconcile.js';
+import { pidToProbe } from '../core/rules/pid-domain.js';
 import type { ClaimEntry, Finding, OsFacts, PidFacts, PortFacts, Policy, RemoteHostFacts, RemotePortFacts, SessionEntry } from '../core/types.js';
 import type { ProbeProvider } from '../os/provider.js';
 import type { Source } from '../sources/types.js';
@@ -73,12 +74,17 @@ export async function freshFinding(source: Source, planned: Finding, ctx: FreshC
   const related = relatedEntries(snap.sessions, snap.claims, planned, known);
   if (!related) return { current: undefined, pids: new Map(), ports: new Map(), remoteHost: sshHost };
 
+  // A record of another pid namespace is placed in ours afresh: its namespace read again, now.
+  const named = new Set<string>();
+  for (const s of related.sessions) if (!remote && s.pidDomain?.namespace !== undefined && isOn(s.machine)) named.add(s.pidDomain.namespace);
+  const pidNamespaces = named.size > 0 && probes.pidNamespaces ? await probes.pidNamespaces(named) : undefined;
   const pids = new Set<number>();
   const ports = new Set<number>();
   for (const s of related.sessions) {
     if (!isOn(s.machine)) continue;
-    if (isUsablePid(s.pid)) pids.add(s.pid);
-    else if (isUsablePort(s.port)) ports.add(s.port);
+    const pid = s.pidDomain === undefined || remote ? s.pid : pidToProbe(s, pidNamespaces);
+    if (isUsablePid(pid)) pids.add(pid);
+    else if (s.pidDomain === undefined && isUsablePort(s.port)) ports.add(s.port);
   }
   const claim = related.claims[0];
   if (claim && isUsablePid(claim.pid) && isOn(claim.machine ?? related.sessions[0]?.machine)) pids.add(claim.pid);
@@ -94,7 +100,7 @@ export async function freshFinding(source: Source, planned: Finding, ctx: FreshC
   // from a cache: a ghost whose port accepts again is not evicted.
   const remotePorts = !remote && ctx.remotePorts ? await ctx.remotePorts.recheck(related.sessions.filter((s) => !ctx.isLocal(s.machine))) : undefined;
 
-  const fresh: OsFacts = { pids: pidFacts, ports: portFacts, remotePorts };
+  const fresh: OsFacts = { pids: pidFacts, ports: portFacts, remotePorts, pidNamespaces };
   // This host's facts say nothing of a remote entry: it is judged on its host's fresh facts alone
   // (and its host's state now: a host that went down since makes it unverified).
   const facts: OsFacts = remote ? { pids: new Map(), ports: new Map(), remotes: [remote.hostFacts(fresh)] } : fresh;

@@ -2,8 +2,8 @@
 // name and aliases, fixed for the engine's life, with the memoized host test reused by
 // fresh-finding checks.
 
-import { chooseProbeTargets, localMachineTest, type IsLocalMachine, type ProbeTargetSet as Targets } from '../core/probe-targets.js';
-import type { RegistryView } from '../core/types.js';
+import { chooseProbeTargets, localMachineTest, namespacesNamed, type IsLocalMachine, type ProbeTargetSet as Targets } from '../core/probe-targets.js';
+import type { PidNamespaceFacts, RegistryView } from '../core/types.js';
 
 export type { Targets };
 
@@ -14,7 +14,12 @@ export class ProbeTargets {
     this.isLocal = localMachineTest(hostName, aliases);
   }
 
-  compute(view: RegistryView): Targets {
-    return chooseProbeTargets(view, this.isLocal);
+  compute(view: RegistryView, namespaces?: PidNamespaceFacts): Targets {
+    return chooseProbeTargets(view, this.isLocal, namespaces);
+  }
+
+  /** The pid namespaces this host's records name. */
+  namespaces(view: RegistryView): Set<string> {
+    return namespacesNamed(view, this.isLocal);
   }
 }

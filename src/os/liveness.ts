@@ -253,6 +253,7 @@ function readLinuxDetails(facts: Mutable<PidFacts>): void {
     return;
   }
   facts.state = parsed.state;
+  facts.startTicks = parsed.startTicks;
   if (clock) facts.startedAt = ticksToEpochMs(parsed.startTicks, clock.btimeSec, clock.clkTck);
 }
 

@@ -4,7 +4,8 @@
 // runs on fakes in tests and, next, on a provider per remote host; `localProbeProvider` is this
 // machine, exactly as the probes behave on their own.
 import { hostname } from 'node:os';
-import type { PidFacts, PortFacts } from '../core/types.js';
+import type { PidFacts, PidNamespaceFacts, PortFacts } from '../core/types.js';
+import { readPidNamespaces } from './pid-namespaces.js';
 import { probePids, stillRunning } from './liveness.js';
 import { probePortFacts } from './port-facts.js';
 import { createOwnerHints } from './port-owner.js';
@@ -52,6 +53,11 @@ export interface ProbeProvider {
   findPanes?(pids: readonly number[], opts: { readonly signal?: AbortSignal }): Promise<PaneLookup>;
   /** Switch this process's tmux client to a pane (the `o` key); one line says what happened. */
   jumpToPane?(pane: TmuxPane): Promise<PaneJump>;
+  /**
+   * Our pid namespace standing and, for each wanted namespace, its pids in our table (Linux). A
+   * provider without it places no record of another namespace: those stay unverified.
+   */
+  pidNamespaces?(wanted: ReadonlySet<string>): Promise<PidNamespaceFacts>;
 }
 
 /**
@@ -69,5 +75,6 @@ export function localProbeProvider(host: string = hostname()): ProbeProvider {
     scanProcessTable: (opts) => scanProcessTable(opts),
     findPanes: (pids, opts) => tmux.findPanes(pids, opts),
     jumpToPane: (pane) => tmux.jumpToPane(pane),
+    ...(process.platform === 'linux' ? { pidNamespaces: (wanted: ReadonlySet<string>) => Promise.resolve(readPidNamespaces(wanted)) } : {}),
   };
 }
