@@ -84,6 +84,8 @@ export function checkJson(snap: EngineSnapshot): Record<string, unknown> {
       evictable: f.evictable,
       reason: f.reason,
       ...(f.note ? { note: f.note } : {}),
+      // What the registry says the session is doing, as the STATUS column shows it.
+      ...(f.kind === 'session' && f.entry.status !== undefined ? { status: f.entry.status } : {}),
       ...(staleOf(f) ? { stale: { since: new Date(staleOf(f)!.since).toISOString(), why: staleOf(f)!.why } } : {}),
       evidence: f.evidence,
       entry: f.entry.raw ?? f.entry,

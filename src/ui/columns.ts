@@ -3,6 +3,7 @@
 import { sanitize } from '../core/sanitize.js';
 import { VERDICTS_WORST_FIRST, type ClaimFinding, type Finding, type SessionFinding } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
+import { judgedPid } from '../core/rules/pid-domain.js';
 import type { TmuxPane } from '../core/tmux.js';
 import { checkingText, formatAge, shortenPath, truncate } from './text.js';
 import { checkingOf, deadSinceOf, staleOf } from '../engine/types.js';
@@ -87,10 +88,30 @@ function pidColumn(priority: number): Column {
   };
 }
 
-/** The tmux pane of a local row's pid, if one is known. */
+/**
+ * The tmux pane of a local row's process (a record of another pid namespace: its host pid), if
+ * one is known; else the pane the record itself names (Claude Code's `tmux`: "work:@3.%12"), when
+ * that pane is one ghostwatch knows.
+ */
 export function paneOfRow(f: Finding, panes: ReadonlyMap<number, TmuxPane> | undefined): TmuxPane | undefined {
-  const pid = f.entry.pid;
-  return panes !== undefined && isUsablePid(pid) && f.evidence.host.local ? panes.get(pid) : undefined;
+  const key = paneKeyOfRow(f, panes);
+  return key === undefined ? undefined : panes?.get(key);
+}
+
+/** The pid under which the engine knows that pane (what `o` asks the engine to jump to). */
+export function paneKeyOfRow(f: Finding, panes: ReadonlyMap<number, TmuxPane> | undefined): number | undefined {
+  if (panes === undefined || !f.evidence.host.local) return undefined;
+  const pid = f.kind === 'session' ? judgedPid(f.entry, f.evidence) : f.entry.pid;
+  if (isUsablePid(pid) && panes.has(pid)) return pid;
+  const named = f.kind === 'session' ? recordedPaneId(f.entry.raw?.tmux) : undefined;
+  if (named === undefined) return undefined;
+  for (const [key, pane] of panes) if (pane.id === named) return key;
+  return undefined;
+}
+
+/** The pane id (`%12`) of a record's `tmux` field ("<session>:@<window>.%<pane>"). */
+export function recordedPaneId(tmux: unknown): string | undefined {
+  return typeof tmux === 'string' ? /\.(%\d{1,9})$/.exec(tmux)?.[1] : undefined;
 }
 
 /** Where the agent runs in tmux (`work:2.1`): narrow, and the first column a narrow pane drops. */

@@ -19,7 +19,7 @@ export interface DetailLine {
 const iso = (ms: number | undefined): string => (ms === undefined ? '-' : new Date(ms).toISOString().replace('.000Z', 'Z'));
 
 /** Raw registry fields that are moments: shown as local time and age, never as a raw epoch. */
-const MOMENT_KEY = /(_at|_seen|_since)$/;
+const MOMENT_KEY = /(_at|_seen|_since|[a-z]At|[a-z]Since)$/;
 
 /**
  * A raw field's value as a moment on the local clock, if it is one: epoch seconds or ms (a number
@@ -97,12 +97,18 @@ function evidenceLines(e: Evidence, now: number, clockOffsetMs: number, lastChec
   const where = e.host.local ? `this host (${e.host.matchedAs})` : ssh === undefined ? 'not this host' : ssh.state === 'up' ? `another host, verified ${sanitize(ssh.via, 120)}` : `another host, ssh ${ssh.state}${ssh.reason ? `: ${sanitize(ssh.reason, 160)}` : ''}`;
   add('host', `${sanitize(e.host.machine ?? '(none)', 100)}: ${where}`);
   if (e.pid) add('pid', e.pid.unusable ? `${sanitize(e.pid.raw, 40)}: not used (${e.pid.unusable})` : String(e.pid.value));
+  if (e.pidDomain) add('pid domain', pidDomainText(e.pidDomain));
   if (e.kill) add('kill(pid, 0)', e.kill === 'ok' ? 'exists' : e.kill === 'EPERM' ? 'EPERM: exists, another user owns it' : e.kill === 'ESRCH' ? 'ESRCH: no such process' : `error: ${e.killError ?? '?'}`);
   if (e.state) add('state', e.state === 'Z' ? 'Z (zombie: exited, not reaped)' : e.state);
   if (e.start) {
     const rel = e.start.deltaMs >= 0 ? `${formatDuration(e.start.deltaMs)} after` : `${formatDuration(-e.start.deltaMs)} before`;
     add('process started', `${iso(e.start.processStartedAt)}, ${rel} ${e.start.reference.replace('_', ' ')} ${iso(e.start.referenceAt)} (tolerance ${formatDuration(e.start.toleranceMs)})`);
   }
+  if (e.startTicks) {
+    const same = e.startTicks.recorded === e.startTicks.process;
+    add('exact start', `tick ${e.startTicks.process} after boot; the record says ${e.startTicks.recorded}${same ? ': the same process' : ': another process'}`);
+  }
+  if (e.alsoOpenIn) add('also open in', `pid ${e.alsoOpenIn.join(', ')}: the same session id in another live process`);
   if (e.port) {
     add('port probe', `${e.port.port}: ${e.port.result}${e.port.detail ? ` (${sanitize(e.port.detail, 80)})` : ''}`);
     if (e.port.listeners && e.port.listeners.length > 0) add('listening on', e.port.listeners.map((a) => sanitize(a, 46)).join(', '));
@@ -125,6 +131,21 @@ function evidenceLines(e: Evidence, now: number, clockOffsetMs: number, lastChec
   const checked = lastChecked ?? e.checkedAt;
   if (checked !== undefined) add('checked', checkedText(checked, now));
   return out;
+}
+
+const DOMAIN_WORDS: Record<NonNullable<Evidence['pidDomain']>['status'], string> = {
+  'this-namespace': "ghostwatch's own pid namespace: judged as any pid",
+  mapped: 'another pid namespace of this machine',
+  'namespace-gone': 'that namespace has no process left',
+  'pid-not-in-namespace': 'no process of that namespace has this pid',
+  unseen: 'that namespace cannot be seen from here',
+  'other-machine': "another machine's pid table",
+  unreadable: 'not a domain this release reads',
+};
+
+function pidDomainText(d: NonNullable<Evidence['pidDomain']>): string {
+  const pids = d.hostPid !== undefined ? `pid ${d.nsPid} there is pid ${d.hostPid} here` : `pid ${d.nsPid ?? '?'} there`;
+  return `${sanitize(d.domain, 120)}: ${DOMAIN_WORDS[d.status]}; ${pids}`;
 }
 
 /** The help overlay: every binding of the keymap, nothing else. */

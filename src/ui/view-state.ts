@@ -9,7 +9,7 @@ import { sanitize } from '../core/sanitize.js';
 import type { TmuxPane } from '../core/tmux.js';
 import type { Finding } from '../core/types.js';
 import { isUsablePid } from '../core/pid.js';
-import { columnsFor, type Tab } from './columns.js';
+import { columnsFor, paneKeyOfRow, type Tab } from './columns.js';
 import { confirmFor, type ConfirmState } from './confirm-state.js';
 import { anchor, currentKey, moveTo, type CursorState, type RowsOnScreen } from './cursor.js';
 import { keysOf, type Command, type Mode } from './keymap.js';
@@ -323,8 +323,9 @@ function jumpTo(s: ViewState, facts: ScreenFacts): ViewTransition {
   const pid = f?.entry.pid;
   if (!f || !isUsablePid(pid)) return { state: { ...s, message: { text: 'no tmux pane: this row has no local pid', tone: 'info' } } };
   if (!f.evidence.host.local) return { state: { ...s, message: { text: `no tmux pane: pid ${pid} runs on another host`, tone: 'info' } } };
-  if (!facts.panes?.has(pid)) return { state: { ...s, message: { text: `no tmux pane known for pid ${pid}`, tone: 'info' } } };
-  return { state: s, effect: { type: 'jump', pid } };
+  const key = paneKeyOfRow(f, facts.panes);
+  if (key === undefined) return { state: { ...s, message: { text: `no tmux pane known for pid ${pid}`, tone: 'info' } } };
+  return { state: s, effect: { type: 'jump', pid: key } };
 }
 
 function sortBy(s: ViewState, dir: 1 | -1, facts: ScreenFacts): ViewState {

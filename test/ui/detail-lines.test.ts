@@ -109,3 +109,37 @@ describe('the detail view says what the evidence says', () => {
     expect(l.heartbeat).toBe('20m00s ago (stale after 15m00s)');
   });
 });
+
+describe('the detail view of a Claude Code record', () => {
+  const MACHINE = 'a'.repeat(32);
+  const started = NOW - 10 * MIN;
+  const raw = { pid: 2, sessionId: 'cc', startedAt: started, updatedAt: NOW - MIN, statusUpdatedAt: NOW - MIN, kind: 'interactive', entrypoint: 'cli', version: '2.1.332', name: 'p2-e2', status: 'idle', pidDomain: `linux:${MACHINE}:pid:[4026532999]` };
+  const entry = (id: string, pid: number, sessionId: string): SessionEntry => ({
+    source: 'claude', id, machine: HOST, pid, sessionId, status: 'idle', registeredAt: started, pidStartTicks: 500,
+    pidDomain: { text: raw.pidDomain, machineId: MACHINE, namespace: '4026532999' }, raw: { ...raw, pid },
+  });
+  const judged = () =>
+    reconcile(
+      { sessions: [entry('cc', 2, 'S'), entry('cc~3.json', 3, 'S')], claims: [] },
+      {
+        pids: new Map([[48213, alive(48213, { startTicks: 500 })], [48214, alive(48214, { startTicks: 500 })]]),
+        ports: new Map(),
+        pidNamespaces: { machineId: MACHINE, own: '4026531836', initial: true, namespaces: new Map([['4026532999', new Map([[2, 48213], [3, 48214]])]]), checkedAt: NOW },
+      },
+      NOW,
+      defaultPolicy(HOST, { clockText: () => '12:00:00' }),
+    );
+
+  it('says which namespace the pid is in and which host pid it is, the exact start, the other process, and shows its moments as times', () => {
+    const l = Object.fromEntries(detailLines(judged()[0]!, NOW).map((x) => [x.label, x.value]));
+    expect(l['pid domain']).toBe(`linux:${MACHINE}:pid:[4026532999]: another pid namespace of this machine; pid 2 there is pid 48213 here`);
+    expect(l['exact start']).toBe('tick 500 after boot; the record says 500: the same process');
+    expect(l['also open in']).toBe('pid 48214: the same session id in another live process');
+    expect(l.verdict).toBe('live (also open in pid 48214), evictable only with force');
+    for (const k of ['kind', 'entrypoint', 'version']) expect(l[k]).toBe(String(raw[k as keyof typeof raw]));
+    expect(detailLines(judged()[0]!, NOW).some((x) => x.label === 'name' && x.value === 'p2-e2')).toBe(true);
+    expect(l.updatedAt).toMatch(/ago/);
+    expect(l.startedAt).toMatch(/\(10m00s ago\)$/);
+    expect(l.updatedAt).toMatch(/\(1m00s ago\)$/);
+  });
+});

@@ -7,7 +7,7 @@ import type { TmuxPane } from '../../src/core/tmux.js';
 import type { Finding } from '../../src/core/types.js';
 import type { PaneJumpResult } from '../../src/engine/types.js';
 import { App } from '../../src/ui/app.js';
-import { layoutColumns, SESSION_COLUMNS } from '../../src/ui/columns.js';
+import { layoutColumns, paneKeyOfRow, paneOfRow, recordedPaneId, SESSION_COLUMNS } from '../../src/ui/columns.js';
 import { detailLines } from '../../src/ui/detail.js';
 import { osc52 } from '../../src/ui/terminal.js';
 import { initialViewState, reduce, type ScreenFacts } from '../../src/ui/view-state.js';
@@ -143,5 +143,34 @@ describe('c: copy the id', () => {
     expect(frame(r)).toContain('cannot copy: the output is not an interactive terminal');
     expect(r.frames.join('')).not.toContain('\u001b]52;');
     r.unmount();
+  });
+});
+
+describe("a record's own pane and a pid namespace's host pid", () => {
+  const pane: TmuxPane = { pid: 900, target: 'work:3.0', id: '%12' };
+  const claudeRow = (fields: { pid: number; tmux?: string; hostPid?: number }): Finding => {
+    const base = demoFindings().find((f) => f.kind === 'session' && f.evidence.host.local)!;
+    if (base.kind !== 'session') throw new Error('no session row');
+    return {
+      ...base,
+      entry: { ...base.entry, pid: fields.pid, raw: { pid: fields.pid, ...(fields.tmux ? { tmux: fields.tmux } : {}) } },
+      evidence: { ...base.evidence, ...(fields.hostPid !== undefined ? { pidDomain: { domain: 'linux:x:pid:[1]', nsPid: fields.pid, hostPid: fields.hostPid, status: 'mapped' as const } } : {}) },
+    };
+  };
+
+  it('finds the pane by the host pid of a record of another namespace, never by its own pid there', () => {
+    const panes = new Map<number, TmuxPane>([[48213, pane], [2, { pid: 1, target: 'wrong:0.0', id: '%1' }]]);
+    expect(paneKeyOfRow(claudeRow({ pid: 2, hostPid: 48213 }), panes)).toBe(48213);
+    expect(paneOfRow(claudeRow({ pid: 2, hostPid: 48213 }), panes)).toBe(pane);
+  });
+
+  it('falls back to the pane the record names (Claude Code\'s tmux field) when its pid is in none known', () => {
+    const panes = new Map<number, TmuxPane>([[777, pane]]);
+    expect(paneKeyOfRow(claudeRow({ pid: 4242, tmux: 'work:@3.%12' }), panes)).toBe(777);
+    expect(paneKeyOfRow(claudeRow({ pid: 4242, tmux: 'work:@3.%13' }), panes)).toBeUndefined();
+    expect(paneKeyOfRow(claudeRow({ pid: 4242 }), panes)).toBeUndefined();
+    expect(recordedPaneId('s p:@3.%12')).toBe('%12');
+    expect(recordedPaneId('%12;evil')).toBeUndefined();
+    expect(recordedPaneId(12)).toBeUndefined();
   });
 });

@@ -5,7 +5,7 @@
 //   claude-sessions  ~/.claude-sessions/<session_id>.json (a claim-tracking session manager)
 
 import { capDepth } from '../../core/sanitize.js';
-import type { ClaimEntry, SessionEntry } from '../../core/types.js';
+import type { ClaimEntry, PidDomain, SessionEntry } from '../../core/types.js';
 
 /** The claim manager's own rule: a claim whose heartbeat is older than this is stale. */
 export const CLAIM_HEARTBEAT_STALE_MS = 900_000;
@@ -51,7 +51,10 @@ export function parseJson(body: string): unknown {
 
 const stem = (name: string): string => name.replace(/\.json$/, '');
 
-function session(ctx: ParseContext, fields: Omit<SessionEntry, 'source' | 'firstObservedAt' | 'joinSeq'>): SessionEntry {
+type SessionFields = Omit<SessionEntry, 'source' | 'firstObservedAt' | 'joinSeq' | 'pidStartTicks' | 'pidDomain' | 'sessionId'> &
+  Partial<Pick<SessionEntry, 'pidStartTicks' | 'pidDomain' | 'sessionId'>>;
+
+function session(ctx: ParseContext, fields: SessionFields): SessionEntry {
   return {
     source: ctx.source,
     id: fields.id,
@@ -68,19 +71,48 @@ function session(ctx: ParseContext, fields: Omit<SessionEntry, 'source' | 'first
     offlineSince: undefined,
     registeredAt: fields.registeredAt,
     pidStartedAt: undefined,
+    pidStartTicks: fields.pidStartTicks,
+    pidDomain: fields.pidDomain,
+    sessionId: fields.sessionId,
     firstObservedAt: ctx.firstSeen(fields.id, fields.pid),
     joinSeq: undefined,
     raw: capDepth(fields.raw),
   };
 }
 
-/** ~/.claude/sessions/<pid>.json: `{pid, sessionId, cwd, startedAt (ms), kind, entrypoint}`. */
+/** Claude Code's `procStart`: field 22 of /proc/<pid>/stat, as a string of digits. */
+export function startTicksOf(v: unknown): number | undefined {
+  if (typeof v !== 'string' || !/^\d{1,15}$/.test(v)) return undefined;
+  return Number(v);
+}
+
+/** Claude Code's `pidDomain`: `linux:<machine-id>:pid:[<pid-namespace inode>]`; what else it may say is kept unread. */
+export function pidDomainOf(v: unknown): PidDomain | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') return { text: JSON.stringify(v) ?? String(v), unreadable: 'not a string' };
+  const m = /^linux:([0-9a-f]{32}):pid:\[(\d{1,20})\]$/.exec(v);
+  if (!m) return { text: v, unreadable: 'not linux:<machine-id>:pid:[<inode>]' };
+  return { text: v, machineId: m[1], namespace: m[2] };
+}
+
+/** What the session is doing: Claude Code's own `status`; a `-p` run (entrypoint sdk-cli) has none and is a print run. */
+function claudeStatus(data: Record<string, unknown>): string | undefined {
+  const status = text(data.status);
+  if (status !== undefined) return status;
+  return data.entrypoint === 'sdk-cli' ? 'print' : undefined;
+}
+
+/**
+ * ~/.claude/sessions/<pid>.json (protocols.md §4): `{pid, sessionId, cwd, startedAt (ms), procStart,
+ * status, updatedAt, kind, entrypoint, version, name}`, and from 2.1.332 `pidDomain` and `tmux`.
+ */
 export function parseClaudeSession(body: string, name: string, ctx: ParseContext): FileEntries {
   const data = parseJson(body);
   if (!isObject(data)) throw new Error('not a JSON object');
   const fileStem = stem(name);
   const pid = data.pid ?? (/^\d+$/.test(fileStem) ? Number(fileStem) : undefined);
-  const id = text(data.sessionId) ?? `pid-${fileStem}`;
+  const sessionId = text(data.sessionId);
+  const id = sessionId ?? `pid-${fileStem}`;
   return {
     sessions: [
       session(ctx, {
@@ -88,9 +120,13 @@ export function parseClaudeSession(body: string, name: string, ctx: ParseContext
         machine: ctx.host,
         cwd: text(data.cwd),
         pid,
-        status: text(data.kind),
-        lastSeen: undefined,
+        status: claudeStatus(data),
+        // Its last status change (not a heartbeat: an idle session does not write).
+        lastSeen: timeOf(data.updatedAt) ?? timeOf(data.statusUpdatedAt),
         registeredAt: timeOf(data.startedAt),
+        pidStartTicks: startTicksOf(data.procStart),
+        pidDomain: pidDomainOf(data.pidDomain),
+        sessionId,
         raw: data,
       }),
     ],
