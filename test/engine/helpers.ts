@@ -1,7 +1,7 @@
 // Real parts for the engine tests: a real `ghostwatch serve` registry, agents that register the
 // way pi-socket does (their own socket, kept open), real child processes and a real audit log.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
@@ -11,10 +11,11 @@ import { createEngine, type EngineOptions, type EngineSnapshot, type LiveEngine 
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { HypivisorSource } from '../../src/sources/hypivisor/index.js';
 import type { Source } from '../../src/sources/types.js';
-import { killAndReap } from '../os/helpers.js';
+import { childrenOf, killAndReap } from '../os/helpers.js';
 
 export { killAndReap, spawnSleep, childrenOf, isLinux, sleepMs } from '../os/helpers.js';
-export { until } from '../support/scripted-registry.js';
+import { until } from '../support/scripted-registry.js';
+export { until };
 
 export const HOST = hostname();
 
@@ -120,4 +121,35 @@ export function countPublishes(engine: LiveEngine): { readonly count: number } {
   const counter = { count: 0 };
   onCleanup(engine.subscribe(() => counter.count++));
   return counter;
+}
+
+/** The pid namespace inode of a process ("4026532178"), from /proc/<pid>/ns/pid. */
+export function pidNamespaceOf(pid: number): string {
+  return /\[(\d+)\]/.exec(readlinkSync(`/proc/${pid}/ns/pid`))![1]!;
+}
+
+/**
+ * A pid namespace of its own, as a container has (unshare --pid: needs root): `sh` as its pid 1
+ * and `sleep` as its pid 2. Their host pids and the namespace; killed at the end of the test.
+ */
+export async function inPidNamespace(): Promise<{ unshare: ChildProcess; shHost: number; sleepHost: number; ns: string }> {
+  const unshare = spawn('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', 'sleep 300 & wait'], { stdio: 'ignore' });
+  onCleanup(() => unshare.kill('SIGKILL'));
+  const shHost = (await until(() => childrenOf(unshare.pid!)[0], 5_000)) as number;
+  const sleepHost = (await until(() => childrenOf(shHost)[0], 5_000)) as number;
+  onCleanup(() => {
+    for (const pid of [sleepHost, shHost]) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+  });
+  return { unshare, shHost, sleepHost, ns: pidNamespaceOf(sleepHost) };
+}
+
+/** Resolves once the child has exited (and been reaped by Node). */
+export async function exited(child: ChildProcess): Promise<void> {
+  await until(() => (child.exitCode !== null || child.signalCode !== null ? true : undefined), 5_000);
 }

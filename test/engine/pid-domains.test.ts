@@ -1,8 +1,7 @@
 // The pid namespaces the records name, as the engine reads them: nothing while no record names
 // one, at once when a new one is named, then at the slow cadence, telling only a change; and the
 // real engine on a record of a real pid namespace, live and then a ghost as soon as it dies.
-import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { PidNamespaceFacts } from '../../src/core/types.js';
@@ -11,7 +10,7 @@ import { PidDomains, sameNamespaceFacts } from '../../src/engine/pid-domains.js'
 import { claudeSources } from '../../src/sources/claude/index.js';
 import { describeOn } from '../support/platform.js';
 import { FakeClock, settle } from './fake-clock.js';
-import { childrenOf, engineFor, finding, HOST, onCleanup, tempDir, until } from './helpers.js';
+import { engineFor, finding, HOST, inPidNamespace, tempDir, until } from './helpers.js';
 
 const facts = (map: [string, [number, number][] | null][]): PidNamespaceFacts => ({
   machineId: 'a'.repeat(32),
@@ -93,11 +92,7 @@ describe('the pid domains tracker', () => {
 describeOn(['linux'], 'pid namespaces are Linux')('the engine on a record of another pid namespace', () => {
   it('is live by the host pid of its process, and a ghost within the kill tick of its death', async () => {
     expect(process.getuid?.(), 'runs as root (CI does): unshare --pid needs it').toBe(0);
-    const unshare = spawn('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', 'sleep 300 & wait'], { stdio: 'ignore' });
-    onCleanup(() => unshare.kill('SIGKILL'));
-    const sh = (await until(() => childrenOf(unshare.pid!)[0], 5_000)) as number;
-    const sleep = (await until(() => childrenOf(sh)[0], 5_000)) as number;
-    const ns = /\[(\d+)\]/.exec(readlinkSync(`/proc/${sleep}/ns/pid`))![1]!;
+    const { sleepHost: sleep, ns } = await inPidNamespace();
     const home = tempDir();
     mkdirSync(join(home, '.claude', 'sessions'), { recursive: true });
     const machineId = readFileSync('/etc/machine-id', 'utf8').trim();

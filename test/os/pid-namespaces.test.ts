@@ -1,12 +1,11 @@
 // This machine's pid namespaces as /proc shows them: a real namespace (unshare --pid) mapped
 // through NSpid, gone once its last process dies; and a /proc tree laid out in a folder for what
 // a live machine cannot be made to show at will (a link denied to us, a hidepid mount, no root).
-import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, readlinkSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { INITIAL_PID_NAMESPACE, namespaceOfLink, parseNsPid, procHidingOptions, readPidNamespaces } from '../../src/os/pid-namespaces.js';
-import { childrenOf, onCleanup, tempDir, until } from '../engine/helpers.js';
+import { exited, inPidNamespace, pidNamespaceOf, tempDir } from '../engine/helpers.js';
 import { describeOn } from '../support/platform.js';
 
 describe('pid namespace texts', () => {
@@ -92,17 +91,13 @@ describe('reading pid namespaces from a /proc tree', () => {
 describeOn(['linux'], 'pid namespaces are Linux')('a real pid namespace', () => {
   it('maps the pids of a namespace made with unshare --pid, and finds it gone when its processes die', async () => {
     expect(process.getuid?.(), 'runs as root (CI does): unshare --pid needs it').toBe(0);
-    const unshare = spawn('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', 'sleep 300 & wait'], { stdio: 'ignore' });
-    onCleanup(() => unshare.kill('SIGKILL'));
-    const sh = (await until(() => childrenOf(unshare.pid!)[0], 5_000)) as number;
-    const sleep = (await until(() => childrenOf(sh)[0], 5_000)) as number;
-    const ns = /\[(\d+)\]/.exec(readlinkSync(`/proc/${sleep}/ns/pid`))![1]!;
+    const { unshare, shHost: sh, sleepHost: sleep, ns } = await inPidNamespace();
     const facts = readPidNamespaces(new Set([ns]));
     expect(facts.machineId).toBe(readFileSync('/etc/machine-id', 'utf8').trim());
-    expect(facts.own).toBe(/\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))![1]);
+    expect(facts.own).toBe(pidNamespaceOf(process.pid));
     expect(facts.namespaces.get(ns)).toEqual(new Map([[1, sh], [2, sleep]]));
     process.kill(sh, 'SIGKILL');
-    await until(() => (unshare.exitCode !== null || unshare.signalCode !== null ? true : undefined), 5_000);
+    await exited(unshare);
     expect(readPidNamespaces(new Set([ns])).namespaces.get(ns)).toBeNull();
   });
 });

@@ -2,13 +2,12 @@
 // real processes: one in a real pid namespace of its own (unshare --pid, as a container does),
 // a recycled pid caught by procStart to the tick, one session open in two processes, and what the
 // session is doing. Read by the built CLI (`check --json`), as a user runs it.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { describeOn } from '../support/platform.js';
-import { childrenOf, deadPid, onCleanup, sleeper, tempDir, until } from '../engine/helpers.js';
+import { deadPid, exited, inPidNamespace, pidNamespaceOf, sleeper, tempDir } from '../engine/helpers.js';
 
 const MACHINE_ID = (() => {
   try {
@@ -24,7 +23,6 @@ function procStart(pid: number): string {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
 }
 
-const namespaceOf = (pid: number): string => /\[(\d+)\]/.exec(readlinkSync(`/proc/${pid}/ns/pid`))![1]!;
 
 /** A record as 2.1.332 writes it: its pid, in the pid namespace `ns` (default: that of the process at `hostPid`). */
 function record(fields: { pid: number; sessionId: string; procStart?: string; ns?: string; status?: string | undefined; entrypoint?: string }): string {
@@ -68,32 +66,14 @@ async function check(h: ReturnType<typeof claudeHome>): Promise<Checked> {
 
 const byId = (c: Checked, id: string) => c.findings.find((f) => f.id === id);
 
-/** `sh` as pid 1 and `sleep` as pid 2 of a new pid namespace; their host pids. */
-async function container(): Promise<{ unshare: ChildProcess; shHost: number; sleepHost: number; ns: string }> {
-  const unshare = spawn('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', 'sleep 300 & wait'], { stdio: 'ignore' });
-  onCleanup(() => unshare.kill('SIGKILL'));
-  const shHost = (await until(() => childrenOf(unshare.pid!)[0], 5_000)) as number;
-  const sleepHost = (await until(() => childrenOf(shHost)[0], 5_000)) as number;
-  onCleanup(() => {
-    for (const pid of [sleepHost, shHost]) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    }
-  });
-  return { unshare, shHost, sleepHost, ns: namespaceOf(sleepHost) };
-}
-
 const describeRoot = describeOn(['linux'], 'pid namespaces, /proc and unshare are Linux');
 
 describeRoot('Claude Code records as 2.1.332 writes them', () => {
   it('judges a session of another pid namespace by its own process, live and then a ghost, never by our pid 2', async () => {
     expect(process.getuid?.(), 'runs as root (CI does): unshare --pid needs it').toBe(0);
     const h = claudeHome();
-    const c = await container();
-    expect(namespaceOf(process.pid)).not.toBe(c.ns);
+    const c = await inPidNamespace();
+    expect(pidNamespaceOf(process.pid)).not.toBe(c.ns);
     // Inside its namespace the sleep is pid 2: on this host pid 2 is kthreadd, alive.
     writeFileSync(join(h.sessions, '2.json'), record({ pid: 2, sessionId: 'in-container', procStart: procStart(c.sleepHost), ns: c.ns, status: 'busy' }));
     const live = byId(await check(h), 'in-container')!;
@@ -105,7 +85,7 @@ describeRoot('Claude Code records as 2.1.332 writes them', () => {
 
     // Killing its pid 1 ends the namespace: no process is left in it.
     process.kill(c.shHost, 'SIGKILL');
-    await until(() => (c.unshare.exitCode !== null || c.unshare.signalCode !== null ? true : undefined), 5_000);
+    await exited(c.unshare);
     const ghost = byId(await check(h), 'in-container')!;
     expect(ghost.reason).toBe(`pid 2 of pid namespace ${c.ns} is gone: no process is left in that namespace`);
     expect(ghost.verdict).toBe('ghost');
@@ -118,7 +98,7 @@ describeRoot('Claude Code records as 2.1.332 writes them', () => {
     const h = claudeHome();
     const s = sleeper(60);
     const ticks = Number(procStart(s.pid));
-    const ownNs = namespaceOf(process.pid);
+    const ownNs = pidNamespaceOf(process.pid);
     writeFileSync(join(h.sessions, `${s.pid}.json`), record({ pid: s.pid, sessionId: 'same', procStart: String(ticks), ns: ownNs, status: 'idle' }));
     const other = sleeper(60);
     writeFileSync(join(h.sessions, `${other.pid}.json`), record({ pid: other.pid, sessionId: 'recycled', procStart: String(ticks - 1), ns: ownNs, status: 'idle' }));
