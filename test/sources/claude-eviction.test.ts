@@ -8,9 +8,9 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FileSource } from '../../src/sources/claude/index.js';
+import { claudeSources, FileSource } from '../../src/sources/claude/index.js';
 import { parseClaudeSession } from '../../src/sources/claude/formats.js';
-import { CLAUDE_SESSION_EVICTION, keyFilesOf, removeDeadSocket } from '../../src/sources/claude/session-companions.js';
+import { CLAUDE_LIVE_EVICT_NOTE, CLAUDE_SESSION_EVICTION, keyFilesOf, removeDeadSocket } from '../../src/sources/claude/session-companions.js';
 import { listTrash, type TrashMeta } from '../../src/sources/trash.js';
 import type { RegistryAnswer } from '../../src/sources/types.js';
 import { deadPid, HOST, killAndReap, onCleanup, sleeper, tempDir, until } from '../engine/helpers.js';
@@ -252,3 +252,12 @@ describe('the messaging socket is removed only when it is certainly dead', () =>
   });
 });
 
+describe('what the dialogs say', () => {
+  it('claudeSources gives the claude source the whole eviction and the force dialog\'s lines', () => {
+    const h = home();
+    const [claude, view, claims] = claudeSources({ claudeDir: join(h.root, '.claude'), claimsDir: join(h.root, '.claude-sessions') }, HOST, h.trash);
+    expect(claude!.snapshot().state.eviction).toMatchObject({ available: true, liveNote: CLAUDE_LIVE_EVICT_NOTE, note: expect.stringMatching(/key files/) });
+    expect(view!.snapshot().state.eviction?.liveNote).toBeUndefined();
+    expect(claims!.snapshot().state.eviction?.liveNote).toBeUndefined();
+  });
+});

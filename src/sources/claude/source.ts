@@ -16,7 +16,7 @@ import { moveToTrash } from '../trash-move.js';
 import { checkTrashDir, FileChanged } from '../trash.js';
 import type { RegistryAnswer, Source } from '../types.js';
 import { parseClaimSession, parseClaudeSession, parseLiveMonitor, type FileEntries, type ParseContext } from './formats.js';
-import type { RecordCompanions } from './session-companions.js';
+import { CLAUDE_SESSION_EVICTION, type RecordCompanions } from './session-companions.js';
 import { WatchedDir, type FileReading } from './watched-dir.js';
 
 export interface FileSourceOptions {
@@ -259,7 +259,7 @@ export function claudeSources(paths: ClaudePaths, host: string, trashDir: string
       accept: json,
       parse: parseClaudeSession,
       trashDir,
-      evictNote: 'claude: eviction moves the session file to the ghostwatch trash (ghostwatch restore puts it back)',
+      ...CLAUDE_SESSION_EVICTION,
     }),
     new FileSource({
       ...common,
