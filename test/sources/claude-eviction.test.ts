@@ -178,6 +178,26 @@ describe('a Claude record is evicted whole', () => {
   });
 });
 
+describe('reap, as a real process', () => {
+  it('evicts a SIGKILLed session whole; its line and the audit log name what moved and what was removed', async () => {
+    const h = home();
+    const sock = join(h.socks, 'k.sock');
+    const pid = await staleSocket(sock);
+    const r = record(h, pid, { messagingSocketPath: sock });
+    const env = { ...process.env, XDG_STATE_HOME: join(h.root, 'state'), XDG_CONFIG_HOME: tempDir() };
+    const out = await runCli(['reap', '--yes', '--source', 'claude', '--claude-dir', join(h.root, '.claude'), '--claude-sessions-dir', join(h.root, 'none')], env);
+    expect(out.stdout).toMatch(new RegExp(`^evicted\\s+session claude ${r.id} pid ${pid}: moved ${r.json} with its file ${pid}\\.[0-9a-f]{64}\\.key to `, 'm'));
+    expect(out.stdout).toContain(`removed the dead messaging socket ${sock}`);
+    expect(out.stdout).not.toContain('secret-token');
+    expect(out.code).toBe(0);
+    expect(existsSync(r.json) || existsSync(r.key) || existsSync(sock)).toBe(false);
+    const audit = readFileSync(join(h.root, 'state', 'ghostwatch', 'evictions.jsonl'), 'utf8');
+    expect(audit).toContain(`removed the dead messaging socket ${sock}`);
+    expect(audit).toMatch(/"outcome":"evicted","detail":"moved [^"]*with its file \d+\.[0-9a-f]{64}\.key/);
+    expect(audit).not.toContain('secret-token');
+  });
+});
+
 describe('the messaging socket is removed only when it is certainly dead', () => {
   it('is left while a listener accepts on it, though the record\'s pid is dead', async () => {
     const h = home();
