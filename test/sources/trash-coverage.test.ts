@@ -1,7 +1,7 @@
 // The trash's moves with real files: what a move leaves behind (the note first, then the file,
 // nothing at the source), a file that changes in the middle of its move, a move and a restore
 // across filesystems (copied, since a hard link cannot cross), and restore never over a file.
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, watch, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -141,7 +141,7 @@ describe('moveToTrash', () => {
     expect(readdirSync(trash)).toEqual([]);
   });
 
-  it('moves across filesystems by copying: the content arrives, the source is removed, the note says where it came from', async (ctx) => {
+  it('moves across filesystems by copying: the content arrives, the source is removed (a companion too, made 0600), the note says where it came from', async (ctx) => {
     const other = otherFilesystem();
     if (typeof other !== 'string') return ctx.skip(other.reason);
     const root = temp();
@@ -156,6 +156,38 @@ describe('moveToTrash', () => {
     await restoreFromTrash(item!);
     expect(readFileSync(path, 'utf8')).toBe('{"pid": 7}');
     expect(readdirSync(trash)).toEqual([]);
+
+    // With a companion (a Claude key file): both copied, each checked beside itself first.
+    const sessions = join(other, 'sessions');
+    mkdirSync(sessions);
+    const record = sessionFile(sessions, '77.json', '{"pid": 77}');
+    const key = join(sessions, '77.abc.key');
+    writeFileSync(key, 'k', { mode: 0o644 });
+    const moved = await moveToTrash(record.path, record.stamp, meta, trash, Date.now, [key, join(sessions, '77.gone.key')]);
+    expect(moved.movedAlong).toEqual([key]);
+    expect(moved.left).toEqual([]);
+    expect(readdirSync(sessions)).toEqual([]); // no staging name left beside them
+    expect(readdirSync(moved.entryDir).sort()).toEqual(['77.abc.key', '77.json']);
+    expect(statSync(join(moved.entryDir, '77.abc.key')).mode & 0o777).toBe(0o600);
+    expect((JSON.parse(readFileSync(moved.metaPath, 'utf8')) as TrashMeta).files).toEqual([
+      { name: '77.json', originalPath: record.path },
+      { name: '77.abc.key', originalPath: key },
+    ]);
+  });
+});
+
+describe('moveToTrash with companions', () => {
+  it('a companion that is a symlink stays where it is and is named in `left`; the note names only what moved', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    const { path, stamp } = sessionFile(root, '78.json');
+    writeFileSync(join(root, 'secret'), 's');
+    const link = join(root, '78.x.key');
+    symlinkSync(join(root, 'secret'), link);
+    const moved = await moveToTrash(path, stamp, meta, trash, Date.now, [link]);
+    expect(moved).toMatchObject({ movedAlong: [], left: [{ path: link, why: 'not a regular file (a symlink?)' }] });
+    expect(existsSync(link)).toBe(true);
+    expect((JSON.parse(readFileSync(moved.metaPath, 'utf8')) as TrashMeta).files).toEqual([{ name: '78.json', originalPath: path }]);
   });
 });
 
