@@ -20,6 +20,8 @@ export interface Trashed {
   readonly movedAlong: readonly string[];
   /** The companions that stayed where they were, with why. */
   readonly left: readonly { readonly path: string; readonly why: string }[];
+  /** Companions that changed while they were moved and could not go back: in the entry, one sentence each. */
+  readonly kept: readonly string[];
   /** The record's owner (uid), as it was moved. */
   readonly uid: number;
   /** What was found and fixed on the way (the trash folder's mode tightened). */
@@ -74,10 +76,14 @@ export async function moveToTrash(
     if (!(error instanceof KeptInTrash)) {
       await unlink(metaPath).catch(() => undefined);
       await rmdir(entryDir).catch(() => undefined);
+      throw error;
     }
-    throw error instanceof KeptInTrash ? new FileChanged(`the file changed while it was being moved, and ${error.message}`) : error;
+    // What arrived stays in the entry, its note naming only it: restore can still put it back.
+    if (planned.length > 0) await rewriteNote(metaPath, note([file(path)])).catch(() => undefined);
+    throw new FileChanged(`the file changed while it was being moved, and ${error.message}`, trashPath);
   }
   const movedAlong: string[] = [];
+  const kept: string[] = [];
   for (const p of planned) {
     const to = join(entryDir, basename(p.path));
     try {
@@ -87,12 +93,17 @@ export async function moveToTrash(
       if (s.isFile() && (s.mode & 0o077) !== 0) await chmod(to, 0o600);
       movedAlong.push(p.path);
     } catch (error) {
-      if (error instanceof KeptInTrash) movedAlong.push(p.path);
-      left.push({ path: p.path, why: error instanceof KeptInTrash ? error.message : fsErrorText(error) });
+      if (!(error instanceof KeptInTrash)) {
+        left.push({ path: p.path, why: fsErrorText(error) });
+        continue;
+      }
+      // Not the file judged, and its place taken again: it stays in the entry, named by the note.
+      movedAlong.push(p.path);
+      kept.push(`${p.path} changed while it was being moved, and ${error.message}`);
     }
   }
   if (movedAlong.length !== planned.length) await rewriteNote(metaPath, note([file(path), ...movedAlong.map(file)]));
-  return { trashPath, entryDir, metaPath, movedAlong, left, uid: before.uid, warnings };
+  return { trashPath, entryDir, metaPath, movedAlong, left, uid: before.uid, kept, warnings };
 }
 
 /** A file moved into the trash that was not the one judged, and could not go back: it stays in the entry. */

@@ -67,6 +67,13 @@ export function fileStamp(s: Pick<Stats, 'ino' | 'size' | 'mtimeMs'>): string {
 
 export class FileChanged extends Error {
   override readonly name = 'FileChanged';
+  /** Where what was moved instead is kept, when it could not go back (its place was taken again). */
+  constructor(
+    message: string,
+    readonly keptAt?: string,
+  ) {
+    super(message);
+  }
 }
 
 /** A restore that would overwrite a file at the original place: nothing of the entry was moved. */

@@ -137,13 +137,17 @@ export class FileSource extends SnapshotHolder implements Source {
       const detail = [
         `${movedText(origin.path, trashed.movedAlong)} to ${sanitize(trashed.entryDir, 200)} (ghostwatch restore ${sanitize(id, 80)} puts ${trashed.movedAlong.length > 0 ? 'them' : 'it'} back)`,
         ...trashed.left.map((l) => `left ${sanitize(l.path, 200)}: ${sanitize(l.why, 200)}`),
+        ...trashed.kept.map((k) => sanitize(k, 400)),
         ...(after ? [sanitize(after, 400)] : []),
         ...trashed.warnings.map((w) => sanitize(w, 200)),
       ];
       return { outcome: 'evicted', detail: detail.join('; ') };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { outcome: 'already-gone' };
-      if (error instanceof FileChanged) return { outcome: 'refused', error: `${error.message}; nothing was moved, look again` };
+      if (error instanceof FileChanged) {
+        const after = error.keptAt ? `; ghostwatch restore ${sanitize(id, 80)} puts it back` : '; nothing was moved, look again';
+        return { outcome: 'refused', error: `${sanitize(error.message, 400)}${after}` };
+      }
       if (error instanceof UnsafePath) return { outcome: 'refused', error: `${sanitize(error.message, 300)}; nothing was moved` };
       return { outcome: 'failed', error: `${sanitize(fsErrorText(error), 200)}: nothing was moved` };
     }
@@ -195,7 +199,7 @@ export class FileSource extends SnapshotHolder implements Source {
   }
 }
 
-/** "moved a.json" or "moved a.json with its key file(s) a.1f….key". */
+/** "moved /…/123.json", or "moved /…/123.json with its file 123.<sha256>.key" (Claude's key files). */
 function movedText(path: string, along: readonly string[]): string {
   const moved = `moved ${sanitize(path, 200)}`;
   if (along.length === 0) return moved;
