@@ -267,6 +267,10 @@ describe('the messaging socket is removed only when it is certainly dead', () =>
     expect(await removeDeadSocket(raw, uid + 1)).toBe(`left the messaging socket ${sock}: owned by uid ${uid}, not by the session file's owner (uid ${uid + 1})`);
     expect(await removeDeadSocket({ pid, messagingSocketPath: 'cc-socks/x.sock' }, uid)).toBe('left its messagingSocketPath alone: not an absolute path');
     expect(await removeDeadSocket({ pid }, uid)).toBeUndefined();
+    // A hostile path is told inert.
+    const hostile = await removeDeadSocket({ pid, messagingSocketPath: `${h.socks}/\u001b]0;pwned\u0007\u202e.sock` }, uid);
+    expect(hostile).toMatch(/^no messaging socket at .*\^\[\]0;pwned\^G/);
+    expect(hostile).not.toMatch(/[\u0000-\u001f\u007f\u202e]/);
     expect(await removeDeadSocket(raw, uid)).toBe(`removed the dead messaging socket ${sock} (pid ${pid} is gone and nothing listens)`);
     expect(existsSync(sock)).toBe(false);
   });
