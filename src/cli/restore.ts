@@ -1,7 +1,7 @@
 // `ghostwatch restore [ID]`: what evicting a file-backed session put in the trash, back where
-// it was. Without an ID, the trash is listed, newest first. With one, the newest trashed file
-// of that entry id (or that trash file name) goes back, never over a file that is there now;
-// the restore is written to the audit log like an eviction.
+// it was. Without an ID, the trash is listed, newest first. With one, the newest trash entry of
+// that entry id (or that trash name) goes back whole (a Claude record with its key files), never
+// over a file that is there now; the restore is written to the audit log like an eviction.
 import { formatOptions, parseArgs, UsageError, type OptionSpec } from './args.js';
 
 export const RESTORE_OPTIONS: readonly OptionSpec[] = [{ name: 'help', type: 'boolean', description: 'show this help' }];
@@ -13,8 +13,9 @@ export function restoreUsage(): string {
     'Usage: ghostwatch restore [ID]',
     '',
     'Without ID: list the trash ($XDG_STATE_HOME/ghostwatch/trash), newest first.',
-    'With ID (a session id, a claim, or a trash file name): restore the newest file for it.',
-    'A file already at the original path is never overwritten.',
+    'With ID (a session id, a claim, or a trash name): restore the newest entry for it,',
+    'every file of it (a Claude session file with its key files).',
+    'A file already at an original path is never overwritten: then nothing is restored.',
     '',
     'Options:',
     formatOptions(RESTORE_OPTIONS),
@@ -32,7 +33,7 @@ export async function restoreCommand(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (positionals.length > 1) throw new UsageError(`restore takes one ID, got ${positionals.length}`);
-  const [{ checkTrashDir, defaultTrashDir, listTrash, restoreFromTrash }, { sanitize }, { AuditLog, defaultAuditLogPath, auditError }, { fsErrorText }, { hostname, userInfo }, { randomUUID }] =
+  const [{ checkTrashDir, defaultTrashDir, listTrash, restoreFromTrash, RestoreConflict }, { sanitize }, { AuditLog, defaultAuditLogPath, auditError }, { fsErrorText }, { hostname, userInfo }, { randomUUID }] =
     await Promise.all([
       import('../sources/trash.js'),
       import('../core/sanitize.js'),
@@ -61,7 +62,8 @@ export async function restoreCommand(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${items.length} in ${sanitize(dir, 200)}, newest first:\n`);
     for (const i of items) {
       const missing = i.present ? '' : '  (file missing: only its note is left)';
-      process.stdout.write(`  ${sanitize(i.trashedAt, 40)}  ${sanitize(i.source, 20)} ${sanitize(i.kind, 10)} ${sanitize(i.id, 80)}\n      was ${sanitize(i.originalPath, 200)}${missing}\n`);
+      const along = i.entryFiles.slice(1).map((f) => `\n      and ${sanitize(f.originalPath, 200)}${f.present ? '' : '  (missing)'}`).join('');
+      process.stdout.write(`  ${sanitize(i.trashedAt, 40)}  ${sanitize(i.source, 20)} ${sanitize(i.kind, 10)} ${sanitize(i.id, 80)}\n      was ${sanitize(i.originalPath, 200)}${missing}${along}\n`);
     }
     process.stdout.write('ghostwatch restore ID puts one back.\n');
     return 0;
@@ -90,18 +92,19 @@ export async function restoreCommand(argv: readonly string[]): Promise<number> {
       () => undefined,
       (error: unknown) => auditError(error),
     );
+  let restored: string[];
   try {
-    await restoreFromTrash(item);
+    restored = await restoreFromTrash(item);
   } catch (error) {
-    const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
-    const why = code === 'EEXIST' ? `${item.originalPath} exists now; it was not overwritten` : fsErrorText(error);
+    const why = error instanceof RestoreConflict ? `${error.message} (the entry stays in the trash)` : fsErrorText(error);
     const unaudited = await outcome('failed', why);
     say(process.stderr, `cannot restore ${sanitize(wanted, 80)}: ${why}`);
     if (unaudited) say(process.stderr, `and its outcome is not in the audit log (${audit.path}): ${unaudited}`);
     return 1;
   }
-  const unaudited = await outcome('restored');
-  process.stdout.write(`restored ${sanitize(item.originalPath, 200)}${matches.length > 1 ? ` (the newest of ${matches.length} trashed for this id)` : ''}\n`);
+  const unaudited = await outcome('restored', restored.length > 1 ? `put back ${restored.join(', ')}` : undefined);
+  const along = restored.slice(1).map((p) => ` and ${sanitize(p, 200)}`).join('');
+  process.stdout.write(`restored ${sanitize(item.originalPath, 200)}${along}${matches.length > 1 ? ` (the newest of ${matches.length} trashed for this id)` : ''}\n`);
   if (unaudited) say(process.stderr, `restored, but its outcome is not in the audit log (${audit.path}): ${unaudited}`);
   return 0;
 }

@@ -28,3 +28,20 @@ export function evictionNotes(selection: readonly Finding[], sources: readonly S
 export function evictionNoteLines(n: EvictionNotes): string[] {
   return [...[...n.unavailable].map(([name, why]) => `${sanitize(name, 20)} cannot evict now: ${why}`), ...n.notes];
 }
+
+/**
+ * What forcing out sessions that may be running does, for the force dialog: each registry that
+ * says it in its own words (Claude Code never writes a moved file again) says it once; the rest
+ * share `fallback` once.
+ */
+export function liveEvictionLines(sessions: readonly Finding[], sources: readonly SourceState[], fallback: readonly string[]): string[] {
+  const names = new Set(sessions.map((f) => f.source));
+  const lines: string[] = [];
+  let others = false;
+  for (const name of names) {
+    const own = sources.find((s) => s.name === name)?.eviction?.liveNote;
+    if (own && own.length > 0) lines.push(...own);
+    else others = true;
+  }
+  return others ? [...fallback, ...lines] : lines;
+}

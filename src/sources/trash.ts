@@ -1,14 +1,15 @@
 // ghostwatch's trash folder: where evicting a file-backed session puts its file ($XDG_STATE_HOME/
 // ghostwatch/trash/, never a delete), and where `ghostwatch restore` takes it back from. Each
-// trashed file has a .meta.json beside it naming where it came from; the metadata is written
-// (and synced) before the file moves, so a crash in between leaves a note, not a lost file.
+// entry is a folder (the record and the files that belong to it) with a .meta.json beside it
+// naming every file and where it came from; the note is written (and synced) before anything
+// moves, so a crash in between leaves a note, not a lost file (the move itself: trash-move.ts).
+// Entries of older releases (one file beside its note, version 1) are still listed and restored.
 
-import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
-import { copyFile, link, lstat, mkdir, readdir, unlink } from 'node:fs/promises';
+import { copyFile, link, lstat, mkdir, readdir, rmdir, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { createNew, ensurePrivateDir, readBoundedSync, UnsafePath } from '../os/safe-file.js';
+import { createNew, ensurePrivateDir, lstatIfAny, readBoundedSync, UnsafePath } from '../os/safe-file.js';
 import { ghostwatchStateDir } from '../os/state-dir.js';
 
 /** A note is a few hundred bytes; anything much larger in the trash is not one of ours. */
@@ -18,23 +19,45 @@ export function defaultTrashDir(env: NodeJS.ProcessEnv = process.env, home: stri
   return join(ghostwatchStateDir(env, home), 'trash');
 }
 
+/** One file of a trash entry: its name in the entry's folder and where it came from. */
+export interface TrashFile {
+  readonly name: string;
+  readonly originalPath: string;
+}
+
 export interface TrashMeta {
-  readonly version: 1;
+  /** 1: the entry is the one file `trashName`; 2: a folder `trashName` holding `files`. */
+  readonly version: 1 | 2;
   readonly source: string;
   readonly kind: 'session' | 'claim';
   /** The entry's id (or a claim's resource) as the table showed it. */
   readonly id: string;
+  /** Where the record (the first file) came from. */
   readonly originalPath: string;
-  /** The file's name inside the trash folder. */
+  /** The entry's name inside the trash folder. */
   readonly trashName: string;
   readonly trashedAt: string;
+  /** Version 2: every file of the entry, the record first (a Claude record's key files after it). */
+  readonly files?: readonly TrashFile[] | undefined;
+}
+
+/** A file of an entry as it is in the trash now. */
+export interface TrashedFile {
+  readonly trashPath: string;
+  readonly originalPath: string;
+  readonly present: boolean;
 }
 
 export interface TrashItem extends TrashMeta {
+  /** The record's place in the trash. */
   readonly trashPath: string;
   readonly metaPath: string;
-  /** The trashed file itself is there (a crash between note and move leaves only the note). */
+  /** The record itself is there (a crash between note and move leaves only the note). */
   readonly present: boolean;
+  /** Every file of the entry, the record first. */
+  readonly entryFiles: readonly TrashedFile[];
+  /** Version 2: the entry's folder. */
+  readonly entryDir?: string | undefined;
 }
 
 /** What the file looked like when it was read: a move is refused if it no longer looks so. */
@@ -44,6 +67,22 @@ export function fileStamp(s: Pick<Stats, 'ino' | 'size' | 'mtimeMs'>): string {
 
 export class FileChanged extends Error {
   override readonly name = 'FileChanged';
+  /** Where what was moved instead is kept, when it could not go back (its place was taken again). */
+  constructor(
+    message: string,
+    readonly keptAt?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A restore that would overwrite a file at the original place: nothing of the entry was moved. */
+export class RestoreConflict extends Error {
+  override readonly name = 'RestoreConflict';
+  readonly code = 'EEXIST';
+  constructor(readonly path: string) {
+    super(`${path} exists now; it was not overwritten`);
+  }
 }
 
 /**
@@ -55,54 +94,8 @@ export function checkTrashDir(trashDir: string, opts: { create: boolean } = { cr
   return ensurePrivateDir(trashDir, 'the trash folder', opts);
 }
 
-export interface Trashed {
-  readonly trashPath: string;
-  /** What was found and fixed on the way (the trash folder's mode tightened). */
-  readonly warnings: readonly string[];
-}
-
 /**
- * Move `path` into the trash, provided it is still the file read (same inode, size, mtime).
- * Resolves with the trashed file's path; rejects with FileChanged, ENOENT when it is gone, or
- * UnsafePath when the file is not a regular file or the trash folder is a symlink.
- */
-export async function moveToTrash(
-  path: string,
-  expectedStamp: string,
-  meta: Pick<TrashMeta, 'source' | 'kind' | 'id'>,
-  trashDir: string,
-  now: () => number = Date.now,
-): Promise<Trashed> {
-  const before = await lstat(path);
-  if (!before.isFile()) throw new UnsafePath(`${path} is not a regular file (a symlink?); it is not moved`);
-  if (fileStamp(before) !== expectedStamp) throw new FileChanged('the file changed since ghostwatch read it');
-  const warnings = await checkTrashDir(trashDir, { create: true });
-  const at = new Date(now());
-  const trashName = `${at.toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}-${basename(path)}`;
-  const trashPath = join(trashDir, trashName);
-  const record: TrashMeta = { version: 1, ...meta, originalPath: path, trashName, trashedAt: at.toISOString() };
-  await writeSynced(`${trashPath}.meta.json`, `${JSON.stringify(record, null, 2)}\n`);
-  try {
-    await moveNoClobber(path, trashPath);
-  } catch (error) {
-    await unlink(`${trashPath}.meta.json`).catch(() => undefined);
-    throw error;
-  }
-  // Linked (or copied), not yet removed at the source: still the same file there before letting go.
-  const still = await lstat(path).catch(() => undefined);
-  if (!still || fileStamp(still) !== expectedStamp) {
-    await unlink(trashPath).catch(() => undefined);
-    await unlink(`${trashPath}.meta.json`).catch(() => undefined);
-    throw new FileChanged('the file changed while it was being moved');
-  }
-  await unlink(path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error;
-  });
-  return { trashPath, warnings };
-}
-
-/**
- * Every trashed file with its note, newest first. Notes that cannot be read, are not regular
+ * Every trash entry with its note, newest first. Notes that cannot be read, are not regular
  * files or do not have the fields of a note are skipped. Rejects with UnsafePath when the trash
  * folder is a symlink (see checkTrashDir).
  */
@@ -122,11 +115,29 @@ export async function listTrash(trashDir: string): Promise<TrashItem[]> {
     const metaPath = join(trashDir, name);
     const meta = await readMeta(metaPath);
     if (!meta) continue;
-    const trashPath = join(trashDir, basename(meta.trashName));
-    const present = await lstat(trashPath).then((s) => s.isFile(), () => false);
-    items.push({ ...meta, trashPath, metaPath, present });
+    const item = await itemOf(trashDir, meta, metaPath);
+    items.push(item);
   }
   return items.sort((a, b) => b.trashedAt.localeCompare(a.trashedAt) || b.trashName.localeCompare(a.trashName));
+}
+
+async function itemOf(trashDir: string, meta: TrashMeta, metaPath: string): Promise<TrashItem> {
+  const isFile = (p: string): Promise<boolean> => lstat(p).then((s) => s.isFile(), () => false);
+  if (meta.version === 1 || !meta.files) {
+    const trashPath = join(trashDir, basename(meta.trashName));
+    const present = await isFile(trashPath);
+    return { ...meta, trashPath, metaPath, present, entryFiles: [{ trashPath, originalPath: meta.originalPath, present }] };
+  }
+  const entryDir = join(trashDir, basename(meta.trashName));
+  // Files are looked at only inside a real folder of the entry, never through a symlink.
+  const folder = await lstat(entryDir).then((s) => s.isDirectory(), () => false);
+  const entryFiles: TrashedFile[] = [];
+  for (const f of meta.files) {
+    const trashPath = join(entryDir, basename(f.name));
+    entryFiles.push({ trashPath, originalPath: f.originalPath, present: folder && (await isFile(trashPath)) });
+  }
+  const record = entryFiles[0]!;
+  return { ...meta, trashPath: record.trashPath, metaPath, present: record.present, entryFiles, entryDir };
 }
 
 /** A note of ours: a small regular file (never followed through a symlink) with every field of a note. */
@@ -139,18 +150,38 @@ async function readMeta(metaPath: string): Promise<TrashMeta | undefined> {
   }
   const m = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>;
   const strings = ['source', 'id', 'originalPath', 'trashName', 'trashedAt'].every((k) => typeof m[k] === 'string');
-  if (m.version !== 1 || !strings || (m.kind !== 'session' && m.kind !== 'claim')) return undefined;
-  return m as unknown as TrashMeta;
+  if (!strings || (m.kind !== 'session' && m.kind !== 'claim')) return undefined;
+  if (m.version === 1) return m as unknown as TrashMeta;
+  if (m.version !== 2 || !Array.isArray(m.files) || m.files.length === 0) return undefined;
+  const files = m.files as unknown[];
+  const valid = files.every((f) => {
+    const x = (typeof f === 'object' && f !== null ? f : {}) as Record<string, unknown>;
+    return typeof x.name === 'string' && typeof x.originalPath === 'string' && x.name === basename(x.name) && x.name !== '..' && x.name !== '.';
+  });
+  return valid ? (m as unknown as TrashMeta) : undefined;
 }
 
-/** Put a trashed file back where it came from; never over a file that is there now, never a non-file. */
-export async function restoreFromTrash(item: TrashItem): Promise<void> {
+/**
+ * Put a trash entry back where it came from: every file of it that is in the trash, or none when
+ * any of their original places holds a file now (RestoreConflict). Never a non-file. Resolves
+ * with the original paths restored.
+ */
+export async function restoreFromTrash(item: TrashItem): Promise<string[]> {
+  if (item.entryDir !== undefined && !(await lstat(item.entryDir)).isDirectory()) throw new UnsafePath(`${item.entryDir} is not a folder; it is not restored`);
   const s = await lstat(item.trashPath);
   if (!s.isFile()) throw new UnsafePath(`${item.trashPath} is not a regular file; it is not restored`);
-  await mkdir(dirname(item.originalPath), { recursive: true });
-  await moveNoClobber(item.trashPath, item.originalPath);
-  await unlink(item.trashPath).catch(() => undefined);
+  const files = item.entryFiles.filter((f) => f.present);
+  for (const f of files) if (await lstatIfAny(f.originalPath)) throw new RestoreConflict(f.originalPath);
+  const restored: string[] = [];
+  for (const f of files) {
+    await mkdir(dirname(f.originalPath), { recursive: true });
+    await moveNoClobber(f.trashPath, f.originalPath);
+    await unlink(f.trashPath).catch(() => undefined);
+    restored.push(f.originalPath);
+  }
   await unlink(item.metaPath).catch(() => undefined);
+  if (item.entryDir !== undefined) await rmdir(item.entryDir).catch(() => undefined);
+  return restored;
 }
 
 /** Link (or, across filesystems, copy) `from` to `to`, failing with EEXIST when `to` exists. `from` stays. */
@@ -159,13 +190,16 @@ async function moveNoClobber(from: string, to: string): Promise<void> {
     await link(from, to);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw new RestoreConflict(to);
     if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP') throw error;
-    await copyFile(from, to, constants.COPYFILE_EXCL);
+    await copyFile(from, to, constants.COPYFILE_EXCL).catch((copyError: NodeJS.ErrnoException) => {
+      throw copyError.code === 'EEXIST' ? new RestoreConflict(to) : copyError;
+    });
   }
 }
 
-/** A new file (O_CREAT|O_EXCL|O_NOFOLLOW, 0600): never an existing name, never through a symlink. */
-async function writeSynced(path: string, text: string): Promise<void> {
+/** A new file (O_CREAT|O_EXCL|O_NOFOLLOW, 0600), synced: never an existing name, never through a symlink. */
+export async function writeSynced(path: string, text: string): Promise<void> {
   const file = await createNew(path, 0o600);
   try {
     await file.writeFile(text);

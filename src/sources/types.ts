@@ -37,6 +37,8 @@ export interface EvictionSupport {
   readonly note?: string | undefined;
   /** Why eviction is unavailable now, one line. */
   readonly why?: string | undefined;
+  /** What evicting a session here that may be running does, for the force dialog (a line each). */
+  readonly liveNote?: readonly string[] | undefined;
 }
 
 /** Counts of what a registry sent that could not be used: each is summarized, none throws. */

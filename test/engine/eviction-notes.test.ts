@@ -3,7 +3,7 @@
 // eviction does more than the plain removal says what.
 import { describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/core/types.js';
-import { evictionNoteLines, evictionNotes } from '../../src/engine/eviction-notes.js';
+import { evictionNoteLines, evictionNotes, liveEvictionLines } from '../../src/engine/eviction-notes.js';
 import type { SourceState } from '../../src/sources/types.js';
 import { source } from '../support/ui-fixtures.js';
 
@@ -74,5 +74,15 @@ describe('evictionNotes', () => {
     expect(lines[0]).toBe('claude-files cannot evict now: read-only');
     expect(lines[1]).toBe('evil^[[2Jname-that-… cannot evict now: no socket');
     expect(lines[2]).toBe(PRUNE);
+  });
+
+  it('a running session: its registry\'s own lines once, the shared lines once for the registries without their own', () => {
+    const FALLBACK = ['shared one', 'shared two'];
+    const OWN = ['claude line one', 'claude line two'];
+    const sources = [source({ name: 'hypivisor' }), source({ name: 'agentctl', eviction: { available: true, note: PRUNE } }), source({ name: 'claude', eviction: { available: true, liveNote: OWN } })];
+    expect(liveEvictionLines([], sources, FALLBACK)).toEqual([]);
+    expect(liveEvictionLines([row('claude', 'a'), row('claude', 'b')], sources, FALLBACK)).toEqual(OWN);
+    expect(liveEvictionLines([row('hypivisor', 'a'), row('agentctl', 'b')], sources, FALLBACK)).toEqual(FALLBACK);
+    expect(liveEvictionLines([row('claude', 'a'), row('hypivisor', 'b')], sources, FALLBACK)).toEqual([...FALLBACK, ...OWN]);
   });
 });

@@ -1,11 +1,12 @@
 // The trash's moves with real files: what a move leaves behind (the note first, then the file,
 // nothing at the source), a file that changes in the middle of its move, a move and a restore
 // across filesystems (copied, since a hard link cannot cross), and restore never over a file.
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, watch, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileChanged, fileStamp, listTrash, moveToTrash, restoreFromTrash, type TrashMeta } from '../../src/sources/trash.js';
+import { moveToTrash } from '../../src/sources/trash-move.js';
+import { FileChanged, fileStamp, listTrash, restoreFromTrash, type TrashMeta } from '../../src/sources/trash.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -33,26 +34,30 @@ function otherFilesystem(): string | { reason: string } {
 }
 
 describe('moveToTrash', () => {
-  it('leaves the file in the trash under a dated name, its note beside it, nothing at the source', async () => {
+  it('leaves the file in a dated entry folder of the trash, its note beside it, nothing at the source', async () => {
     const root = temp();
     const trash = join(root, 'trash');
     const { path, stamp } = sessionFile(root, 'sess.json', '{"pid": 42}');
-    const { trashPath } = await moveToTrash(path, stamp, meta, trash, at('2026-03-04T05:06:07.089Z'));
+    const { trashPath, entryDir, metaPath } = await moveToTrash(path, stamp, meta, trash, at('2026-03-04T05:06:07.089Z'));
 
     expect(existsSync(path)).toBe(false);
     expect(readFileSync(trashPath, 'utf8')).toBe('{"pid": 42}');
-    expect(trashPath).toMatch(/\/trash\/2026-03-04T05-06-07-089Z-[0-9a-f]{6}-sess\.json$/);
-    const note = JSON.parse(readFileSync(`${trashPath}.meta.json`, 'utf8')) as TrashMeta;
+    expect(entryDir).toMatch(/\/trash\/2026-03-04T05-06-07-089Z-[0-9a-f]{6}-sess\.json$/);
+    expect(trashPath).toBe(join(entryDir, 'sess.json'));
+    expect(metaPath).toBe(`${entryDir}.meta.json`);
+    const note = JSON.parse(readFileSync(metaPath, 'utf8')) as TrashMeta;
     expect(note).toEqual({
-      version: 1,
+      version: 2,
       source: 'claude',
       kind: 'session',
       id: 'abc',
       originalPath: path,
-      trashName: trashPath.slice(trash.length + 1),
+      trashName: entryDir.slice(trash.length + 1),
       trashedAt: '2026-03-04T05:06:07.089Z',
+      files: [{ name: 'sess.json', originalPath: path }],
     });
     expect(readdirSync(trash).sort()).toEqual([note.trashName, `${note.trashName}.meta.json`].sort());
+    expect(readdirSync(entryDir)).toEqual(['sess.json']);
   });
 
   it('writes the note before the file arrives in the trash (a crash in between leaves a note, not a lost file)', async () => {
@@ -61,15 +66,17 @@ describe('moveToTrash', () => {
     mkdirSync(trash, { mode: 0o700 });
     const { path, stamp } = sessionFile(root);
     const seen: string[] = [];
+    let whenNoted: { atSource: boolean; inEntry: string[] } | undefined;
     const watcher = watch(trash, (_event, name) => {
       if (name && !seen.includes(name)) seen.push(name);
+      if (!whenNoted && name?.endsWith('.meta.json')) whenNoted = { atSource: existsSync(path), inEntry: readdirSync(join(trash, name.slice(0, -'.meta.json'.length))) };
     });
     try {
-      const { trashPath } = await moveToTrash(path, stamp, meta, trash);
-      const name = trashPath.slice(trash.length + 1);
-      await until(() => seen.includes(name));
-      expect(seen.indexOf(`${name}.meta.json`)).toBeGreaterThanOrEqual(0);
-      expect(seen.indexOf(`${name}.meta.json`)).toBeLessThan(seen.indexOf(name));
+      const { entryDir } = await moveToTrash(path, stamp, meta, trash);
+      const name = entryDir.slice(trash.length + 1);
+      await until(() => seen.includes(`${name}.meta.json`));
+      // When the note appeared, the file was still where it was and its entry folder empty.
+      expect(whenNoted).toEqual({ atSource: true, inEntry: [] });
     } finally {
       watcher.close();
     }
@@ -110,7 +117,31 @@ describe('moveToTrash', () => {
     expect(readdirSync(trash)).toEqual([]);
   });
 
-  it('moves across filesystems by copying: the content arrives, the source is removed, the note says where it came from', async (ctx) => {
+  it('a file replaced by another (a new inode) just before the rename goes back where it was, whole; the trash keeps nothing', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    mkdirSync(trash, { mode: 0o700 });
+    const { path, stamp } = sessionFile(root, '42.json', '{"pid": 42, "old": true}');
+    // Pid reuse: a new process writes its record at the same name (a new file renamed over it) right as the move starts.
+    let replaced = false;
+    const watcher = watch(trash, (_event, name) => {
+      if (!replaced && name?.endsWith('.meta.json')) {
+        replaced = true;
+        writeFileSync(join(root, 'new.tmp'), '{"pid": 42, "new": true}');
+        renameSync(join(root, 'new.tmp'), path);
+      }
+    });
+    try {
+      await expect(moveToTrash(path, stamp, meta, trash)).rejects.toThrow(new FileChanged('the file changed while it was being moved'));
+    } finally {
+      watcher.close();
+    }
+    expect(replaced).toBe(true);
+    expect(readFileSync(path, 'utf8')).toBe('{"pid": 42, "new": true}');
+    expect(readdirSync(trash)).toEqual([]);
+  });
+
+  it('moves across filesystems by copying: the content arrives, the source is removed (a companion too, made 0600), the note says where it came from', async (ctx) => {
     const other = otherFilesystem();
     if (typeof other !== 'string') return ctx.skip(other.reason);
     const root = temp();
@@ -125,6 +156,38 @@ describe('moveToTrash', () => {
     await restoreFromTrash(item!);
     expect(readFileSync(path, 'utf8')).toBe('{"pid": 7}');
     expect(readdirSync(trash)).toEqual([]);
+
+    // With a companion (a Claude key file): both copied, each checked beside itself first.
+    const sessions = join(other, 'sessions');
+    mkdirSync(sessions);
+    const record = sessionFile(sessions, '77.json', '{"pid": 77}');
+    const key = join(sessions, '77.abc.key');
+    writeFileSync(key, 'k', { mode: 0o644 });
+    const moved = await moveToTrash(record.path, record.stamp, meta, trash, Date.now, [key, join(sessions, '77.gone.key')]);
+    expect(moved.movedAlong).toEqual([key]);
+    expect(moved.left).toEqual([]);
+    expect(readdirSync(sessions)).toEqual([]); // no staging name left beside them
+    expect(readdirSync(moved.entryDir).sort()).toEqual(['77.abc.key', '77.json']);
+    expect(statSync(join(moved.entryDir, '77.abc.key')).mode & 0o777).toBe(0o600);
+    expect((JSON.parse(readFileSync(moved.metaPath, 'utf8')) as TrashMeta).files).toEqual([
+      { name: '77.json', originalPath: record.path },
+      { name: '77.abc.key', originalPath: key },
+    ]);
+  });
+});
+
+describe('moveToTrash with companions', () => {
+  it('a companion that is a symlink stays where it is and is named in `left`; the note names only what moved', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    const { path, stamp } = sessionFile(root, '78.json');
+    writeFileSync(join(root, 'secret'), 's');
+    const link = join(root, '78.x.key');
+    symlinkSync(join(root, 'secret'), link);
+    const moved = await moveToTrash(path, stamp, meta, trash, Date.now, [link]);
+    expect(moved).toMatchObject({ movedAlong: [], left: [{ path: link, why: 'not a regular file (a symlink?)' }] });
+    expect(existsSync(link)).toBe(true);
+    expect((JSON.parse(readFileSync(moved.metaPath, 'utf8')) as TrashMeta).files).toEqual([{ name: '78.json', originalPath: path }]);
   });
 });
 
@@ -147,7 +210,22 @@ describe('listTrash and restoreFromTrash', () => {
       ['b', 'claim', false],
       ['a', 'session', true],
     ]);
-    expect(items[1]).toMatchObject({ originalPath: b.path, trashPath: middle.trashPath, metaPath: `${middle.trashPath}.meta.json` });
+    expect(items[1]).toMatchObject({ originalPath: b.path, trashPath: middle.trashPath, metaPath: middle.metaPath });
+  });
+
+  it('an entry of an older release (version 1: one file beside its note) is still listed and restored', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    mkdirSync(trash, { mode: 0o700 });
+    const original = join(root, 'sessions', 'old.json');
+    writeFileSync(join(trash, 'T-old.json'), '{"pid": 3}');
+    const note = { version: 1, source: 'claude', kind: 'session', id: 'old', originalPath: original, trashName: 'T-old.json', trashedAt: '2026-01-01T00:00:00.000Z' };
+    writeFileSync(join(trash, 'T-old.json.meta.json'), JSON.stringify(note));
+    const [item] = await listTrash(trash);
+    expect(item).toMatchObject({ id: 'old', present: true, trashPath: join(trash, 'T-old.json'), entryFiles: [{ originalPath: original, present: true }] });
+    expect(await restoreFromTrash(item!)).toEqual([original]);
+    expect(readFileSync(original, 'utf8')).toBe('{"pid": 3}');
+    expect(readdirSync(trash)).toEqual([]);
   });
 
   it('a trash folder that does not exist yet lists as empty', async () => {
@@ -174,14 +252,14 @@ describe('listTrash and restoreFromTrash', () => {
     const root = temp();
     const trash = join(root, 'trash');
     const { path, stamp } = sessionFile(root, 's.json', 'old');
-    const { trashPath } = await moveToTrash(path, stamp, meta, trash);
+    const { trashPath, metaPath } = await moveToTrash(path, stamp, meta, trash);
     writeFileSync(path, 'new');
 
     const [item] = await listTrash(trash);
-    await expect(restoreFromTrash(item!)).rejects.toMatchObject({ code: 'EEXIST' });
+    await expect(restoreFromTrash(item!)).rejects.toMatchObject({ code: 'EEXIST', message: `${path} exists now; it was not overwritten` });
     expect(readFileSync(path, 'utf8')).toBe('new');
     expect(readFileSync(trashPath, 'utf8')).toBe('old');
-    expect(existsSync(`${trashPath}.meta.json`)).toBe(true);
+    expect(existsSync(metaPath)).toBe(true);
   });
 });
 

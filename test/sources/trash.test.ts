@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UnsafePath } from '../../src/os/safe-file.js';
-import { checkTrashDir, fileStamp, listTrash, moveToTrash, restoreFromTrash } from '../../src/sources/trash.js';
+import { moveToTrash } from '../../src/sources/trash-move.js';
+import { checkTrashDir, fileStamp, listTrash, restoreFromTrash } from '../../src/sources/trash.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -54,7 +55,8 @@ describe('trash folder', () => {
     const moved = await moveToTrash(path, stamp, meta, trash);
     expect(moved.warnings).toEqual([`the trash folder ${trash} was mode 0755; tightened to 0700`]);
     expect(statSync(trash).mode & 0o777).toBe(0o700);
-    expect(statSync(`${moved.trashPath}.meta.json`).mode & 0o777).toBe(0o600);
+    expect(statSync(moved.metaPath).mode & 0o777).toBe(0o600);
+    expect(statSync(moved.entryDir).mode & 0o777).toBe(0o700);
 
     const fresh = join(root, 'new-trash');
     const again = sessionFile(root, 'b.json');

@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/core/types.js';
 import { markStale } from '../../src/engine/snapshot.js';
 import { App } from '../../src/ui/app.js';
+import { confirmLines } from '../../src/ui/components/confirm.js';
+import { confirmFor, type ConfirmState } from '../../src/ui/confirm-state.js';
+import { CLAUDE_LIVE_EVICT_NOTE } from '../../src/sources/claude/session-companions.js';
 import { detailLines } from '../../src/ui/detail.js';
 import { demoFindings, downEngine, FIXED_NOW, source, StaticEngine } from '../support/ui-fixtures.js';
 
@@ -137,5 +140,22 @@ describe('the force dialog', () => {
     expect(frame[at + 1]).toMatch(/^pi-socket re-registers only when its connection drops and comes back\./);
     expect(frame[at + 2]).toMatch(/^f: evict it too\.  y: evict only the other one\./);
     r.unmount();
+  });
+  it('for a live Claude session it says plainly that Claude Code will not write the file again; a pi agent keeps its own lines', () => {
+    const live = demoFindings().find((f) => f.kind === 'session' && f.verdict === 'live')!;
+    const claude = { ...live, source: 'claude', id: 'cc-live' } as Finding;
+    const sources = [source(), source({ name: 'claude', eviction: { available: true, liveNote: CLAUDE_LIVE_EVICT_NOTE } })];
+    const text = (selection: Finding[]) => confirmLines(confirmFor(selection) as ConfirmState, true, sources).head.map((l) => l.text);
+
+    const onlyClaude = text([claude]);
+    expect(onlyClaude).toContain('Claude Code does not write a moved session file again: a running Claude session');
+    expect(onlyClaude).toContain('stays out of every monitor until it restarts (ghostwatch restore puts the file back).');
+    expect(onlyClaude.join('\n')).not.toMatch(/pi-socket/);
+
+    const both = text([claude, live]);
+    expect(both.filter((l) => l.startsWith('Evicting a live agent') || l.startsWith('Claude Code does not'))).toHaveLength(2);
+    // A dead Claude session needs no force, and no such line.
+    const ghost = { ...demoFindings().find((f) => f.verdict === 'ghost')!, source: 'claude' } as Finding;
+    expect(confirmLines(confirmFor([ghost]) as ConfirmState, false, sources).head.map((l) => l.text).join('\n')).not.toMatch(/does not write a moved session file/);
   });
 });

@@ -1,19 +1,22 @@
 // A file-backed source: one watched directory of JSON files, one format. Entries of all files,
 // ids made unique (a second file naming the same session keeps its row, marked with its file
 // name: two files for one session is exactly what a ghost hunter wants to see). Eviction moves
-// the file an entry came from into ghostwatch's trash, never deletes it.
+// the file an entry came from into ghostwatch's trash, never deletes it (with what belongs to it,
+// when the source names its companions: a Claude record's key files and dead socket).
 
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { EvictionAction } from '../../core/evict-plan.js';
 import { sanitize } from '../../core/sanitize.js';
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
 import { fsErrorText, UnsafePath } from '../../os/safe-file.js';
 import { FirstSeen } from '../first-seen.js';
 import { SnapshotHolder } from '../snapshot-holder.js';
-import { checkTrashDir, FileChanged, moveToTrash } from '../trash.js';
+import { moveToTrash } from '../trash-move.js';
+import { checkTrashDir, FileChanged } from '../trash.js';
 import type { RegistryAnswer, Source } from '../types.js';
 import { parseClaimSession, parseClaudeSession, parseLiveMonitor, type FileEntries, type ParseContext } from './formats.js';
+import { CLAUDE_SESSION_EVICTION, type RecordCompanions } from './session-companions.js';
 import { WatchedDir, type FileReading } from './watched-dir.js';
 
 export interface FileSourceOptions {
@@ -27,6 +30,10 @@ export interface FileSourceOptions {
   readonly readOnlyWhy?: string | undefined;
   /** One sentence for the confirm dialog about what an eviction does here. */
   readonly evictNote?: string | undefined;
+  /** Lines for the force dialog about evicting a session here that may be running. */
+  readonly liveEvictNote?: readonly string[] | undefined;
+  /** What belongs to a record and goes (or is cleaned up) with it on eviction. */
+  readonly companions?: RecordCompanions | undefined;
   readonly now?: () => number;
   readonly retryMs?: number;
   /** The source is one file of a shared directory: without it, the source is absent. */
@@ -36,6 +43,8 @@ export interface FileSourceOptions {
 interface Origin {
   readonly path: string;
   readonly stamp: string;
+  /** The session's record as read (what its companions are found from). */
+  readonly raw?: unknown;
 }
 
 export class FileSource extends SnapshotHolder implements Source {
@@ -64,8 +73,8 @@ export class FileSource extends SnapshotHolder implements Source {
     });
     this.setEviction(
       options.trashDir !== undefined
-        ? { available: true, note: options.evictNote }
-        : { available: false, why: options.readOnlyWhy ?? 'this source is read-only', note: options.evictNote },
+        ? { available: true, ...this.evictionNotes() }
+        : { available: false, why: options.readOnlyWhy ?? 'this source is read-only', ...this.evictionNotes() },
     );
   }
 
@@ -88,8 +97,12 @@ export class FileSource extends SnapshotHolder implements Source {
     } catch (error) {
       const why = fsErrorText(error);
       this.trashWarnings = [why];
-      if (error instanceof UnsafePath) this.setEviction({ available: false, why, note: this.opts.evictNote });
+      if (error instanceof UnsafePath) this.setEviction({ available: false, why, ...this.evictionNotes() });
     }
+  }
+
+  private evictionNotes(): { note: string | undefined; liveNote?: readonly string[] } {
+    return { note: this.opts.evictNote, ...(this.opts.liveEvictNote ? { liveNote: this.opts.liveEvictNote } : {}) };
   }
 
   async stop(): Promise<void> {
@@ -113,15 +126,28 @@ export class FileSource extends SnapshotHolder implements Source {
     const id = action.type === 'deregister' ? action.id : action.resource;
     const origin = (kind === 'session' ? this.origins.sessions : this.origins.claims).get(id);
     if (!origin) return { outcome: 'already-gone' };
+    const companions = this.opts.companions;
     try {
-      const trashed = await moveToTrash(origin.path, origin.stamp, { source: this.name, kind, id }, trashDir, this.now);
+      const along = companions ? await companions.files(origin.path) : [];
+      const trashed = await moveToTrash(origin.path, origin.stamp, { source: this.name, kind, id }, trashDir, this.now, along);
       if (trashed.warnings.length > 0) this.trashWarnings = [...this.trashWarnings, ...trashed.warnings];
+      // The record is evicted: what it named outside the folder is looked at now, and never un-does that.
+      const after = companions ? await companions.afterMove(origin.raw, trashed.uid).catch((error: unknown) => `its companions were not looked at: ${fsErrorText(error)}`) : undefined;
       await this.resync();
-      const detail = `moved ${sanitize(origin.path, 200)} to ${sanitize(trashed.trashPath, 200)} (ghostwatch restore ${sanitize(id, 80)} puts it back)`;
-      return { outcome: 'evicted', detail: [detail, ...trashed.warnings.map((w) => sanitize(w, 200))].join('; ') };
+      const detail = [
+        `${movedText(origin.path, trashed.movedAlong)} to ${sanitize(trashed.entryDir, 200)} (ghostwatch restore ${sanitize(id, 80)} puts ${trashed.movedAlong.length > 0 ? 'them' : 'it'} back)`,
+        ...trashed.left.map((l) => `left ${sanitize(l.path, 200)}: ${sanitize(l.why, 200)}`),
+        ...trashed.kept.map((k) => sanitize(k, 400)),
+        ...(after ? [sanitize(after, 400)] : []),
+        ...trashed.warnings.map((w) => sanitize(w, 200)),
+      ];
+      return { outcome: 'evicted', detail: detail.join('; ') };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { outcome: 'already-gone' };
-      if (error instanceof FileChanged) return { outcome: 'refused', error: `${error.message}; nothing was moved, look again` };
+      if (error instanceof FileChanged) {
+        const after = error.keptAt ? `; ghostwatch restore ${sanitize(id, 80)} puts it back` : '; nothing was moved, look again';
+        return { outcome: 'refused', error: `${sanitize(error.message, 400)}${after}` };
+      }
       if (error instanceof UnsafePath) return { outcome: 'refused', error: `${sanitize(error.message, 300)}; nothing was moved` };
       return { outcome: 'failed', error: `${sanitize(fsErrorText(error), 200)}: nothing was moved` };
     }
@@ -147,7 +173,7 @@ export class FileSource extends SnapshotHolder implements Source {
       for (const s of f.value?.sessions ?? []) {
         const entry = ownerOf.get(s.id) === f ? s : relabel(s, `${s.id}~${f.name}`);
         if (origins.sessions.has(entry.id)) continue;
-        origins.sessions.set(entry.id, origin);
+        origins.sessions.set(entry.id, { ...origin, raw: s.raw });
         sessions.push(entry);
       }
       for (const c of f.value?.claims ?? []) {
@@ -171,6 +197,13 @@ export class FileSource extends SnapshotHolder implements Source {
     }
     this.applyRead({ sessions, claims, warnings });
   }
+}
+
+/** "moved /…/123.json", or "moved /…/123.json with its file 123.<sha256>.key" (Claude's key files). */
+function movedText(path: string, along: readonly string[]): string {
+  const moved = `moved ${sanitize(path, 200)}`;
+  if (along.length === 0) return moved;
+  return `${moved} with ${along.length === 1 ? 'its file' : `its ${along.length} files`} ${along.map((p) => sanitize(basename(p), 120)).join(', ')}`;
 }
 
 /** For each id, the newest file that names it. */
@@ -233,7 +266,7 @@ export function claudeSources(paths: ClaudePaths, host: string, trashDir: string
       accept: json,
       parse: parseClaudeSession,
       trashDir,
-      evictNote: 'claude: eviction moves the session file to the ghostwatch trash (ghostwatch restore puts it back)',
+      ...CLAUDE_SESSION_EVICTION,
     }),
     new FileSource({
       ...common,

@@ -5,7 +5,7 @@ import { Text } from 'ink';
 import { sanitize } from '../../core/sanitize.js';
 import type { Finding } from '../../core/types.js';
 import type { SourceState } from '../../engine/index.js';
-import { evictionNoteLines, evictionNotes } from '../../engine/eviction-notes.js';
+import { evictionNoteLines, evictionNotes, liveEvictionLines } from '../../engine/eviction-notes.js';
 import { keysOf } from '../keymap.js';
 import { fit, shortenPath } from '../text.js';
 import { TONE_COLOR, VERDICT_TONE, type Tone } from '../theme.js';
@@ -14,7 +14,7 @@ import { staleRefusal, type ConfirmState } from '../confirm-state.js';
 /** Verdicts under which the process may be alive: evicting such a session hides a running agent. */
 const MAYBE_ALIVE: ReadonlySet<Finding['verdict']> = new Set(['live', 'remote', 'unverified']);
 
-/** Said before `f` when a forced eviction would remove a session that may be a running agent (two lines: a narrow pane keeps both). */
+/** Said before `f` when a forced eviction would remove a session that may be a running agent, unless its registry says it in its own words (two lines: a narrow pane keeps both). */
 export const LIVE_AGENT_NOTE = [
   'Evicting a live agent hides it from the registry until it re-registers:',
   'pi-socket re-registers only when its connection drops and comes back.',
@@ -48,7 +48,8 @@ export function confirmLines(c: ConfirmState, force: boolean, sources: readonly 
     const k = c.needsForce.length;
     const others = c.evictable.length;
     head.push({ text: `${k} of these ${k === 1 ? 'needs' : 'need'} force: ${k === 1 ? 'it is' : 'they are'} ${kinds}, not known to be dead.`, bold: true });
-    if (c.needsForce.some((f) => f.kind === 'session' && MAYBE_ALIVE.has(f.verdict))) for (const text of LIVE_AGENT_NOTE) head.push({ text, bold: true });
+    const maybeRunning = c.needsForce.filter((f) => f.kind === 'session' && MAYBE_ALIVE.has(f.verdict));
+    for (const text of liveEvictionLines(maybeRunning, sources, LIVE_AGENT_NOTE)) head.push({ text, bold: true });
     head.push({
       text: others > 0 ? `f: evict ${k === 1 ? 'it' : 'them'} too.  y: evict only the ${others === 1 ? 'other one' : `${others} others`}.  n: cancel.` : 'f: evict anyway.  n: cancel.',
     });
