@@ -4,12 +4,13 @@
 // three. An eviction takes the key files with the record and removes the socket only when it is
 // certainly dead. The key files are never opened here: only their names and lstat are used.
 
-import { readFileSync, readlinkSync } from 'node:fs';
 import { lstat, readdir, unlink } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { sanitize } from '../../core/sanitize.js';
+import { readPidNamespaces } from '../../os/pid-namespaces.js';
 import { fsErrorText, lstatIfAny } from '../../os/safe-file.js';
+import { pidDomainOf } from './formats.js';
 
 /** How long a connect to a Unix socket may take before it counts as "no answer" (the socket is then left). */
 const CONNECT_WAIT_MS = 1_000;
@@ -44,25 +45,15 @@ export async function keyFilesOf(recordPath: string): Promise<string[]> {
     .map((n) => join(dir, n));
 }
 
-/** This process's pid namespace (`pid:[<inode>]`) and machine id, or why they cannot be known. */
-function ownPidDomain(): { ns: string; machineId: string } | { why: string } {
-  try {
-    return { ns: readlinkSync('/proc/self/ns/pid'), machineId: readFileSync('/etc/machine-id', 'utf8').trim() };
-  } catch (error) {
-    return { why: `this host's pid namespace cannot be read (${fsErrorText(error)})` };
-  }
-}
-
 /** Why the record's pid cannot be judged here, or undefined when it is a pid of our own pid table. */
 export function foreignPidDomain(raw: Record<string, unknown>): string | undefined {
-  if (raw.pidDomain === undefined) return undefined; // 2.1.197 writes none: its pid is of the host it runs on
-  if (typeof raw.pidDomain !== 'string') return 'its pidDomain is not a string';
-  const m = /^linux:([^:]+):(pid:\[\d+\])$/.exec(raw.pidDomain);
-  if (!m) return `its pidDomain ${sanitize(raw.pidDomain, 120)} is not one ghostwatch reads`;
-  const own = ownPidDomain();
-  if ('why' in own) return own.why;
-  if (m[1] !== own.machineId) return `its pid is of another machine (${sanitize(raw.pidDomain, 120)})`;
-  if (m[2] !== own.ns) return `its pid is of another pid namespace (${sanitize(raw.pidDomain, 120)}, ours is ${own.ns})`;
+  const domain = pidDomainOf(raw.pidDomain);
+  if (domain === undefined) return undefined; // 2.1.197 writes none: its pid is of the host it runs on
+  if (domain.unreadable !== undefined) return `its pidDomain ${sanitize(domain.text, 120)} is not one ghostwatch reads (${domain.unreadable})`;
+  const own = readPidNamespaces(new Set());
+  if (own.machineId === undefined || own.own === undefined) return "this host's machine-id or pid namespace cannot be read";
+  if (domain.machineId !== own.machineId) return `its pid is of another machine (${sanitize(domain.text, 120)})`;
+  if (domain.namespace !== own.own) return `its pid is of another pid namespace (${sanitize(domain.text, 120)}, ours is pid:[${own.own}])`;
   return undefined;
 }
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { chooseProbeTargets, localMachineTest, namespacesNamed } from '../../../src/core/probe-targets.js';
 import { judgedPid, pidToProbe, placePid } from '../../../src/core/rules/pid-domain.js';
-import type { OsFacts, PidNamespaceFacts, SessionEntry, SessionFinding } from '../../../src/core/types.js';
+import type { Evidence, OsFacts, PidDomain, PidNamespaceFacts, SessionEntry, SessionFinding } from '../../../src/core/types.js';
 import { alive, gone, HOST, NOW, one, os, run, session } from './support.js';
 
 const MACHINE = '3d1219c7c4c5404aaa1f6d2a48adfda4';
@@ -133,5 +133,63 @@ describe('rule: one session open twice', () => {
     expect(apart.map((f) => f.note)).toEqual([undefined, undefined]);
     const three = run([claude('a', 10, { sessionId: 'S' }), claude('b', 11, { sessionId: 'S' }), claude('c', 12, { sessionId: 'S' })], os([alive(10), alive(11), alive(12)]));
     expect(three.map((f) => f.note)).toEqual(['also open in pids 11, 12', 'also open in pids 10, 12', 'also open in pids 10, 11']);
+  });
+});
+
+describe('placing a pid, case by case', () => {
+  const entry = (pid: unknown, d: PidDomain = domain(OTHER)) => claude('a', 0, { pid, pidDomain: d });
+  const nsWith = (pids: [number, number][]) => nsFacts({ namespaces: new Map([[OTHER, new Map(pids)]]) });
+
+  it('maps only process numbers of that namespace: 1 up to the kernel\'s pid limit', () => {
+    const all = nsWith([[1, 501], [4_194_304, 502]]);
+    expect(placePid(entry(1), all)).toEqual({ kind: 'mapped', pid: 501, nsPid: 1, namespace: OTHER });
+    expect(placePid(entry(4_194_304), all)).toEqual({ kind: 'mapped', pid: 502, nsPid: 4_194_304, namespace: OTHER });
+    for (const bad of [0, -1, 4_194_305, 1.5, '2', null, Number.NaN]) {
+      expect(placePid(entry(bad), all), String(bad)).toMatchObject({ kind: 'unplaced', verdict: 'unverified', reason: expect.stringMatching(/is not a process number in pid namespace/) });
+    }
+  });
+
+  it('a domain without its machine or its namespace is unreadable, whatever else it says', () => {
+    for (const d of [{ text: 'x', namespace: OTHER }, { text: 'x', machineId: MACHINE }, { text: 'x', machineId: MACHINE, namespace: OTHER, unreadable: 'odd' }]) {
+      const evidence: { pidDomain?: Evidence['pidDomain'] } = {};
+      expect(placePid(entry(2, d), mapped, evidence)).toMatchObject({ kind: 'unplaced', verdict: 'unverified', reason: expect.stringMatching(/^its pid domain "x" cannot be read/) });
+      expect(evidence.pidDomain).toMatchObject({ status: 'unreadable' });
+    }
+  });
+
+  it('what the probes watch and what a finding was judged by', () => {
+    const gone = nsFacts({ namespaces: new Map([[OTHER, null]]) });
+    expect(pidToProbe(entry(2), mapped)).toBe(48213);
+    expect(pidToProbe(entry(2), gone)).toBeUndefined();
+    expect(pidToProbe(entry(2, domain(OWN)), mapped)).toBe(2);
+    const judged = (status: string, hostPid?: number) => judgedPid(claude('a', 7), { host: { machine: HOST, local: true }, pidDomain: { domain: 'd', nsPid: 7, hostPid, status: status as 'mapped' } });
+    expect(judged('mapped', 900)).toBe(900);
+    expect(judged('this-namespace')).toBe(7);
+    for (const s of ['namespace-gone', 'pid-not-in-namespace', 'unseen', 'other-machine', 'unreadable']) expect(judged(s)).toBeUndefined();
+    expect(judgedPid(claude('a', 7), { host: { machine: HOST, local: true } })).toBe(7);
+    expect(judgedPid(claude('a', 1), { host: { machine: HOST, local: true } })).toBeUndefined();
+  });
+
+  it('one session open twice counts only live rows with a pid judged here', () => {
+    // Live by a port (no pid) and a superseded copy carry the session id but open nothing here.
+    const findings = run(
+      [claude('a', 10, { sessionId: 'S' }), session('b', { source: 'claude', sessionId: 'S', port: 8080 }), claude('c', 11, { sessionId: 'S', pidDomain: domain(OTHER) })],
+      withNs(os([alive(10)], [{ port: 8080, result: 'open', checkedAt: NOW }]), nsFacts({ namespaces: new Map([[OTHER, null]]) })),
+    );
+    expect(findings.map((f) => [f.verdict, f.note])).toEqual([['live', undefined], ['live', undefined], ['ghost', undefined]]);
+  });
+});
+
+describe('the edges of those two rules', () => {
+  it('a record without procStart is judged by the slack rule even when the process\'s ticks are known', () => {
+    const f = one(run([claude('a', 7, { registeredAt: NOW - 600_000 })], os([alive(7, { startTicks: 123, startedAt: NOW - 3_600_000 })])), 'a');
+    expect(f.verdict).toBe('live');
+    expect(f.evidence.startTicks).toBeUndefined();
+    expect(f.evidence.start).toMatchObject({ reference: 'registered_at' });
+  });
+
+  it('entries without a session id are never one session', () => {
+    const findings = run([session('a', { pid: 10 }), session('b', { pid: 11 })], os([alive(10), alive(11)]));
+    expect(findings.map((f) => [f.note, f.evidence.alsoOpenIn])).toEqual([[undefined, undefined], [undefined, undefined]]);
   });
 });
