@@ -35,5 +35,5 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
   const { buildEngine, reportOnce } = await import('./engine-setup.js');
   const engine = buildEngine(settings);
   engine.start();
-  return reportOnce(engine, { timeoutMs: timeout * 1000, json: options.flag('json'), requireSettled: true });
+  return reportOnce(engine, { timeoutMs: timeout * 1000, json: options.flag('json'), requireSettled: true, discovery: settings.discovery });
 }

@@ -6,20 +6,49 @@ import { staleOf, type EngineSnapshot } from '../engine/types.js';
 import { STATUS_TRAITS } from '../sources/types.js';
 import { visibleRows } from '../ui/rows.js';
 import { fit, truncate } from '../ui/text.js';
+import type { LookedFor } from './settings.js';
+
+/** With no registry named: the ones found (read, or failing) and the ones looked for and not there. */
+export interface Discovered {
+  readonly found: readonly { readonly name: string; readonly where: string }[];
+  readonly absent: readonly LookedFor[];
+}
+
+/** What the sources' states and the look at the files (`absent`: the registries not there at all) say was found. */
+export function discovered(snap: EngineSnapshot, absent: readonly LookedFor[]): Discovered {
+  const where = (s: EngineSnapshot['sources'][number]) => ({ name: sanitize(s.name, 40), where: sanitize(s.url, 200) });
+  return {
+    found: snap.sources.filter((s) => s.status !== 'absent').map(where),
+    absent: [...snap.sources.filter((s) => s.status === 'absent').map(where), ...absent.map((a) => ({ name: sanitize(a.name, 40), where: sanitize(a.where, 200) }))],
+  };
+}
+
+/** "found claude, claude-view; not here: hypivisor (ws://localhost:31415/ws), agentctl (/home/me/.agentctl/agentctl.sock)" */
+export function discoveryLine(d: Discovered): string {
+  const found = d.found.length > 0 ? `found ${d.found.map((f) => f.name).join(', ')}` : 'found none';
+  const absent = d.absent.length > 0 ? `; not here: ${d.absent.map((a) => `${a.name} (${a.where})`).join(', ')}` : '';
+  return `registries on this host (none named): ${found}${absent}`;
+}
 
 export function summaryLine(counts: Readonly<Partial<Record<Verdict, number>>>, problems: number): string {
   const parts = VERDICTS.filter((v) => (counts[v] ?? 0) > 0).map((v) => `${counts[v]} ${v}`);
   return `${parts.length > 0 ? parts.join(', ') : 'no entries'} (${problems} problem${problems === 1 ? '' : 's'})`;
 }
 
-/** `width`: the terminal's, when printing to one; piped, nothing is cut (Infinity). */
-export function formatReport(snap: EngineSnapshot, width = 120): string {
+/**
+ * `width`: the terminal's, when printing to one; piped, nothing is cut (Infinity). `absent`: with
+ * no registry named, those looked for and not there (the report then starts with what was found).
+ */
+export function formatReport(snap: EngineSnapshot, width = 120, absent?: readonly LookedFor[]): string {
   const lines: string[] = [];
+  if (absent) lines.push(discoveryLine(discovered(snap, absent)));
   // A source that could not be read is named once, on stderr, with its cause (sourceErrors): here
   // only what was read, so "nothing read" never reads as "no entries".
   const unread = snap.sources.filter((s) => STATUS_TRAITS[s.status].error);
   for (const s of snap.sources) {
     if (unread.includes(s)) continue;
+    // Found absent: the line above said so.
+    if (absent && s.status === 'absent') continue;
     const err = s.lastError ? `: ${s.lastError}` : '';
     lines.push(`source ${sanitize(s.name, 20)} ${sanitize(s.url, 100)}: ${s.status}${err}`);
     for (const w of s.warnings ?? []) lines.push(`  warning: ${w}`);
@@ -30,7 +59,7 @@ export function formatReport(snap: EngineSnapshot, width = 120): string {
     ...visibleRows(snap.findings, { tab: 'sessions', filter: '', problemsOnly: false, sortReverse: false }, { now: snap.computedAt }),
     ...visibleRows(snap.findings, { tab: 'claims', filter: '', problemsOnly: false, sortReverse: false }, { now: snap.computedAt }),
   ];
-  if (rows.length === 0 && unread.length === snap.sources.length) return '';
+  if (rows.length === 0 && unread.length === snap.sources.length && snap.sources.length > 0) return '';
   if (rows.length > 0) {
     const idWidth = Math.min(36, Math.max(8, ...rows.map((f) => sanitize(f.id, 36).length)));
     // With several registries, which one each row is from.
@@ -58,11 +87,12 @@ export function hostLine(h: NonNullable<EngineSnapshot['hosts']>[number]): strin
   return `ssh ${h.machine} (${h.dest}): ${how}`;
 }
 
-/** `check --json`: the object design.md names, one per run. */
-export function checkJson(snap: EngineSnapshot): Record<string, unknown> {
+/** `check --json`: the object design.md names, one per run; `lookedFor` when no registry was named. */
+export function checkJson(snap: EngineSnapshot, absent?: readonly LookedFor[]): Record<string, unknown> {
   return {
     host: snap.host,
     checkedAt: new Date(snap.computedAt).toISOString(),
+    ...(absent ? { lookedFor: discovered(snap, absent) } : {}),
     sources: snap.sources.map((s) => ({
       name: s.name,
       url: s.url,
@@ -112,8 +142,8 @@ export function escapeJsonText(json: string): string {
 }
 
 /** `check --json` as printed: checkJson, indented, terminal-safe. */
-export function checkJsonText(snap: EngineSnapshot): string {
-  return `${escapeJsonText(JSON.stringify(checkJson(snap), null, 2))}\n`;
+export function checkJsonText(snap: EngineSnapshot, absent?: readonly LookedFor[]): string {
+  return `${escapeJsonText(JSON.stringify(checkJson(snap, absent), null, 2))}\n`;
 }
 
 /** One line on stderr naming every registry that could not be read and why, or undefined. */

@@ -3,7 +3,7 @@
 // instead (raw mode needs a TTY, and a pipe wants text, not a screen).
 import { formatOptions } from './args.js';
 import { configPath } from './config.js';
-import { commandOptions, MONITOR_OPTIONS, monitorSettings } from './settings.js';
+import { commandOptions, MONITOR_OPTIONS, monitorSettings, watchingEveryRegistry } from './settings.js';
 
 export function watchUsage(): string {
   return [
@@ -32,7 +32,7 @@ export function watchUsage(): string {
 export async function watchCommand(argv: readonly string[]): Promise<number> {
   const options = commandOptions(argv, MONITOR_OPTIONS, watchUsage);
   if (!options) return 0;
-  const settings = monitorSettings(options);
+  const settings = watchingEveryRegistry(monitorSettings(options));
   // In a terminal the screen comes first, with the last run's first frame when one was kept: it
   // shows while the screen code (Ink, React: ~60 ms to their first frame) loads.
   const first = process.stdout.isTTY && process.stdin.isTTY ? (await import('./first-screen.js')).openFirstScreen(settings, process.stdout, process.stdin) : undefined;
