@@ -79,7 +79,7 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
     const plan = problems.filter((f) => !notes.unavailable.has(f.source));
     const several = snap.sources.length > 1;
     const line = (verdict: string, f: (typeof plan)[number], extra = '') =>
-      `${verdict.padEnd(12)} ${f.kind.padEnd(7)} ${several ? `${sanitize(f.source, 16)} ` : ''}${sanitize(f.id, 60)}${f.entry.pid !== undefined ? ` pid ${sanitize(f.entry.pid, 12)}` : ''}${extra}`;
+      `${verdict.padEnd(12)} ${f.kind.padEnd(7)} ${several ? `${sanitize(f.source, 28)} ` : ''}${sanitize(f.id, 60)}${f.entry.pid !== undefined ? ` pid ${sanitize(f.entry.pid, 12)}` : ''}${extra}`;
     for (const [name, why] of notes.unavailable) {
       const n = problems.filter((f) => f.source === name).length;
       process.stderr.write(`ghostwatch: ${n} problem${n === 1 ? '' : 's'} of ${sanitize(name, 20)} left alone: ${sanitize(why, 300)}\n`);
@@ -110,7 +110,7 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
       if (a.selected) continue;
       const pid = a.pid !== undefined ? ` pid ${sanitize(a.pid, 12)}` : '';
       process.stdout.write(
-        `${'also-removed'.padEnd(12)} ${a.kind.padEnd(7)} ${several ? `${sanitize(a.source, 16)} ` : ''}${sanitize(a.id, 60)}${pid}: ${sanitize(a.change, 40)} after the request for ${sanitize(a.by.id, 60)}\n`,
+        `${'also-removed'.padEnd(12)} ${a.kind.padEnd(7)} ${several ? `${sanitize(a.source, 28)} ` : ''}${sanitize(a.id, 60)}${pid}: ${sanitize(a.change, 40)} after the request for ${sanitize(a.by.id, 60)}\n`,
       );
     }
     const c = summary.counts;

@@ -50,7 +50,7 @@ export function formatReport(snap: EngineSnapshot, width = 120, absent?: readonl
     // Found absent: the line above said so.
     if (absent && s.status === 'absent') continue;
     const err = s.lastError ? `: ${s.lastError}` : '';
-    lines.push(`source ${sanitize(s.name, 20)} ${sanitize(s.url, 100)}: ${s.status}${err}`);
+    lines.push(`source ${sanitize(s.name, 32)} ${sanitize(s.url, 100)}: ${s.status}${err}`);
     for (const w of s.warnings ?? []) lines.push(`  warning: ${w}`);
     if (s.eviction && !s.eviction.available && STATUS_TRAITS[s.status].reading) lines.push(`  eviction unavailable: ${s.eviction.why ?? ''}`);
   }
@@ -63,7 +63,7 @@ export function formatReport(snap: EngineSnapshot, width = 120, absent?: readonl
   if (rows.length > 0) {
     const idWidth = Math.min(36, Math.max(8, ...rows.map((f) => sanitize(f.id, 36).length)));
     // With several registries, which one each row is from.
-    const sourceWidth = snap.sources.length > 1 ? Math.min(16, Math.max(6, ...snap.sources.map((s) => sanitize(s.name, 16).length))) : 0;
+    const sourceWidth = snap.sources.length > 1 ? Math.min(28, Math.max(6, ...snap.sources.map((s) => sanitize(s.name, 28).length))) : 0;
     const source = (text: string): string => (sourceWidth > 0 ? `${fit(text, sourceWidth)} ` : '');
     lines.push('');
     lines.push(`${fit('VERDICT', 12)} ${fit('KIND', 7)} ${source('SOURCE')}${fit('ID', idWidth)} ${fit('PID', 7, 'right')}  REASON`);
@@ -71,12 +71,12 @@ export function formatReport(snap: EngineSnapshot, width = 120, absent?: readonl
       // '~': the last known row of a source not read now.
       const marker = `${staleOf(f) ? '~' : ''}${f.problem ? '!' : ' '}`;
       const pid = f.entry.pid === undefined ? '-' : sanitize(f.entry.pid, 7);
-      const line = `${fit(marker + f.verdict, 12)} ${fit(f.kind, 7)} ${source(sanitize(f.source, 16))}${fit(sanitize(f.id, 200), idWidth)} ${fit(pid, 7, 'right')}  ${f.reason}`;
+      const line = `${fit(marker + f.verdict, 12)} ${fit(f.kind, 7)} ${source(sanitize(f.source, 28))}${fit(sanitize(f.id, 200), idWidth)} ${fit(pid, 7, 'right')}  ${f.reason}`;
       lines.push(truncate(line, width).trimEnd());
     }
   }
   lines.push('');
-  const notRead = unread.length > 0 ? `; not read: ${unread.map((s) => sanitize(s.name, 20)).join(', ')}` : '';
+  const notRead = unread.length > 0 ? `; not read: ${unread.map((s) => sanitize(s.name, 32)).join(', ')}` : '';
   lines.push(summaryLine(snap.counts, snap.problems) + notRead);
   return `${lines.join('\n')}\n`;
 }
@@ -154,7 +154,7 @@ export function sourceErrors(snap: EngineSnapshot): string | undefined {
 }
 
 function sourceError(s: EngineSnapshot['sources'][number]): string {
-  const where = `${sanitize(s.name, 20)} at ${sanitize(s.url, 100)}`;
+  const where = `${sanitize(s.name, 32)} at ${sanitize(s.url, 100)}`;
   const cause = s.cause ?? (s.status === 'connecting' ? 'no answer yet (still connecting)' : s.status);
   // The longer text when it says more than the few words (the address, the errno, what to check).
   const more = s.lastError && s.lastError !== cause ? `: ${s.lastError}` : '';

@@ -50,7 +50,7 @@ export function folderSuffixes(dirs: readonly string[]): string[] {
   const used = new Set<string>();
   return dirs.map((dir, i) => {
     if (i === 0) return '';
-    const base = basename(resolve(dir)).replace(/^\.+/, '').replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 24) || 'folder';
+    const base = basename(resolve(dir)).replace(/^\.+/, '').replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 16) || 'folder';
     let label = base;
     for (let n = 2; used.has(label); n++) label = `${base}-${n}`;
     used.add(label);

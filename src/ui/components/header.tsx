@@ -59,7 +59,7 @@ export function headerSourceLines(sources: readonly SourceState[], absent?: read
 
 /** "looked for, not here: hypivisor (ws://localhost:31415/ws), agentctl (/home/me/.agentctl/agentctl.sock)" */
 export function notHereText(list: readonly AbsentRegistry[]): string {
-  return `looked for, not here: ${list.map((a) => `${sanitize(a.name, 20)} (${sanitize(a.where, 80)})`).join(', ')}`;
+  return `looked for, not here: ${list.map((a) => `${sanitize(a.name, 32)} (${sanitize(a.where, 80)})`).join(', ')}`;
 }
 
 /** How many lines the header takes in a pane this tall. */
@@ -127,14 +127,14 @@ function stateSegments(snap: EngineSnapshot, withStates: boolean, now: number, t
   for (const s of sources) {
     const down = downText(s, now);
     // Not read: where, and why in words ("registry ws://…: token refused (401) since …").
-    if (down) segs.push({ text: `  ${sanitize(s.name, 20)} ${sanitize(s.url, 80)}: ` }, { text: down, color: TONE_COLOR.problem });
+    if (down) segs.push({ text: `  ${sanitize(s.name, 32)} ${sanitize(s.url, 80)}: ` }, { text: down, color: TONE_COLOR.problem });
     else {
       const [word, tone] = STATUS_WORDS[s.status];
-      segs.push({ text: `  ${sanitize(s.name, 20)} ` }, { text: word, color: TONE_COLOR[tone] });
+      segs.push({ text: `  ${sanitize(s.name, 32)} ` }, { text: word, color: TONE_COLOR[tone] });
     }
   }
   const missing = withStates ? notHere(snap.sources, absent) : [];
-  if (missing.length > 0) segs.push({ text: `  not here: ${missing.map((a) => sanitize(a.name, 20)).join(', ')}`, color: TONE_COLOR.muted });
+  if (missing.length > 0) segs.push({ text: `  not here: ${missing.map((a) => sanitize(a.name, 32)).join(', ')}`, color: TONE_COLOR.muted });
   segs.push(...hostSegments(snap.hosts, hostsCounted));
   segs.push({ text: `  ${sanitize(snap.host, 40)}`, color: TONE_COLOR.muted });
   segs.push({ text: ' ' });
@@ -217,7 +217,7 @@ function cutSegments(segs: readonly Segment[], room: number): Segment[] {
 /** One source's state line: name, state, where, and what is wrong or worth knowing there. */
 export function sourceLineSegments(s: SourceState, nameWidth: number, now = s.since): Segment[] {
   const [word, tone] = STATUS_WORDS[s.status];
-  const segs: Segment[] = [{ text: `  ${sanitize(s.name, 20).padEnd(nameWidth)}  ` }, { text: word.padEnd(11), color: TONE_COLOR[tone] }, { text: sanitize(s.url, 80), color: TONE_COLOR.muted }];
+  const segs: Segment[] = [{ text: `  ${sanitize(s.name, 32).padEnd(nameWidth)}  ` }, { text: word.padEnd(11), color: TONE_COLOR[tone] }, { text: sanitize(s.url, 80), color: TONE_COLOR.muted }];
   const notes: Segment[] = [];
   const down = downText(s, now);
   if (down) notes.push({ text: down, color: TONE_COLOR.problem });
@@ -270,7 +270,7 @@ export function Header({
   const missing = notHere(snap.sources, absent);
   const count = shown.length + (missing.length > 0 ? 1 : 0);
   const lines = height > 1 && count > 1;
-  const nameWidth = Math.max(...shown.map((s) => sanitize(s.name, 20).length), 4);
+  const nameWidth = Math.max(...shown.map((s) => sanitize(s.name, 32).length), 4);
   return (
     <Box flexDirection="column" height={lines ? 1 + count : 1} flexShrink={0}>
       <Line segments={headerSegments(snap, !lines, now, width, readOnly, absent)} width={width} />
