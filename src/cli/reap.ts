@@ -4,7 +4,7 @@
 import { createInterface } from 'node:readline/promises';
 import { VERDICT_TRAITS, VERDICTS } from '../core/verdicts.js';
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
-import { commandOptions, MONITOR_OPTIONS, monitorSettings } from './settings.js';
+import { commandOptions, MONITOR_OPTIONS, monitorSettings, REGISTRIES_HELP } from './settings.js';
 
 /** Verdicts reap can be limited to: the problems, all evictable without force. */
 export const REAPABLE: readonly string[] = VERDICTS.filter((v) => VERDICT_TRAITS[v].problem && VERDICT_TRAITS[v].evictable);
@@ -27,6 +27,8 @@ export function reapUsage(): string {
     formatOptions(REAP_OPTIONS),
     '',
     'Exit 0 when everything planned was evicted or was already gone, 1 otherwise, 2 on errors.',
+    '',
+    ...REGISTRIES_HELP,
     '',
     'Examples:',
     '  ghostwatch reap --dry-run',

@@ -37,6 +37,15 @@ export const MONITOR_OPTIONS: readonly OptionSpec[] = [
 
 export const DEFAULT_INTERVAL_S = 0.25;
 
+/** What every reading command's --help says about which registries it reads. */
+export const REGISTRIES_HELP: readonly string[] = [
+  'Registries: with no --source or --registry (flag or config file), every one on this host is read:',
+  'hypivisor at $HYPIVISOR_WS or ws://localhost:31415/ws if it answers, agentctl if its socket or files',
+  'are in ~/.agentctl, Claude Code\'s folders ($CLAUDE_CONFIG_DIR and ~/.claude), claude-view\'s snapshot',
+  'and ~/.claude-sessions if they exist. What is not there is named ("not here"), not an error. A',
+  'registry named with --source or --registry must answer: not reachable is an error (exit 2).',
+];
+
 export const SOURCE_KINDS = ['hypivisor', 'agentctl', 'claude'] as const;
 export type SourceKind = (typeof SOURCE_KINDS)[number];
 

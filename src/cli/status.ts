@@ -6,7 +6,7 @@
 // the tmux line with each count in its verdict's colour (the theme's), in tmux's #[fg=…] styles.
 import { hostname } from 'node:os';
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
-import { commandOptions, MONITOR_OPTIONS, monitorSettings, type LookedFor, type MonitorSettings } from './settings.js';
+import { commandOptions, MONITOR_OPTIONS, monitorSettings, REGISTRIES_HELP, type LookedFor, type MonitorSettings } from './settings.js';
 
 const FORMATS = ['tmux', 'tmux-color', 'plain', 'json'] as const;
 type Format = (typeof FORMATS)[number];
@@ -31,6 +31,9 @@ export function statusUsage(): string {
     '',
     'Options:',
     formatOptions(STATUS_OPTIONS),
+    '',
+    ...REGISTRIES_HELP,
+    'No registry found at all: "gw -" (plain: what was looked for where), exit 0.',
     '',
     'In ~/.tmux.conf:',
     "  set -g status-right '#(ghostwatch status --format tmux-color) %H:%M'",
