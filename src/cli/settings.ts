@@ -95,8 +95,10 @@ export interface MonitorSettings {
  * its spec; a value of another type here is a programming error, said as such, never cast away.
  */
 export class CommandOptions {
-  /** `fromFile`: the keys whose value came from the config file at `configFile`, for error messages. */
-  /** `given`: the options a flag or the file named (the environment may have overridden the file's value). */
+  /**
+   * `fromFile`: the keys whose value came from the config file at `configFile`, for error messages.
+   * `givenNames`: the options a flag or the file named (the environment may have overridden the file's value).
+   */
   constructor(
     private readonly values: ParsedOptions,
     private readonly fromFile: ReadonlySet<string> = new Set(),
