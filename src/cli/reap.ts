@@ -79,7 +79,8 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
     const notes = evictionNotes(problems, snap.sources);
     // Rows of a registry that cannot evict now are named, not attempted: a cron job must not fail on them every run.
     const plan = problems.filter((f) => !notes.unavailable.has(f.source));
-    const several = snap.sources.length > 1;
+    // With none named, only the registries found count: one found needs no SOURCE column.
+    const several = (settings.discovery ? snap.sources.filter((s) => s.status !== 'absent') : snap.sources).length > 1;
     const line = (verdict: string, f: (typeof plan)[number], extra = '') =>
       `${verdict.padEnd(12)} ${f.kind.padEnd(7)} ${several ? `${sanitize(f.source, 28)} ` : ''}${sanitize(f.id, 60)}${f.entry.pid !== undefined ? ` pid ${sanitize(f.entry.pid, 12)}` : ''}${extra}`;
     for (const [name, why] of notes.unavailable) {

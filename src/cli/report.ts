@@ -62,8 +62,9 @@ export function formatReport(snap: EngineSnapshot, width = 120, absent?: readonl
   if (rows.length === 0 && unread.length === snap.sources.length && snap.sources.length > 0) return '';
   if (rows.length > 0) {
     const idWidth = Math.min(36, Math.max(8, ...rows.map((f) => sanitize(f.id, 36).length)));
-    // With several registries, which one each row is from.
-    const sourceWidth = snap.sources.length > 1 ? Math.min(28, Math.max(6, ...snap.sources.map((s) => sanitize(s.name, 28).length))) : 0;
+    // With several registries (with none named: several found), which one each row is from.
+    const several = (absent ? snap.sources.filter((s) => s.status !== 'absent') : snap.sources).length > 1;
+    const sourceWidth = several ? Math.min(28, Math.max(6, ...snap.sources.map((s) => sanitize(s.name, 28).length))) : 0;
     const source = (text: string): string => (sourceWidth > 0 ? `${fit(text, sourceWidth)} ` : '');
     lines.push('');
     lines.push(`${fit('VERDICT', 12)} ${fit('KIND', 7)} ${source('SOURCE')}${fit('ID', idWidth)} ${fit('PID', 7, 'right')}  REASON`);

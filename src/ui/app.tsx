@@ -64,6 +64,8 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   const height = size.rows - 1;
   const width = size.columns;
   const headerLines = headerHeight(headerSourceLines(snap.sources, absent), size.rows);
+  // The SOURCE column is there when rows can come from more than one registry: with none named, the ones found.
+  const sourceCount = absent ? snap.sources.filter((s) => s.status !== 'absent').length : snap.sources.length;
   const bodyHeight = Math.max(1, height - CHROME - headerLines);
 
   const clockOffsetMs = useMemo(() => Object.fromEntries(snap.sources.map((s) => [s.name, s.clockOffsetMs])), [snap.sources]);
@@ -73,7 +75,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     // Sorting by age depends on the clock; everything else only on the findings and the query.
     [snap.findings, state.tab, state.filter, state.problemsOnly, state.sortColumn, state.sortReverse, ctxCells],
   );
-  const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes, snap.sources.length), width), [state.tab, width, snap.panes, snap.sources.length]);
+  const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes, sourceCount), width), [state.tab, width, snap.panes, sourceCount]);
   // Ids cut so that the rows shown tell apart (UUIDv7 ids share their start).
   const shorteners = useRef<RowShorteners | undefined>(undefined);
   const tableCtx: CellContext = useMemo(() => {
@@ -117,7 +119,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     overlayLines: dialogLines ? dialogLines.list.length : (overlay?.length ?? events?.lines.length ?? 0),
     ...(dialogRoom !== undefined ? { overlayPage: dialogRoom } : {}),
     panes: snap.panes,
-    sourceCount: snap.sources.length,
+    sourceCount,
   };
   const latest = useRef({ state, facts });
   latest.current = { state, facts };

@@ -107,7 +107,8 @@ describe.runIf(built)('every registry on this host, with none named', () => {
       `registries on this host (none named): found claude; not here: hypivisor (${closedUrl}), agentctl (${home}/.agentctl/agentctl.sock), ` +
         `claude-view (${home}/.claude/live-monitor-pids.json), claude-sessions (${home}/.claude-sessions)`,
     );
-    expect(ok.stdout).toMatch(new RegExp(`^ live\\s+session claude\\s+live-one\\s+${livePid}`, 'm'));
+    // One registry found: no SOURCE column, as with one named.
+    expect(ok.stdout).toMatch(new RegExp(`^ live\\s+session live-one\\s+${livePid}`, 'm'));
 
     sessionFile(join(home, '.claude'), deadPid, 'dead-one', deadStart);
     const ghost = await gw(home, ['check', '--json']);
@@ -122,7 +123,7 @@ describe.runIf(built)('every registry on this host, with none named', () => {
     // status and reap read the same registries.
     expect(await gw(home, ['status'])).toMatchObject({ code: 1, stdout: 'gw 1 ghost\n' });
     const reap = await gw(home, ['reap', '--yes']);
-    expect(reap.stdout).toMatch(new RegExp(`^evicted\\s+session claude dead-one pid ${deadPid}: moved `, 'm'));
+    expect(reap.stdout).toMatch(new RegExp(`^evicted\\s+session dead-one pid ${deadPid}: moved `, 'm'));
     expect(existsSync(join(home, '.claude/sessions', `${deadPid}.json`))).toBe(false);
     expect(reap.code).toBe(0);
   });
