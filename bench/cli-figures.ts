@@ -57,7 +57,8 @@ export async function cliFigures(): Promise<Figures> {
       ws.send(JSON.stringify({ id: `r${i}`, method: 'register', params: { id: `s${i}`, machine: hostname(), cwd: '/tmp', port: 30000 + i, status: 'active', pid: i % 2 ? child.pid : 999_999 } }));
       await answered;
     }
-    const env = { ...process.env, HYPIVISOR_WS: server.url, XDG_CONFIG_HOME: '/nonexistent', XDG_CACHE_HOME: cacheHome };
+    // A home with no other registry: the line a hypivisor user's status bar runs (the bench machine's own ~/.claude would add the engine's path).
+    const env = { ...process.env, HOME: '/nonexistent', HYPIVISOR_WS: server.url, XDG_CONFIG_HOME: '/nonexistent', XDG_CACHE_HOME: cacheHome };
     const runs: Record<'tmux' | 'plain' | 'version' | 'nocache' | 'bare', { args: string[]; env?: NodeJS.ProcessEnv }> = {
       tmux: { args: [BIN, 'status', '--format', 'tmux'] },
       plain: { args: [BIN, 'status', '--format', 'plain'] },

@@ -2,7 +2,7 @@
 // probe of every local pid (bounded by --timeout), then reports. Exit 0 no problems, 1 problems,
 // 2 error (a registry unreachable or refusing the token, bad arguments).
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
-import { commandOptions, MONITOR_OPTIONS, monitorSettings } from './settings.js';
+import { commandOptions, MONITOR_OPTIONS, monitorSettings, REGISTRIES_HELP } from './settings.js';
 
 export const CHECK_OPTIONS: readonly OptionSpec[] = [
   ...MONITOR_OPTIONS.filter((o) => o.name !== 'read-only'),
@@ -19,8 +19,12 @@ export function checkUsage(): string {
     'Options:',
     formatOptions(CHECK_OPTIONS),
     '',
+    ...REGISTRIES_HELP,
+    'The report starts with what was found and what was looked for and is not here.',
+    '',
     'Examples:',
-    '  ghostwatch check',
+    '  ghostwatch check                            # every registry on this host',
+    '  ghostwatch check --source claude            # Claude Code\'s session files only',
     '  ghostwatch check --json | jq \'.findings[] | select(.problem) | .id\'',
     '  ghostwatch check --registry ws://127.0.0.1:31415/ws --timeout 3 || notify-send "ghosts"',
   ].join('\n');
@@ -35,5 +39,5 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
   const { buildEngine, reportOnce } = await import('./engine-setup.js');
   const engine = buildEngine(settings);
   engine.start();
-  return reportOnce(engine, { timeoutMs: timeout * 1000, json: options.flag('json'), requireSettled: true });
+  return reportOnce(engine, { timeoutMs: timeout * 1000, json: options.flag('json'), requireSettled: true, discovery: settings.discovery });
 }

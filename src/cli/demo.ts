@@ -51,6 +51,10 @@ export function demoUsage(): string {
     'register under that host\'s name. The monitor verifies them over ssh (batch mode, keys made for',
     'the demo, nothing of ~/.ssh); quitting ends the hosts too.',
     '',
+    'The demo\'s monitor reads the demo\'s registry alone. Its registry is on a port of its own, so the',
+    'other commands, which with no --registry read only the registries at this host\'s usual places,',
+    'are pointed at it by name (--registry URL), or find it with --port 31415 (the default address).',
+    '',
     'Examples:',
     '  ghostwatch demo                       # the live monitor on the demo; evict with d, quit with q',
     '  sudo ghostwatch demo --fleet          # the same, plus three fake hosts verified over ssh',
@@ -148,6 +152,8 @@ export async function demoCommand(argv: string[]): Promise<number> {
 
     if (headless) {
       process.stdout.write(`${server.url}\n`);
+      // With no --registry the other commands look only at the default address: say how to reach this one.
+      if (!fleet) say(`check it with: ghostwatch check --registry ${server.url}${port === 31415 ? ' (or plain ghostwatch: this is the default address)' : ''}`);
       if (fleet) {
         const ssh = fleet.sshHosts.map((h) => `--ssh ${h.machine}=${h.dest}`).join(' ');
         say(`fleet: verify the hosts with: PATH=${fleet.binDir}:$PATH ghostwatch check --registry ${server.url} ${ssh} --json`);
@@ -168,8 +174,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
       kinds: ['hypivisor'],
       target: { url: server.url },
       agentctlSocket: '',
-      claudeDir: '',
-      claudeSessionsDir: '',
+      claude: { claudeDirs: [] },
       intervalScale: 1,
       hostAliases: [],
       readOnly: false,

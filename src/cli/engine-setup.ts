@@ -6,22 +6,26 @@ import type { Engine } from '../engine/types.js';
 import { AgentctlSource } from '../sources/agentctl/index.js';
 import { claudeSources } from '../sources/claude/index.js';
 import { HypivisorSource } from '../sources/hypivisor/index.js';
+import { agentctlNotThere, hypivisorNotThere, LookedForSource } from '../sources/looked-for.js';
 import { defaultTrashDir } from '../sources/trash.js';
-import type { Source } from '../sources/types.js';
+import type { Source, SourceState } from '../sources/types.js';
 import { checkJsonText, formatReport, sourceErrors } from './report.js';
 import type { MonitorSettings } from './settings.js';
 
+/** The sources of the settings' registries; those found rather than named (no --source) say "absent" when nothing is there. */
 export function buildSources(settings: MonitorSettings): Source[] {
   const host = hostname();
   const sources: Source[] = [];
+  const lookedFor = (source: Source, nothingThere: (s: SourceState) => boolean): Source => (settings.discovery ? new LookedForSource(source, nothingThere) : source);
   for (const kind of settings.kinds) {
     if (kind === 'hypivisor' && settings.target) {
       const { target } = settings;
-      sources.push(new HypivisorSource({ url: target.url, token: target.token, ca: target.ca, ...(target.maxPayload ? { maxPayload: target.maxPayload } : {}) }));
+      const source = new HypivisorSource({ url: target.url, token: target.token, ca: target.ca, ...(target.maxPayload ? { maxPayload: target.maxPayload } : {}) });
+      sources.push(lookedFor(source, hypivisorNotThere));
     } else if (kind === 'agentctl') {
-      sources.push(new AgentctlSource({ socketPath: settings.agentctlSocket, host }));
+      sources.push(lookedFor(new AgentctlSource({ socketPath: settings.agentctlSocket, host }), agentctlNotThere));
     } else if (kind === 'claude') {
-      sources.push(...claudeSources({ claudeDir: settings.claudeDir, claimsDir: settings.claudeSessionsDir }, host, settings.trashDir ?? defaultTrashDir()));
+      sources.push(...claudeSources(settings.claude, host, settings.trashDir ?? defaultTrashDir()));
     }
   }
   return sources;
@@ -50,12 +54,13 @@ export function buildEngine(settings: MonitorSettings): Engine {
  */
 export async function reportOnce(
   engine: Engine,
-  opts: { timeoutMs: number; json: boolean; note?: string; requireSettled?: boolean },
+  opts: { timeoutMs: number; json: boolean; note?: string; requireSettled?: boolean; discovery?: MonitorSettings['discovery'] },
 ): Promise<number> {
   const snap = await engine.settled(opts.timeoutMs);
   await engine.stop();
+  const absent = opts.discovery?.absent;
   // A terminal's width cuts the reasons; piped (a file, grep, a mail from cron), nothing is cut.
-  process.stdout.write(opts.json ? checkJsonText(snap) : formatReport(snap, process.stdout.isTTY ? process.stdout.columns || 120 : Number.POSITIVE_INFINITY));
+  process.stdout.write(opts.json ? checkJsonText(snap, absent) : formatReport(snap, process.stdout.isTTY ? process.stdout.columns || 120 : Number.POSITIVE_INFINITY, absent));
   if (opts.note) process.stderr.write(`ghostwatch: ${opts.note}\n`);
   const errors = sourceErrors(snap);
   if (errors) {

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { errorLines, formatOptions, UsageError } from './args.js';
 import './locale.js';
-import { MONITOR_OPTIONS } from './settings.js';
+import { MONITOR_OPTIONS, REGISTRIES_HELP } from './settings.js';
 import { watchCommand } from './watch.js';
 
 interface Command {
@@ -48,6 +48,8 @@ export function usage(): string {
     '',
     'Options of the live monitor (also: ghostwatch watch --help):',
     formatOptions([...MONITOR_OPTIONS, { name: 'version', type: 'boolean', description: 'print the version' }]),
+    '',
+    ...REGISTRIES_HELP,
   ].join('\n');
 }
 

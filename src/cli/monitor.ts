@@ -30,7 +30,7 @@ export async function runMonitor(settings: MonitorSettings, first?: FirstScreen)
   }
   if (!process.stdout.isTTY || !process.stdin.isTTY) {
     engine.start();
-    return printOnce(engine);
+    return printOnce(engine, settings);
   }
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((r) => (resolveDone = r));
@@ -61,6 +61,7 @@ export async function runMonitor(settings: MonitorSettings, first?: FirstScreen)
       kept: prefs,
       onKeep,
       initialState: warning ? { message: { text: warning, tone: 'warn' } } : undefined,
+      absent: settings.discovery?.absent,
     }),
     { ...RENDER_OPTIONS, stdout: diffing ?? process.stdout },
   );
@@ -91,7 +92,7 @@ export async function runMonitor(settings: MonitorSettings, first?: FirstScreen)
   return 0;
 }
 
-async function printOnce(engine: Engine): Promise<number> {
-  return reportOnce(engine, { timeoutMs: 10_000, json: false, note: 'not a terminal: printed one report instead of the live view' });
+async function printOnce(engine: Engine, settings: MonitorSettings): Promise<number> {
+  return reportOnce(engine, { timeoutMs: 10_000, json: false, note: 'not a terminal: printed one report instead of the live view', discovery: settings.discovery });
 }
 

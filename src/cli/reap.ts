@@ -4,7 +4,7 @@
 import { createInterface } from 'node:readline/promises';
 import { VERDICT_TRAITS, VERDICTS } from '../core/verdicts.js';
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
-import { commandOptions, MONITOR_OPTIONS, monitorSettings } from './settings.js';
+import { commandOptions, MONITOR_OPTIONS, monitorSettings, REGISTRIES_HELP } from './settings.js';
 
 /** Verdicts reap can be limited to: the problems, all evictable without force. */
 export const REAPABLE: readonly string[] = VERDICTS.filter((v) => VERDICT_TRAITS[v].problem && VERDICT_TRAITS[v].evictable);
@@ -27,6 +27,8 @@ export function reapUsage(): string {
     formatOptions(REAP_OPTIONS),
     '',
     'Exit 0 when everything planned was evicted or was already gone, 1 otherwise, 2 on errors.',
+    '',
+    ...REGISTRIES_HELP,
     '',
     'Examples:',
     '  ghostwatch reap --dry-run',
@@ -77,9 +79,10 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
     const notes = evictionNotes(problems, snap.sources);
     // Rows of a registry that cannot evict now are named, not attempted: a cron job must not fail on them every run.
     const plan = problems.filter((f) => !notes.unavailable.has(f.source));
-    const several = snap.sources.length > 1;
+    // With none named, only the registries found count: one found needs no SOURCE column.
+    const several = (settings.discovery ? snap.sources.filter((s) => s.status !== 'absent') : snap.sources).length > 1;
     const line = (verdict: string, f: (typeof plan)[number], extra = '') =>
-      `${verdict.padEnd(12)} ${f.kind.padEnd(7)} ${several ? `${sanitize(f.source, 16)} ` : ''}${sanitize(f.id, 60)}${f.entry.pid !== undefined ? ` pid ${sanitize(f.entry.pid, 12)}` : ''}${extra}`;
+      `${verdict.padEnd(12)} ${f.kind.padEnd(7)} ${several ? `${sanitize(f.source, 28)} ` : ''}${sanitize(f.id, 60)}${f.entry.pid !== undefined ? ` pid ${sanitize(f.entry.pid, 12)}` : ''}${extra}`;
     for (const [name, why] of notes.unavailable) {
       const n = problems.filter((f) => f.source === name).length;
       process.stderr.write(`ghostwatch: ${n} problem${n === 1 ? '' : 's'} of ${sanitize(name, 20)} left alone: ${sanitize(why, 300)}\n`);
@@ -110,7 +113,7 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
       if (a.selected) continue;
       const pid = a.pid !== undefined ? ` pid ${sanitize(a.pid, 12)}` : '';
       process.stdout.write(
-        `${'also-removed'.padEnd(12)} ${a.kind.padEnd(7)} ${several ? `${sanitize(a.source, 16)} ` : ''}${sanitize(a.id, 60)}${pid}: ${sanitize(a.change, 40)} after the request for ${sanitize(a.by.id, 60)}\n`,
+        `${'also-removed'.padEnd(12)} ${a.kind.padEnd(7)} ${several ? `${sanitize(a.source, 28)} ` : ''}${sanitize(a.id, 60)}${pid}: ${sanitize(a.change, 40)} after the request for ${sanitize(a.by.id, 60)}\n`,
       );
     }
     const c = summary.counts;

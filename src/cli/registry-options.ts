@@ -13,7 +13,7 @@ import { UsageError, type OptionSpec } from './args.js';
 export const DEFAULT_REGISTRY = 'ws://localhost:31415/ws';
 
 export const REGISTRY_OPTIONS: readonly OptionSpec[] = [
-  { name: 'registry', type: 'string', valueName: 'URL', description: `registry WebSocket URL (default $HYPIVISOR_WS, then ${DEFAULT_REGISTRY})` },
+  { name: 'registry', type: 'string', valueName: 'URL', description: `the hypivisor registry's WebSocket URL, read alone and required (else looked for at $HYPIVISOR_WS, then ${DEFAULT_REGISTRY})` },
   { name: 'token-file', type: 'string', valueName: 'PATH', description: 'read the registry token from this file (default $HYPI_TOKEN)' },
   { name: 'insecure', type: 'boolean', description: 'allow sending the token over plain ws:// to another host' },
   { name: 'ca-file', type: 'string', valueName: 'PATH', description: 'PEM CA certificate(s) for a wss:// registry with a private CA' },

@@ -6,22 +6,51 @@ import { staleOf, type EngineSnapshot } from '../engine/types.js';
 import { STATUS_TRAITS } from '../sources/types.js';
 import { visibleRows } from '../ui/rows.js';
 import { fit, truncate } from '../ui/text.js';
+import type { LookedFor } from './settings.js';
+
+/** With no registry named: the ones found (read, or failing) and the ones looked for and not there. */
+export interface Discovered {
+  readonly found: readonly { readonly name: string; readonly where: string }[];
+  readonly absent: readonly LookedFor[];
+}
+
+/** What the sources' states and the look at the files (`absent`: the registries not there at all) say was found. */
+export function discovered(snap: EngineSnapshot, absent: readonly LookedFor[]): Discovered {
+  const where = (s: EngineSnapshot['sources'][number]) => ({ name: sanitize(s.name, 40), where: sanitize(s.url, 200) });
+  return {
+    found: snap.sources.filter((s) => s.status !== 'absent').map(where),
+    absent: [...snap.sources.filter((s) => s.status === 'absent').map(where), ...absent.map((a) => ({ name: sanitize(a.name, 40), where: sanitize(a.where, 200) }))],
+  };
+}
+
+/** "found claude, claude-view; not here: hypivisor (ws://localhost:31415/ws), agentctl (/home/me/.agentctl/agentctl.sock)" */
+export function discoveryLine(d: Discovered): string {
+  const found = d.found.length > 0 ? `found ${d.found.map((f) => f.name).join(', ')}` : 'found none';
+  const absent = d.absent.length > 0 ? `; not here: ${d.absent.map((a) => `${a.name} (${a.where})`).join(', ')}` : '';
+  return `registries on this host (none named): ${found}${absent}`;
+}
 
 export function summaryLine(counts: Readonly<Partial<Record<Verdict, number>>>, problems: number): string {
   const parts = VERDICTS.filter((v) => (counts[v] ?? 0) > 0).map((v) => `${counts[v]} ${v}`);
   return `${parts.length > 0 ? parts.join(', ') : 'no entries'} (${problems} problem${problems === 1 ? '' : 's'})`;
 }
 
-/** `width`: the terminal's, when printing to one; piped, nothing is cut (Infinity). */
-export function formatReport(snap: EngineSnapshot, width = 120): string {
+/**
+ * `width`: the terminal's, when printing to one; piped, nothing is cut (Infinity). `absent`: with
+ * no registry named, those looked for and not there (the report then starts with what was found).
+ */
+export function formatReport(snap: EngineSnapshot, width = 120, absent?: readonly LookedFor[]): string {
   const lines: string[] = [];
+  if (absent) lines.push(discoveryLine(discovered(snap, absent)));
   // A source that could not be read is named once, on stderr, with its cause (sourceErrors): here
   // only what was read, so "nothing read" never reads as "no entries".
   const unread = snap.sources.filter((s) => STATUS_TRAITS[s.status].error);
   for (const s of snap.sources) {
     if (unread.includes(s)) continue;
+    // Found absent: the line above said so.
+    if (absent && s.status === 'absent') continue;
     const err = s.lastError ? `: ${s.lastError}` : '';
-    lines.push(`source ${sanitize(s.name, 20)} ${sanitize(s.url, 100)}: ${s.status}${err}`);
+    lines.push(`source ${sanitize(s.name, 32)} ${sanitize(s.url, 100)}: ${s.status}${err}`);
     for (const w of s.warnings ?? []) lines.push(`  warning: ${w}`);
     if (s.eviction && !s.eviction.available && STATUS_TRAITS[s.status].reading) lines.push(`  eviction unavailable: ${s.eviction.why ?? ''}`);
   }
@@ -30,11 +59,12 @@ export function formatReport(snap: EngineSnapshot, width = 120): string {
     ...visibleRows(snap.findings, { tab: 'sessions', filter: '', problemsOnly: false, sortReverse: false }, { now: snap.computedAt }),
     ...visibleRows(snap.findings, { tab: 'claims', filter: '', problemsOnly: false, sortReverse: false }, { now: snap.computedAt }),
   ];
-  if (rows.length === 0 && unread.length === snap.sources.length) return '';
+  if (rows.length === 0 && unread.length === snap.sources.length && snap.sources.length > 0) return '';
   if (rows.length > 0) {
     const idWidth = Math.min(36, Math.max(8, ...rows.map((f) => sanitize(f.id, 36).length)));
-    // With several registries, which one each row is from.
-    const sourceWidth = snap.sources.length > 1 ? Math.min(16, Math.max(6, ...snap.sources.map((s) => sanitize(s.name, 16).length))) : 0;
+    // With several registries (with none named: several found), which one each row is from.
+    const several = (absent ? snap.sources.filter((s) => s.status !== 'absent') : snap.sources).length > 1;
+    const sourceWidth = several ? Math.min(28, Math.max(6, ...snap.sources.map((s) => sanitize(s.name, 28).length))) : 0;
     const source = (text: string): string => (sourceWidth > 0 ? `${fit(text, sourceWidth)} ` : '');
     lines.push('');
     lines.push(`${fit('VERDICT', 12)} ${fit('KIND', 7)} ${source('SOURCE')}${fit('ID', idWidth)} ${fit('PID', 7, 'right')}  REASON`);
@@ -42,12 +72,12 @@ export function formatReport(snap: EngineSnapshot, width = 120): string {
       // '~': the last known row of a source not read now.
       const marker = `${staleOf(f) ? '~' : ''}${f.problem ? '!' : ' '}`;
       const pid = f.entry.pid === undefined ? '-' : sanitize(f.entry.pid, 7);
-      const line = `${fit(marker + f.verdict, 12)} ${fit(f.kind, 7)} ${source(sanitize(f.source, 16))}${fit(sanitize(f.id, 200), idWidth)} ${fit(pid, 7, 'right')}  ${f.reason}`;
+      const line = `${fit(marker + f.verdict, 12)} ${fit(f.kind, 7)} ${source(sanitize(f.source, 28))}${fit(sanitize(f.id, 200), idWidth)} ${fit(pid, 7, 'right')}  ${f.reason}`;
       lines.push(truncate(line, width).trimEnd());
     }
   }
   lines.push('');
-  const notRead = unread.length > 0 ? `; not read: ${unread.map((s) => sanitize(s.name, 20)).join(', ')}` : '';
+  const notRead = unread.length > 0 ? `; not read: ${unread.map((s) => sanitize(s.name, 32)).join(', ')}` : '';
   lines.push(summaryLine(snap.counts, snap.problems) + notRead);
   return `${lines.join('\n')}\n`;
 }
@@ -58,11 +88,12 @@ export function hostLine(h: NonNullable<EngineSnapshot['hosts']>[number]): strin
   return `ssh ${h.machine} (${h.dest}): ${how}`;
 }
 
-/** `check --json`: the object design.md names, one per run. */
-export function checkJson(snap: EngineSnapshot): Record<string, unknown> {
+/** `check --json`: the object design.md names, one per run; `lookedFor` when no registry was named. */
+export function checkJson(snap: EngineSnapshot, absent?: readonly LookedFor[]): Record<string, unknown> {
   return {
     host: snap.host,
     checkedAt: new Date(snap.computedAt).toISOString(),
+    ...(absent ? { lookedFor: discovered(snap, absent) } : {}),
     sources: snap.sources.map((s) => ({
       name: s.name,
       url: s.url,
@@ -114,8 +145,8 @@ export function escapeJsonText(json: string): string {
 }
 
 /** `check --json` as printed: checkJson, indented, terminal-safe. */
-export function checkJsonText(snap: EngineSnapshot): string {
-  return `${escapeJsonText(JSON.stringify(checkJson(snap), null, 2))}\n`;
+export function checkJsonText(snap: EngineSnapshot, absent?: readonly LookedFor[]): string {
+  return `${escapeJsonText(JSON.stringify(checkJson(snap, absent), null, 2))}\n`;
 }
 
 /** One line on stderr naming every registry that could not be read and why, or undefined. */
@@ -126,7 +157,7 @@ export function sourceErrors(snap: EngineSnapshot): string | undefined {
 }
 
 function sourceError(s: EngineSnapshot['sources'][number]): string {
-  const where = `${sanitize(s.name, 20)} at ${sanitize(s.url, 100)}`;
+  const where = `${sanitize(s.name, 32)} at ${sanitize(s.url, 100)}`;
   const cause = s.cause ?? (s.status === 'connecting' ? 'no answer yet (still connecting)' : s.status);
   // The longer text when it says more than the few words (the address, the errno, what to check).
   const more = s.lastError && s.lastError !== cause ? `: ${s.lastError}` : '';

@@ -2,20 +2,28 @@
 // flags, the environment and the config file resolve, once, into one typed value. Precedence:
 // flags, then the environment (HYPIVISOR_WS, HYPI_TOKEN, NO_COLOR), then the file. No Ink, no
 // engine here: status, check and reap load only this before they know what to run.
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs, UsageError, type OptionSpec, type ParsedOptions } from './args.js';
 import { configPath, loadConfig } from './config.js';
 import { sanitize } from '../core/sanitize.js';
 import type { SshHostConfig } from '../os/ssh-provider.js';
 import { REGISTRY_OPTIONS, resolveRegistry, type RegistryTarget } from './registry-options.js';
+import { defaultClaudePaths, isDir, type ClaudePaths } from '../sources/claude/paths.js';
 
 export const MONITOR_OPTIONS: readonly OptionSpec[] = [
   ...REGISTRY_OPTIONS,
-  { name: 'source', type: 'string', repeatable: true, valueName: 'NAME', description: 'registry to read: hypivisor (default), agentctl, claude; repeat for several' },
+  {
+    name: 'source',
+    type: 'string',
+    repeatable: true,
+    valueName: 'NAME',
+    description: 'read only this registry: hypivisor, agentctl, claude; repeat for several (default: every one found on this host; one named is required: not there = exit 2)',
+  },
   { name: 'agentctl-socket', type: 'string', valueName: 'PATH', description: 'agentctl daemon socket (default ~/.agentctl/agentctl.sock; its files are read beside it)' },
-  { name: 'claude-dir', type: 'string', valueName: 'PATH', description: 'Claude Code folder for --source claude (default ~/.claude)' },
-  { name: 'claude-sessions-dir', type: 'string', valueName: 'PATH', description: 'claim-tracking session folder for --source claude (default ~/.claude-sessions)' },
+  { name: 'claude-dir', type: 'string', repeatable: true, valueName: 'PATH', description: 'a Claude Code folder; repeat for several profiles (default $CLAUDE_CONFIG_DIR and ~/.claude)' },
+  { name: 'claude-sessions-dir', type: 'string', valueName: 'PATH', description: "the claim manager's session folder (default ~/.claude-sessions)" },
   { name: 'interval', type: 'number', valueName: 'SECONDS', description: 'liveness probe interval (default 0.25); every other cadence scales with it' },
   { name: 'pending-ttl', type: 'number', valueName: 'SECONDS', description: 'age after which a pending-* entry is a straggler (default 120)' },
   { name: 'host-alias', type: 'string', repeatable: true, valueName: 'NAME', description: 'another name of this host (repeatable)' },
@@ -29,11 +37,26 @@ export const MONITOR_OPTIONS: readonly OptionSpec[] = [
 
 export const DEFAULT_INTERVAL_S = 0.25;
 
+/** What every reading command's --help says about which registries it reads. */
+export const REGISTRIES_HELP: readonly string[] = [
+  'Registries: with no --source or --registry (flag or config file), every one on this host is read:',
+  'hypivisor at $HYPIVISOR_WS or ws://localhost:31415/ws if it answers, agentctl if its socket or files',
+  'are in ~/.agentctl, Claude Code\'s folders ($CLAUDE_CONFIG_DIR and ~/.claude), claude-view\'s snapshot',
+  'and ~/.claude-sessions if they exist. What is not there is named ("not here"), not an error. A',
+  'registry named with --source or --registry must answer: not reachable is an error (exit 2).',
+];
+
 export const SOURCE_KINDS = ['hypivisor', 'agentctl', 'claude'] as const;
 export type SourceKind = (typeof SOURCE_KINDS)[number];
 
 function isSourceKind(name: string): name is SourceKind {
   return SOURCE_KINDS.some((k) => k === name);
+}
+
+/** A registry looked for on this host and not there: its name and where it was looked for. */
+export interface LookedFor {
+  readonly name: string;
+  readonly where: string;
 }
 
 export interface MonitorSettings {
@@ -42,8 +65,14 @@ export interface MonitorSettings {
   /** The hypivisor registry, when it is one of them. */
   readonly target?: RegistryTarget | undefined;
   readonly agentctlSocket: string;
-  readonly claudeDir: string;
-  readonly claudeSessionsDir: string;
+  /** The Claude Code folders and the claim manager's, when `claude` is one of the kinds. */
+  readonly claude: ClaudePaths;
+  /**
+   * Set when no registry was named (no --source, no --registry, neither in the config file): every
+   * registry found on this host is read, and one not there is information, not an error. `absent`:
+   * what was looked for and not found. Undefined: the registries named are read, and must answer.
+   */
+  readonly discovery?: { readonly absent: readonly LookedFor[]; readonly claude: ClaudePaths } | undefined;
   /** Multiplies every probe cadence (1 = the defaults). */
   readonly intervalScale: number;
   readonly pendingTtlMs?: number | undefined;
@@ -66,12 +95,21 @@ export interface MonitorSettings {
  * its spec; a value of another type here is a programming error, said as such, never cast away.
  */
 export class CommandOptions {
-  /** `fromFile`: the keys whose value came from the config file at `configFile`, for error messages. */
+  /**
+   * `fromFile`: the keys whose value came from the config file at `configFile`, for error messages.
+   * `givenNames`: the options a flag or the file named (the environment may have overridden the file's value).
+   */
   constructor(
     private readonly values: ParsedOptions,
     private readonly fromFile: ReadonlySet<string> = new Set(),
     private readonly configFile = 'the config file',
+    private readonly givenNames: ReadonlySet<string> = new Set(Object.keys(values).filter((k) => values[k] !== undefined)),
   ) {}
+
+  /** Whether a flag or the config file named this option. */
+  given(name: string): boolean {
+    return this.givenNames.has(name);
+  }
 
   /** How to name an option in an error: the config file's key when its value came from there, else the flag. */
   label(name: string): string {
@@ -136,19 +174,31 @@ export function commandOptions(
   // The launcher turned --no-color and NO_COLOR into FORCE_COLOR=0; the file's "no-color" must
   // do the same before Ink (and its chalk) are first imported, which happens after this.
   if (merged['no-color'] === true) env.FORCE_COLOR = '0';
-  return new CommandOptions(merged, fromFile, path);
+  const given = new Set([...Object.keys(options).filter((k) => options[k] !== undefined), ...Object.keys(file)]);
+  return new CommandOptions(merged, fromFile, path, given);
 }
 
 /** The monitor's settings from resolved options: what status, check, reap and the live view share. */
 export function monitorSettings(options: CommandOptions, env: NodeJS.ProcessEnv = process.env, home: string = homedir()): MonitorSettings {
+  const named = options.given('source') || options.given('registry');
   const kinds: SourceKind[] = [];
-  for (const k of options.list('source') ?? ['hypivisor']) {
+  // --registry alone names hypivisor, as it always did.
+  for (const k of options.list('source') ?? (named ? ['hypivisor'] : [])) {
     for (const one of k.split(',').map((x) => x.trim()).filter(Boolean)) {
       if (!isSourceKind(one)) throw new UsageError(`unknown ${options.label('source')} "${one}" (choose from ${SOURCE_KINDS.join(', ')})`);
       if (!kinds.includes(one)) kinds.push(one);
     }
   }
-  if (kinds.length === 0) throw new UsageError(`${options.label('source')} needs a registry: hypivisor, agentctl or claude`);
+  if (named && kinds.length === 0) throw new UsageError(`${options.label('source')} needs a registry: hypivisor, agentctl or claude`);
+  const agentctlSocket = options.string('agentctl-socket') ?? join(home, '.agentctl', 'agentctl.sock');
+  const claudeDirs = options.list('claude-dir');
+  const defaults = defaultClaudePaths(home, env);
+  const claude: ClaudePaths = {
+    claudeDirs: claudeDirs ? unique(claudeDirs.map((d) => resolve(d))) : defaults.claudeDirs,
+    claimsDir: options.string('claude-sessions-dir') ?? defaults.claimsDir,
+  };
+  const found = named ? undefined : discover(agentctlSocket, claude);
+  if (found) kinds.push(...found.kinds);
   // The hypivisor URL and token are resolved (and checked) only when that registry is read.
   const target = kinds.includes('hypivisor')
     ? resolveRegistry(
@@ -170,9 +220,9 @@ export function monitorSettings(options: CommandOptions, env: NodeJS.ProcessEnv 
   return {
     kinds,
     target,
-    agentctlSocket: options.string('agentctl-socket') ?? join(home, '.agentctl', 'agentctl.sock'),
-    claudeDir: options.string('claude-dir') ?? join(home, '.claude'),
-    claudeSessionsDir: options.string('claude-sessions-dir') ?? join(home, '.claude-sessions'),
+    agentctlSocket,
+    claude: found?.claude ?? claude,
+    ...(found ? { discovery: { absent: found.absent, claude } } : {}),
     intervalScale: interval / DEFAULT_INTERVAL_S,
     pendingTtlMs: ttl === undefined ? undefined : ttl * 1000,
     hostAliases: options.list('host-alias') ?? [],
@@ -181,6 +231,40 @@ export function monitorSettings(options: CommandOptions, env: NodeJS.ProcessEnv 
     sshAll: options.flag('ssh-all'),
     probeRemotePorts: options.flag('probe-remote-ports'),
   };
+}
+
+/**
+ * The live monitor, with no registry named: every registry this host may have, those not there
+ * too, each watched quietly (its state "absent"), so one started later appears without a restart.
+ */
+export function watchingEveryRegistry(settings: MonitorSettings): MonitorSettings {
+  if (!settings.discovery) return settings;
+  return { ...settings, kinds: [...SOURCE_KINDS], claude: settings.discovery.claude, discovery: { absent: [], claude: settings.discovery.claude } };
+}
+
+function unique(paths: readonly string[]): string[] {
+  return paths.filter((p, i) => paths.indexOf(p) === i);
+}
+
+/**
+ * No registry named: what this host has. hypivisor always (whether it answers is known only by
+ * asking; the source says "absent" when nothing does); agentctl when its socket or its files are
+ * there; each Claude Code folder, claude-view's snapshot and the claim manager's folder that exist.
+ */
+function discover(agentctlSocket: string, claude: ClaudePaths): { kinds: SourceKind[]; claude: ClaudePaths; absent: LookedFor[] } {
+  const kinds: SourceKind[] = ['hypivisor'];
+  const absent: LookedFor[] = [];
+  const agentctlDir = dirname(agentctlSocket);
+  if ([agentctlSocket, join(agentctlDir, 'state.json'), join(agentctlDir, 'locks.json')].some((p) => existsSync(p))) kinds.push('agentctl');
+  else absent.push({ name: 'agentctl', where: agentctlSocket });
+  const claudeDirs = claude.claudeDirs.filter((dir) => isDir(dir));
+  for (const dir of claude.claudeDirs) if (!claudeDirs.includes(dir)) absent.push({ name: 'claude', where: dir });
+  const snapshotDirs = claudeDirs.filter((dir) => existsSync(join(dir, 'live-monitor-pids.json')));
+  for (const dir of claudeDirs) if (!snapshotDirs.includes(dir)) absent.push({ name: 'claude-view', where: join(dir, 'live-monitor-pids.json') });
+  const claimsDir = claude.claimsDir !== undefined && isDir(claude.claimsDir) ? claude.claimsDir : undefined;
+  if (claude.claimsDir !== undefined && claimsDir === undefined) absent.push({ name: 'claude-sessions', where: claude.claimsDir });
+  if (claudeDirs.length > 0 || claimsDir !== undefined) kinds.push('claude');
+  return { kinds, claude: { claudeDirs, claimsDir, snapshotDirs }, absent };
 }
 
 /** A machine name or destination: no spaces, no control or format characters (nothing a terminal or ssh would act on). */

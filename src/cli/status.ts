@@ -6,7 +6,7 @@
 // the tmux line with each count in its verdict's colour (the theme's), in tmux's #[fg=…] styles.
 import { hostname } from 'node:os';
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
-import { commandOptions, MONITOR_OPTIONS, monitorSettings, type MonitorSettings } from './settings.js';
+import { commandOptions, MONITOR_OPTIONS, monitorSettings, REGISTRIES_HELP, type LookedFor, type MonitorSettings } from './settings.js';
 
 const FORMATS = ['tmux', 'tmux-color', 'plain', 'json'] as const;
 type Format = (typeof FORMATS)[number];
@@ -31,6 +31,9 @@ export function statusUsage(): string {
     '',
     'Options:',
     formatOptions(STATUS_OPTIONS),
+    '',
+    ...REGISTRIES_HELP,
+    'No registry found at all: "gw -" (plain: what was looked for where), exit 0.',
     '',
     'In ~/.tmux.conf:',
     "  set -g status-right '#(ghostwatch status --format tmux-color) %H:%M'",
@@ -59,6 +62,9 @@ export async function statusCommand(argv: readonly string[]): Promise<number> {
   try {
     init = await readInitSnapshot({ url: target.url, token: target.token, ca: target.ca, timeoutMs, maxPayload: target.maxPayload });
   } catch (error) {
+    // Not named, and nothing listens there: no registry on this host, which is not an error.
+    const code = error instanceof Error && 'code' in error ? String(error.code) : '';
+    if (settings.discovery && NOTHING_LISTENS.has(code)) return printNothingFound(format, [{ name: 'hypivisor', where: core.redactUrl(target.url) }, ...settings.discovery.absent]);
     const why = core.sanitize(error instanceof Error ? error.message : String(error), 200);
     process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error: why })}\n` : format === 'tmux' ? 'gw ?\n' : format === 'tmux-color' ? `${await tmuxUnknown()}\n` : `? ${why}\n`);
     return 2;
@@ -93,6 +99,10 @@ async function statusViaEngine(settings: MonitorSettings, format: Format, timeou
   const snap = await engine.settled(timeoutMs);
   await engine.stop();
   const error = sourceErrors(snap);
+  if (settings.discovery && !error && snap.sources.every((s) => s.status === 'absent')) {
+    const absent = [...snap.sources.map((s) => ({ name: s.name, where: s.url })), ...settings.discovery.absent];
+    return printNothingFound(format, absent);
+  }
   if (error && snap.findings.length === 0) {
     process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error })}\n` : format === 'tmux' ? 'gw ?\n' : format === 'tmux-color' ? `${await tmuxUnknown()}\n` : `? ${error}\n`);
     return 2;
@@ -114,6 +124,22 @@ async function printStatus(format: Format, counts: Readonly<Record<string, numbe
     process.stdout.write(`${summaryLine(counts, problems)}\n`);
   }
   return problems > 0 ? 1 : 0;
+}
+
+/** Connection errors that mean nothing is at a registry's address (the host's own, or no such host). */
+const NOTHING_LISTENS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** No registry named and none found: "gw -", said, exit 0 (an absent registry is not an error). */
+async function printNothingFound(format: Format, absent: readonly LookedFor[]): Promise<number> {
+  const { sanitize } = await import('../core/sanitize.js');
+  const lookedFor = absent.map((a) => ({ name: sanitize(a.name, 40), where: sanitize(a.where, 200) }));
+  if (format === 'json') process.stdout.write(`${JSON.stringify({ connected: false, problems: 0, lookedFor: { found: [], absent: lookedFor } })}\n`);
+  else if (format === 'tmux') process.stdout.write('gw -\n');
+  else if (format === 'tmux-color') {
+    const [{ tmuxStyled }, { TONE_COLOR }] = await Promise.all([import('../core/tmux.js'), import('../ui/theme.js')]);
+    process.stdout.write(`gw ${tmuxStyled([['-', TONE_COLOR.muted]])}\n`);
+  } else process.stdout.write(`no registry on this host; looked for ${lookedFor.map((a) => `${a.name} (${a.where})`).join(', ')}\n`);
+  return 0;
 }
 
 /** The tmux line in colour: `gw #[fg=red]2 ghost#[default] …`, each count in its verdict's tone (the UI theme's colours). */

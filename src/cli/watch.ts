@@ -3,7 +3,7 @@
 // instead (raw mode needs a TTY, and a pipe wants text, not a screen).
 import { formatOptions } from './args.js';
 import { configPath } from './config.js';
-import { commandOptions, MONITOR_OPTIONS, monitorSettings } from './settings.js';
+import { commandOptions, MONITOR_OPTIONS, monitorSettings, REGISTRIES_HELP, watchingEveryRegistry } from './settings.js';
 
 export function watchUsage(): string {
   return [
@@ -17,22 +17,27 @@ export function watchUsage(): string {
     'Keys: j/k move, Enter details, / filter, p problems only, < > sort, r reverse, Space mark,',
     'a mark all problems, U unmark, d evict (asks first), X evict all problems, Tab claims, ? help, q quit.',
     'Without a terminal it prints one report, like `ghostwatch check`.',
+    '',
+    ...REGISTRIES_HELP,
+    'The monitor keeps watching for the registries not here: one started later appears in the header.',
+    '',
     `Defaults for any option can live in ${configPath()} ({"registry": "...", "interval": 0.5, ...});`,
     'flags win over the environment, which wins over the file.',
     '',
     'Examples:',
-    '  ghostwatch',
+    '  ghostwatch                                   # every registry on this host',
     '  ghostwatch --registry ws://127.0.0.1:31415/ws --read-only',
     '  HYPI_TOKEN=... ghostwatch --registry wss://registry.example.com/ws --ca-file ca.pem',
     '  ghostwatch --source agentctl --source claude',
     '  ghostwatch --source hypivisor,agentctl,claude',
+    '  ghostwatch --source claude --claude-dir ~/.claude --claude-dir ~/.claude-work',
   ].join('\n');
 }
 
 export async function watchCommand(argv: readonly string[]): Promise<number> {
   const options = commandOptions(argv, MONITOR_OPTIONS, watchUsage);
   if (!options) return 0;
-  const settings = monitorSettings(options);
+  const settings = watchingEveryRegistry(monitorSettings(options));
   // In a terminal the screen comes first, with the last run's first frame when one was kept: it
   // shows while the screen code (Ink, React: ~60 ms to their first frame) loads.
   const first = process.stdout.isTTY && process.stdin.isTTY ? (await import('./first-screen.js')).openFirstScreen(settings, process.stdout, process.stdin) : undefined;

@@ -10,7 +10,7 @@ import { columnsFor, layoutColumns, paneOfRow, type CellContext } from './column
 import { Confirm, confirmLines, confirmView } from './components/confirm.js';
 import { EventsPane } from './components/events.js';
 import { Footer } from './components/footer.js';
-import { Header, headerHeight, headerTicks } from './components/header.js';
+import { Header, headerHeight, headerSourceLines, headerTicks, type AbsentRegistry } from './components/header.js';
 import { Panel, wrapLines } from './components/panel.js';
 import { emptyText, StatusLine, summaryText } from './components/status-line.js';
 import { Table, TitleLine } from './components/table.js';
@@ -38,6 +38,8 @@ export interface AppProps {
   /** The sort, problems-only and tab of the last run, and where to keep them when they change. */
   readonly kept?: KeptView | undefined;
   readonly onKeep?: ((kept: KeptView) => void) | undefined;
+  /** No registry named: the ones looked for on this host and not there (the header names them). */
+  readonly absent?: readonly AbsentRegistry[] | undefined;
 }
 
 /** A row's id and a claim's holder as the table's cutters read them. */
@@ -50,7 +52,7 @@ export const MIN_ROWS = 6;
 /** Titles, status line, footer; the header's height comes on top. */
 const CHROME = 3;
 
-export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState, kept, onKeep }: AppProps) {
+export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState, kept, onKeep, absent }: AppProps) {
   const snap = useEngineSnapshot(engine);
   const size = useTerminalSize(fixedSize);
   const { stdout } = useStdout();
@@ -61,7 +63,9 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   // One spare line: a frame as tall as the pane makes Ink clear the whole screen on each change.
   const height = size.rows - 1;
   const width = size.columns;
-  const headerLines = headerHeight(snap.sources.length, size.rows);
+  const headerLines = headerHeight(headerSourceLines(snap.sources, absent), size.rows);
+  // The SOURCE column is there when rows can come from more than one registry: with none named, the ones found.
+  const sourceCount = absent ? snap.sources.filter((s) => s.status !== 'absent').length : snap.sources.length;
   const bodyHeight = Math.max(1, height - CHROME - headerLines);
 
   const clockOffsetMs = useMemo(() => Object.fromEntries(snap.sources.map((s) => [s.name, s.clockOffsetMs])), [snap.sources]);
@@ -71,7 +75,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     // Sorting by age depends on the clock; everything else only on the findings and the query.
     [snap.findings, state.tab, state.filter, state.problemsOnly, state.sortColumn, state.sortReverse, ctxCells],
   );
-  const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes, snap.sources.length), width), [state.tab, width, snap.panes, snap.sources.length]);
+  const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes, sourceCount), width), [state.tab, width, snap.panes, sourceCount]);
   // Ids cut so that the rows shown tell apart (UUIDv7 ids share their start).
   const shorteners = useRef<RowShorteners | undefined>(undefined);
   const tableCtx: CellContext = useMemo(() => {
@@ -95,11 +99,12 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
         clockOffsetMs[detailFinding.source],
         paneOfRow(detailFinding, snap.panes),
         engine.lastChecked(detailFinding),
+        snap.sources.find((s) => s.name === detailFinding.source)?.url,
       );
       return wrapLines(lines, width);
     }
     return undefined;
-  }, [mode, detailFinding, engine, tickNow, clockOffsetMs, snap.panes, width]);
+  }, [mode, detailFinding, engine, tickNow, clockOffsetMs, snap.panes, snap.sources, width]);
   const events = useMemo(() => (mode === 'events' ? eventLines(snap.events, minute, snap.settled) : undefined), [mode, snap.events, snap.settled, minute]);
 
   const dialog = state.confirm && (mode === 'confirm' || mode === 'confirm-force' || mode === 'evicting' || mode === 'cancelling') ? state.confirm : undefined;
@@ -114,7 +119,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     overlayLines: dialogLines ? dialogLines.list.length : (overlay?.length ?? events?.lines.length ?? 0),
     ...(dialogRoom !== undefined ? { overlayPage: dialogRoom } : {}),
     panes: snap.panes,
-    sourceCount: snap.sources.length,
+    sourceCount,
   };
   const latest = useRef({ state, facts });
   latest.current = { state, facts };
@@ -211,7 +216,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
           width={width}
           sortColumn={state.sortColumn}
           sortReverse={state.sortReverse}
-          empty={emptyText(snap, state)}
+          empty={emptyText(snap, state, absent)}
         />
       </>
     );
@@ -219,7 +224,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
 
   return (
     <Box flexDirection="column" height={height} width={width} overflowY="hidden">
-      <Header snap={snap} width={width} height={headerLines} now={tickNow} readOnly={readOnly} />
+      <Header snap={snap} width={width} height={headerLines} now={tickNow} readOnly={readOnly} absent={absent} />
       <Box flexDirection="column" height={bodyHeight + 1} flexShrink={0} overflowY="hidden">
         {body}
       </Box>

@@ -42,13 +42,16 @@ export function checkedText(at: number, now: number): string {
   return ms < 10_000 ? `${(Math.floor(ms / 100) / 10).toFixed(1)} s ago` : `${formatDuration(ms)} ago`;
 }
 
-/** `lastChecked`: when the engine last asked the OS (the evidence's time is when its facts began). */
-export function detailLines(f: Finding, now: number, process?: ProcessInfo, clockOffsetMs = 0, pane?: TmuxPane, lastChecked?: number): DetailLine[] {
+/**
+ * `lastChecked`: when the engine last asked the OS (the evidence's time is when its facts began).
+ * `sourceUrl`: where the row's source reads (its registry's address, its folder), shown with its name.
+ */
+export function detailLines(f: Finding, now: number, process?: ProcessInfo, clockOffsetMs = 0, pane?: TmuxPane, lastChecked?: number, sourceUrl?: string): DetailLine[] {
   const lines: DetailLine[] = [
     { label: f.kind === 'session' ? 'session' : 'claim on', value: sanitize(f.id, 400), heading: true },
     { label: 'verdict', value: `${f.verdict}${f.note ? ` (${f.note})` : ''}${f.problem ? ', a problem' : ''}, ${f.evictable ? 'evictable' : 'evictable only with force'}` },
     { label: 'why', value: f.reason },
-    { label: 'source', value: sanitize(f.source, 64) },
+    { label: 'source', value: `${sanitize(f.source, 64)}${sourceUrl ? ` (${sanitize(sourceUrl, 200)})` : ''}` },
   ];
   if (checkingOf(f)) lines.push({ label: 'checking', value: 'its process has not had its first probe yet: the verdict is not known yet' });
   const dead = deadSinceOf(f);

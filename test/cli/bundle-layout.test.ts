@@ -11,7 +11,8 @@ import { runCli } from '../support/cli.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const BUNDLE = join(ROOT, 'dist/bundle');
-const env = { ...process.env, XDG_CONFIG_HOME: '/nonexistent', XDG_STATE_HOME: '/nonexistent', HYPIVISOR_WS: 'ws://127.0.0.1:9/ws' };
+// HOME with no registry in it: status reads hypivisor alone, on its fast path.
+const env = { ...process.env, HOME: '/nonexistent', XDG_CONFIG_HOME: '/nonexistent', XDG_STATE_HOME: '/nonexistent', HYPIVISOR_WS: 'ws://127.0.0.1:9/ws' };
 
 describe('the bundled CLI', () => {
   it.each(['check', 'reap', 'restore', 'serve', 'demo', 'status', 'watch'])('`%s --bogus`: one usage line, exit 2', async (command) => {

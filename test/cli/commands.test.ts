@@ -15,9 +15,11 @@ const sockets: WebSocket[] = [];
 let server: RegistryServer;
 let state: string;
 let config: string;
+/** A home with no other registry in it: what is found is the test's registry alone. */
+const home = mkdtempSync(join(tmpdir(), 'gw-home-'));
 
 function gw(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
-  return runCli(args, { ...process.env, XDG_STATE_HOME: state, XDG_CONFIG_HOME: config, HYPIVISOR_WS: server.url, HYPI_TOKEN: '', ...env });
+  return runCli(args, { ...process.env, HOME: home, XDG_STATE_HOME: state, XDG_CONFIG_HOME: config, HYPIVISOR_WS: server.url, HYPI_TOKEN: '', ...env });
 }
 
 async function register(id: string, pid: number, machine = hostname()): Promise<void> {
@@ -65,8 +67,14 @@ describe.runIf(built)('check, reap, status', () => {
     const r = await gw(['check', '--json']);
     expect(r.code).toBe(1);
     const out = JSON.parse(r.stdout);
-    expect(Object.keys(out)).toEqual(['host', 'checkedAt', 'sources', 'findings', 'summary']);
+    // No registry named: what was looked for on this host comes first.
+    expect(Object.keys(out)).toEqual(['host', 'checkedAt', 'lookedFor', 'sources', 'findings', 'summary']);
+    expect(out.lookedFor.found).toEqual([{ name: 'hypivisor', where: server.url }]);
+    expect(out.lookedFor.absent.map((a: { name: string }) => a.name)).toEqual(['agentctl', 'claude', 'claude-sessions']);
     expect(out.sources).toEqual([{ name: 'hypivisor', url: server.url, connected: true, status: 'connected' }]);
+    // Named, the object is design.md's own.
+    const named = JSON.parse((await gw(['check', '--json', '--source', 'hypivisor'])).stdout);
+    expect(Object.keys(named)).toEqual(['host', 'checkedAt', 'sources', 'findings', 'summary']);
     expect(out.summary).toMatchObject({ live: 1, ghost: 2, remote: 1, zombie: 0 });
     const g = out.findings.find((f: { id: string }) => f.id === 'ghost-a');
     expect(Object.keys(g)).toEqual(['source', 'kind', 'id', 'verdict', 'problem', 'evictable', 'reason', 'evidence', 'entry']);
@@ -74,10 +82,10 @@ describe.runIf(built)('check, reap, status', () => {
     expect(g.entry).toMatchObject({ id: 'ghost-a', status: 'active' });
   });
 
-  it('check exits 0 without problems and 2, with one line, when the registry is unreachable', async () => {
+  it('check exits 0 without problems and 2, with one line, when the registry named is unreachable', async () => {
     await gw(['reap', '--yes']);
     expect((await gw(['check'])).code).toBe(0);
-    const down = await gw(['check', '--timeout', '2'], { HYPIVISOR_WS: 'ws://127.0.0.1:9/ws' });
+    const down = await gw(['check', '--timeout', '2', '--source', 'hypivisor'], { HYPIVISOR_WS: 'ws://127.0.0.1:9/ws' });
     expect(down.code).toBe(2);
     expect(down.stderr.trim().split('\n')).toHaveLength(1);
     expect(down.stderr).toMatch(/^ghostwatch: hypivisor at ws:\/\/127\.0\.0\.1:9\/ws: connection refused: /);
@@ -122,8 +130,11 @@ describe.runIf(built)('check, reap, status', () => {
     expect(performance.now() - t0).toBeLessThan(1500);
     expect((await gw(['status', '--format', 'plain'])).stdout).toBe('1 live, 2 ghost, 1 remote (2 problems)\n');
     expect(JSON.parse((await gw(['status', '--format', 'json'])).stdout)).toMatchObject({ connected: true, problems: 2, summary: { ghost: 2 } });
-    const down = await gw(['status', '--timeout', '0.3'], { HYPIVISOR_WS: 'ws://127.0.0.1:9/ws' });
+    const down = await gw(['status', '--timeout', '0.3', '--source', 'hypivisor'], { HYPIVISOR_WS: 'ws://127.0.0.1:9/ws' });
     expect([down.code, down.stdout]).toEqual([2, 'gw ?\n']);
+    // Not named, nothing there is no registry on this host: said, not an error.
+    const none = await gw(['status', '--timeout', '0.3'], { HYPIVISOR_WS: 'ws://127.0.0.1:9/ws' });
+    expect([none.code, none.stdout]).toEqual([0, 'gw -\n']);
     await gw(['reap', '--yes']);
     expect((await gw(['status'])).stdout).toBe('gw ok\n');
   });
@@ -131,7 +142,7 @@ describe.runIf(built)('check, reap, status', () => {
   it('status --format tmux-color: each count in its verdict colour for the status bar, "?" in the warning colour', async () => {
     const r = await gw(['status', '--format', 'tmux-color']);
     expect([r.code, r.stdout]).toEqual([1, 'gw #[fg=red]2 ghost#[default]\n']);
-    const down = await gw(['status', '--format', 'tmux-color', '--timeout', '0.3'], { HYPIVISOR_WS: 'ws://127.0.0.1:9/ws' });
+    const down = await gw(['status', '--format', 'tmux-color', '--timeout', '0.3', '--registry', 'ws://127.0.0.1:9/ws']);
     expect([down.code, down.stdout]).toEqual([2, 'gw #[fg=yellow]?#[default]\n']);
     await gw(['reap', '--yes']);
     expect((await gw(['status', '--format', 'tmux-color'])).stdout).toBe('gw #[fg=green]ok#[default]\n');

@@ -25,6 +25,8 @@ function gw(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
     ...process.env,
     XDG_STATE_HOME: join(dir, 'state'),
     XDG_CONFIG_HOME: join(dir, 'config'),
+    // No other registry of this machine's user: the test's registry is all there is.
+    HOME: join(dir, 'home'),
     HYPIVISOR_WS: registry.url,
     HYPI_TOKEN: '',
     NO_COLOR: '1',
@@ -144,8 +146,9 @@ describe.runIf(built)('every monitor flag and config key, end to end', () => {
     mkdirSync(join(claude, 'projects'), { recursive: true });
     mkdirSync(claims);
     const names = (r: CliRun): string[] => JSON.parse(r.stdout).sources.map((s: { name: string; url: string }) => `${s.name} ${s.url}`);
-    // Only hypivisor by default, here unreachable: exit 2.
-    expect((await gw(['check', '--timeout', '2'], { HYPIVISOR_WS: CLOSED })).code).toBe(2);
+    // Named, hypivisor must answer: here it is unreachable, exit 2. Not named, it is looked for: absent, exit 0.
+    expect((await gw(['check', '--timeout', '2', '--source', 'hypivisor'], { HYPIVISOR_WS: CLOSED })).code).toBe(2);
+    expect((await gw(['check', '--timeout', '2'], { HYPIVISOR_WS: CLOSED })).code).toBe(0);
     const flags = await gw(['check', '--json', '--source', 'claude', '--claude-dir', claude, '--claude-sessions-dir', claims], { HYPIVISOR_WS: CLOSED });
     expect(flags.code).toBe(0);
     const read = names(flags);

@@ -20,7 +20,7 @@ describe('reap over ssh', () => {
     await agent(reg.url, 'ghost-noauth', { machine: 'noauth', pid: await deadPid() });
     const ssh = fakeSsh();
     const state = tempDir();
-    const env = { ...process.env, PATH: `${ssh.dir}:${process.env.PATH ?? ''}`, HYPIVISOR_WS: reg.url, XDG_CONFIG_HOME: '/nonexistent', XDG_STATE_HOME: state, NO_COLOR: '1' };
+    const env = { ...process.env, PATH: `${ssh.dir}:${process.env.PATH ?? ''}`, HOME: state, HYPIVISOR_WS: reg.url, XDG_CONFIG_HOME: '/nonexistent', XDG_STATE_HOME: state, NO_COLOR: '1' };
     const run = await runCli(['reap', '--yes', '--ssh', 'build-41=build-41', '--ssh', 'noauth=noauth-dest'], env);
     expect(run.code, `reap said:\n${run.stdout}\n${run.stderr}`).toBe(0);
     expect(run.stdout).toMatch(/^ghost +session ghost-41 pid \d+: .*\(via ssh build-41\)$/m);

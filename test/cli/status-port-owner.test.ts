@@ -30,7 +30,7 @@ describe.runIf(built && process.platform === 'linux')('status and check agree on
   });
 
   it('both say reused, naming the process that serves the port', async () => {
-    const env = { ...process.env, HYPIVISOR_WS: registry.url, HYPI_TOKEN: '', XDG_CONFIG_HOME: join(dir, 'none'), XDG_STATE_HOME: dir, NO_COLOR: '1' };
+    const env = { ...process.env, HOME: dir, HYPIVISOR_WS: registry.url, HYPI_TOKEN: '', XDG_CONFIG_HOME: join(dir, 'none'), XDG_STATE_HOME: dir, NO_COLOR: '1' };
     const check = await runCli(['check', '--json'], env);
     const finding = (JSON.parse(check.stdout) as { findings: { id: string; verdict: string; reason: string }[] }).findings[0];
     expect(finding).toMatchObject({ id: 'old-session', verdict: 'reused', reason: expect.stringContaining(`served by pid ${listener.pid}`) });

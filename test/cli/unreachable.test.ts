@@ -1,5 +1,6 @@
-// `check` when a registry cannot be read: exit 2 and one line naming the cause, never "no
-// entries (0 problems)"; with several sources, the others' rows are still reported.
+// `check` when a registry it was told to read cannot be read: exit 2 and one line naming the
+// cause, never "no entries (0 problems)"; with several sources, the others' rows are still
+// reported. (Not named, the same registry is looked for and found absent: test/cli/discovery.test.ts.)
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,8 +13,10 @@ const built = existsSync(join(ROOT, 'dist/src/cli/main.js'));
 let dir: string;
 let closedUrl: string;
 
+/** Named with --source: a registry that must answer. */
 function gw(args: string[]): Promise<CliRun> {
-  return runCli(args, { ...process.env, XDG_STATE_HOME: join(dir, 'state'), XDG_CONFIG_HOME: join(dir, 'config'), HYPIVISOR_WS: closedUrl, HYPI_TOKEN: '', NO_COLOR: '1' });
+  const env = { ...process.env, HOME: join(dir, 'home'), XDG_STATE_HOME: join(dir, 'state'), XDG_CONFIG_HOME: join(dir, 'config'), HYPIVISOR_WS: closedUrl, HYPI_TOKEN: '', NO_COLOR: '1' };
+  return runCli(args.includes('--source') ? args : [...args, '--source', 'hypivisor'], env);
 }
 
 describe.runIf(built)('check against a registry that cannot be read', () => {

@@ -50,7 +50,7 @@ describe.each([
     const agent = await startPiAgent(s.url);
     onCleanup(() => killAndReap(agent.child));
     await killAndReap(agent.child);
-    const env = { ...process.env, HYPIVISOR_WS: s.url, XDG_CONFIG_HOME: '/nonexistent', NO_COLOR: '1' };
+    const env = { ...process.env, HOME: '/nonexistent', HYPIVISOR_WS: s.url, XDG_CONFIG_HOME: '/nonexistent', NO_COLOR: '1' };
     const run = await runCli(['check', '--json'], env);
     expect(run.code, `check said:\n${run.stdout}\n${run.stderr}`).toBe(1);
     const report = JSON.parse(run.stdout) as { findings: { id: string; verdict: string; reason: string }[] };

@@ -97,7 +97,7 @@ describeOn(['linux'], 'pid namespaces are Linux')('the engine on a record of ano
     mkdirSync(join(home, '.claude', 'sessions'), { recursive: true });
     const machineId = readFileSync('/etc/machine-id', 'utf8').trim();
     writeFileSync(join(home, '.claude', 'sessions', '2.json'), JSON.stringify({ pid: 2, sessionId: 'boxed', cwd: '/w', startedAt: Date.now(), status: 'idle', pidDomain: `linux:${machineId}:pid:[${ns}]` }));
-    const engine = engineFor(claudeSources({ claudeDir: join(home, '.claude'), claimsDir: join(home, '.claude-sessions') }, HOST, join(home, 'trash')));
+    const engine = engineFor(claudeSources({ claudeDirs: [join(home, '.claude')], claimsDir: join(home, '.claude-sessions') }, HOST, join(home, 'trash')));
     const live = await until(() => (finding(engine.getSnapshot(), 'boxed')?.verdict === 'live' ? finding(engine.getSnapshot(), 'boxed') : undefined), 10_000);
     expect(live?.evidence.pidDomain).toMatchObject({ status: 'mapped', hostPid: sleep, nsPid: 2 });
     process.kill(sleep, 'SIGKILL');

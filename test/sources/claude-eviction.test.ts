@@ -279,7 +279,7 @@ describe('the messaging socket is removed only when it is certainly dead', () =>
 describe('what the dialogs say', () => {
   it('claudeSources gives the claude source the whole eviction and the force dialog\'s lines', () => {
     const h = home();
-    const [claude, view, claims] = claudeSources({ claudeDir: join(h.root, '.claude'), claimsDir: join(h.root, '.claude-sessions') }, HOST, h.trash);
+    const [claude, view, claims] = claudeSources({ claudeDirs: [join(h.root, '.claude')], claimsDir: join(h.root, '.claude-sessions') }, HOST, h.trash);
     expect(claude!.snapshot().state.eviction).toMatchObject({ available: true, liveNote: CLAUDE_LIVE_EVICT_NOTE, note: expect.stringMatching(/key files/) });
     expect(view!.snapshot().state.eviction?.liveNote).toBeUndefined();
     expect(claims!.snapshot().state.eviction?.liveNote).toBeUndefined();

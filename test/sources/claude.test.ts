@@ -55,7 +55,7 @@ const LIVE_ID = '5f0c2d7e-1b2a-4c3d-9e8f-0a1b2c3d4e5f';
 const DEAD_ID = '8a9b0c1d-2e3f-4a5b-8c7d-6e5f4a3b2c1d';
 
 async function settledEngine(h: ReturnType<typeof home>) {
-  const sources = claudeSources(h, HOST, h.trash);
+  const sources = claudeSources({ claudeDirs: [h.claudeDir], claimsDir: h.claimsDir }, HOST, h.trash);
   const engine = engineFor(sources, { auditLogPath: join(h.trash, '..', 'evictions.jsonl') });
   const snap = await until(() => {
     const s = engine.getSnapshot();

@@ -37,7 +37,7 @@ describe('several sources at once', () => {
     const sources = [
       source(registry.url),
       new AgentctlSource({ socketPath: s.daemon.socketPath, host: HOST, pollIntervalMs: 100 }),
-      ...claudeSources({ claudeDir: s.claudeDir, claimsDir: s.claimsDir }, HOST, join(s.root, 'trash')),
+      ...claudeSources({ claudeDirs: [s.claudeDir], claimsDir: s.claimsDir }, HOST, join(s.root, 'trash')),
     ];
     const engine = engineFor(sources);
     const snap = await until(() => {

@@ -7,8 +7,10 @@ import { FIXED_NOW, multiSourceEngine } from '../support/ui-fixtures.js';
 
 const settle = () => new Promise((r) => setTimeout(r, 30));
 
-async function frame(opts: { agentctlDown: boolean; columns: number; rows: number; keys?: string[] }): Promise<string[]> {
-  const r = render(<App engine={multiSourceEngine(opts)} now={() => FIXED_NOW} home="/home/ana" size={{ columns: opts.columns, rows: opts.rows }} onQuit={() => {}} />);
+async function frame(opts: { agentctlDown: boolean; columns: number; rows: number; keys?: string[]; absent?: { name: string; where: string }[] }): Promise<string[]> {
+  const r = render(
+    <App engine={multiSourceEngine(opts)} now={() => FIXED_NOW} home="/home/ana" size={{ columns: opts.columns, rows: opts.rows }} onQuit={() => {}} absent={opts.absent} />,
+  );
   await settle();
   for (const k of opts.keys ?? []) {
     r.stdin.write(k);
@@ -54,5 +56,21 @@ describe('several sources in the monitor', () => {
   it('a claim whose holder lives in another source says so in its details', async () => {
     const lines = await frame({ agentctlDown: false, columns: 140, rows: 40, keys: ['\t', '/', 'api-server', '\r', '\r'] });
     expect(lines.join('\n')).toMatch(/holder\s+5f0c2d7e-1b2a-4c3d-9e8f-0a1b2c3d4e5f in claude \(same id\): live/);
+  });
+
+  it('with no registry named, the ones not here share one line, with where each was looked for', async () => {
+    const absent = [{ name: 'agentctl:other', where: '/home/ana/.other/agentctl.sock' }];
+    const lines = await frame({ agentctlDown: false, columns: 160, rows: 34, absent });
+    expect(lines.slice(1, 5).map((l) => l.trim().split(/\s{2,}/)[0])).toEqual(['hypivisor', 'agentctl', 'claude', 'claude-sessions']);
+    expect(lines[5]!.trimEnd()).toBe('  looked for, not here: claude-view (/home/ana/.claude), agentctl:other (/home/ana/.other/agentctl.sock)');
+    expect(lines[6]).toMatch(/VERDICT.*SOURCE/);
+    // A short pane: the names only, on the first line.
+    const short = await frame({ agentctlDown: false, columns: 160, rows: 15, absent });
+    expect(short[0]).toMatch(/claude-sessions watching  not here: claude-view, agentctl:other  devbox/);
+  });
+
+  it("the detail view names the row's source with where it reads (its folder)", async () => {
+    const lines = await frame({ agentctlDown: false, columns: 140, rows: 40, keys: ['/', '5f0c2d7e', '\r', '\r'] });
+    expect(lines.join('\n')).toMatch(/source\s+claude \(\/home\/ana\/\.claude\/sessions\)/);
   });
 });

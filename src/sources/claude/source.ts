@@ -4,7 +4,6 @@
 // the file an entry came from into ghostwatch's trash, never deletes it (with what belongs to it,
 // when the source names its companions: a Claude record's key files and dead socket).
 
-import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { EvictionAction } from '../../core/evict-plan.js';
 import { sanitize } from '../../core/sanitize.js';
@@ -18,6 +17,9 @@ import type { RegistryAnswer, Source } from '../types.js';
 import { parseClaimSession, parseClaudeSession, parseLiveMonitor, type FileEntries, type ParseContext } from './formats.js';
 import { CLAUDE_SESSION_EVICTION, type RecordCompanions } from './session-companions.js';
 import { WatchedDir, type FileReading } from './watched-dir.js';
+import { folderSuffixes, type ClaudePaths } from './paths.js';
+
+export { defaultClaudePaths, type ClaudePaths } from './paths.js';
 
 export interface FileSourceOptions {
   readonly name: string;
@@ -240,51 +242,59 @@ function relabel(s: SessionEntry, id: string): SessionEntry {
   };
 }
 
-export interface ClaudePaths {
-  /** Default ~/.claude */
-  readonly claudeDir: string;
-  /** Default ~/.claude-sessions */
-  readonly claimsDir: string;
-}
-
-export function defaultClaudePaths(home: string = homedir()): ClaudePaths {
-  return { claudeDir: join(home, '.claude'), claimsDir: join(home, '.claude-sessions') };
-}
-
 export const CLAUDE_VIEW_READ_ONLY =
   "claude-view rewrites live-monitor-pids.json on its own every 10 s; ghostwatch does not edit another tool's snapshot";
 
-/** `--source claude`: the three file families, each its own source with its own state line. */
+/**
+ * `--source claude`: per Claude Code folder its sessions and claude-view's snapshot, and the claim
+ * manager's folder once; each its own source with its own state line, its folder as its url.
+ */
 export function claudeSources(paths: ClaudePaths, host: string, trashDir: string, now?: () => number): FileSource[] {
   const json = (name: string): boolean => name.endsWith('.json') && !name.startsWith('.');
   const common = { host, ...(now ? { now } : {}) };
-  return [
-    new FileSource({
-      ...common,
-      name: 'claude',
-      dir: join(paths.claudeDir, 'sessions'),
-      accept: json,
-      parse: parseClaudeSession,
-      trashDir,
-      ...CLAUDE_SESSION_EVICTION,
-    }),
-    new FileSource({
-      ...common,
-      name: 'claude-view',
-      dir: paths.claudeDir,
-      accept: (name) => name === 'live-monitor-pids.json',
-      singleFile: 'live-monitor-pids.json',
-      parse: parseLiveMonitor,
-      readOnlyWhy: CLAUDE_VIEW_READ_ONLY,
-    }),
-    new FileSource({
-      ...common,
-      name: 'claude-sessions',
-      dir: paths.claimsDir,
-      accept: json,
-      parse: parseClaimSession,
-      trashDir,
-      evictNote: 'claude-sessions: eviction moves the whole session file, its claim with it, to the ghostwatch trash',
-    }),
-  ];
+  const suffixes = folderSuffixes(paths.claudeDirs);
+  const sources: FileSource[] = [];
+  paths.claudeDirs.forEach((claudeDir, i) => {
+    const name = `claude${suffixes[i]}`;
+    sources.push(
+      new FileSource({
+        ...common,
+        name,
+        dir: join(claudeDir, 'sessions'),
+        accept: json,
+        parse: parseClaudeSession,
+        trashDir,
+        ...CLAUDE_SESSION_EVICTION,
+        evictNote: `${name}: the session file and its key files go to the ghostwatch trash (restore puts them back); a dead messaging socket is removed`,
+      }),
+    );
+  });
+  paths.claudeDirs.forEach((claudeDir, i) => {
+    if (paths.snapshotDirs !== undefined && !paths.snapshotDirs.includes(claudeDir)) return;
+    sources.push(
+      new FileSource({
+        ...common,
+        name: `claude-view${suffixes[i]}`,
+        dir: claudeDir,
+        accept: (name) => name === 'live-monitor-pids.json',
+        singleFile: 'live-monitor-pids.json',
+        parse: parseLiveMonitor,
+        readOnlyWhy: CLAUDE_VIEW_READ_ONLY,
+      }),
+    );
+  });
+  if (paths.claimsDir !== undefined) {
+    sources.push(
+      new FileSource({
+        ...common,
+        name: 'claude-sessions',
+        dir: paths.claimsDir,
+        accept: json,
+        parse: parseClaimSession,
+        trashDir,
+        evictNote: 'claude-sessions: eviction moves the whole session file, its claim with it, to the ghostwatch trash',
+      }),
+    );
+  }
+  return sources;
 }

@@ -18,6 +18,13 @@ export interface InitSnapshot {
 
 export class InitReadError extends Error {
   override readonly name = 'InitReadError';
+  /** The socket's error code (ECONNREFUSED, ENOTFOUND, ...) when the connection itself failed. */
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -57,15 +64,15 @@ export async function readInitSnapshot(opts: {
     : connectTcp({ host, port });
   return new Promise((resolve, reject) => {
     let settled = false;
-    const fail = (why: string) => {
+    const fail = (why: string, code?: string) => {
       clearTimeout(timer);
       socket.destroy();
       if (settled) return;
       settled = true;
-      reject(new InitReadError(why));
+      reject(new InitReadError(why, code));
     };
     const timer = setTimeout(() => fail(`no answer within ${opts.timeoutMs} ms`), opts.timeoutMs);
-    socket.on('error', (err: NodeJS.ErrnoException) => fail(err.code === 'ECONNREFUSED' ? `nothing listens at the registry address (${err.message})` : err.message));
+    socket.on('error', (err: NodeJS.ErrnoException) => fail(err.code === 'ECONNREFUSED' ? `nothing listens at the registry address (${err.message})` : err.message, err.code));
     // As node:http said it of a connection closed before its answer.
     socket.on('close', () => fail('socket hang up'));
     socket.write(

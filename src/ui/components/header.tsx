@@ -1,6 +1,7 @@
 // The header: with one source, one line (the source and its state, this host, the count of each
 // verdict); with several, that line without the states, then one state line per source — unless
-// the pane is too short for them, when the first line carries every source's state word.
+// the pane is too short for them, when the first line carries every source's state word. With no
+// registry named (every one on this host looked for), the ones not here share one line instead.
 import { Box, Text } from 'ink';
 import stringWidth from 'string-width';
 import type { EngineSnapshot } from '../../engine/types.js';
@@ -33,6 +34,33 @@ const TONE_RANK: Record<Tone, number> = { problem: 0, warning: 1, muted: 2, info
 
 /** Panes shorter than this keep the header to one line, whatever the number of sources. */
 export const STATE_LINES_MIN_ROWS = 20;
+
+/** A registry looked for on this host (none was named) and not there: its name and where it was looked for. */
+export interface AbsentRegistry {
+  readonly name: string;
+  readonly where: string;
+}
+
+/** The sources that get a state of their own: with none named (`absent` given), only those found. */
+function shownSources(sources: readonly SourceState[], absent: readonly AbsentRegistry[] | undefined): readonly SourceState[] {
+  return absent ? sources.filter((s) => s.status !== 'absent') : sources;
+}
+
+/** With none named: every registry not here, the sources that found nothing first, then those not looked into further. */
+export function notHere(sources: readonly SourceState[], absent: readonly AbsentRegistry[] | undefined): AbsentRegistry[] {
+  if (!absent) return [];
+  return [...sources.filter((s) => s.status === 'absent').map((s) => ({ name: s.name, where: s.url })), ...absent];
+}
+
+/** How many source lines the header would have: one per source shown, and one for all the registries not here. */
+export function headerSourceLines(sources: readonly SourceState[], absent?: readonly AbsentRegistry[]): number {
+  return shownSources(sources, absent).length + (notHere(sources, absent).length > 0 ? 1 : 0);
+}
+
+/** "looked for, not here: hypivisor (ws://localhost:31415/ws), agentctl (/home/me/.agentctl/agentctl.sock)" */
+export function notHereText(list: readonly AbsentRegistry[]): string {
+  return `looked for, not here: ${list.map((a) => `${sanitize(a.name, 32)} (${sanitize(a.where, 80)})`).join(', ')}`;
+}
 
 /** How many lines the header takes in a pane this tall. */
 export function headerHeight(sourceCount: number, rows: number): number {
@@ -92,19 +120,21 @@ function titleSegments(readOnly: boolean): Segment[] {
 }
 
 /** Every source's state, then this host: what is cut first when the line is too narrow. */
-function stateSegments(snap: EngineSnapshot, withStates: boolean, now: number, troubleFirst = false, hostsCounted = false): Segment[] {
+function stateSegments(snap: EngineSnapshot, withStates: boolean, now: number, troubleFirst = false, hostsCounted = false, absent?: readonly AbsentRegistry[]): Segment[] {
   const segs: Segment[] = [];
-  const sources = withStates ? [...snap.sources] : [];
+  const sources = withStates ? [...shownSources(snap.sources, absent)] : [];
   if (troubleFirst) sources.sort((a, b) => TONE_RANK[STATUS_WORDS[a.status][1]] - TONE_RANK[STATUS_WORDS[b.status][1]]);
   for (const s of sources) {
     const down = downText(s, now);
     // Not read: where, and why in words ("registry ws://…: token refused (401) since …").
-    if (down) segs.push({ text: `  ${sanitize(s.name, 20)} ${sanitize(s.url, 80)}: ` }, { text: down, color: TONE_COLOR.problem });
+    if (down) segs.push({ text: `  ${sanitize(s.name, 32)} ${sanitize(s.url, 80)}: ` }, { text: down, color: TONE_COLOR.problem });
     else {
       const [word, tone] = STATUS_WORDS[s.status];
-      segs.push({ text: `  ${sanitize(s.name, 20)} ` }, { text: word, color: TONE_COLOR[tone] });
+      segs.push({ text: `  ${sanitize(s.name, 32)} ` }, { text: word, color: TONE_COLOR[tone] });
     }
   }
+  const missing = withStates ? notHere(snap.sources, absent) : [];
+  if (missing.length > 0) segs.push({ text: `  not here: ${missing.map((a) => sanitize(a.name, 32)).join(', ')}`, color: TONE_COLOR.muted });
   segs.push(...hostSegments(snap.hosts, hostsCounted));
   segs.push({ text: `  ${sanitize(snap.host, 40)}`, color: TONE_COLOR.muted });
   segs.push({ text: ' ' });
@@ -139,9 +169,16 @@ const widthOf = (segs: readonly Segment[]): number => segs.reduce((w, s) => w + 
  * The first line's segments for `width` cells: in one flow when all fits; else the counts
  * (in the fullest form that fits) stay whole at the end and the states before them are cut.
  */
-export function headerSegments(snap: EngineSnapshot, withStates = true, now = snap.computedAt, width = Number.MAX_SAFE_INTEGER, readOnly = false): Segment[] {
+export function headerSegments(
+  snap: EngineSnapshot,
+  withStates = true,
+  now = snap.computedAt,
+  width = Number.MAX_SAFE_INTEGER,
+  readOnly = false,
+  absent?: readonly AbsentRegistry[],
+): Segment[] {
   const title = titleSegments(readOnly);
-  const states = stateSegments(snap, withStates, now);
+  const states = stateSegments(snap, withStates, now, false, false, absent);
   const forms = countForms(snap);
   const titleWidth = widthOf(title);
   // The fullest form that fits after every state (the first, the fullest, when all fits).
@@ -153,14 +190,14 @@ export function headerSegments(snap: EngineSnapshot, withStates = true, now = sn
   if (fits) return [...title, ...states, ...fits];
   // The hosts counted by state before anything is cut: a host named with its state cut off would read as fine.
   if (snap.hosts && snap.hosts.length > 0) {
-    const counted = stateSegments(snap, withStates, now, false, true);
+    const counted = stateSegments(snap, withStates, now, false, true, absent);
     const fitsCounted = fitAfter(counted);
     if (fitsCounted) return [...title, ...counted, ...fitsCounted];
   }
   // Too narrow for every state: the smallest count stays whole, the sources in trouble come first.
   const counts = forms[forms.length - 1]!;
   const room = Math.max(0, width - titleWidth - widthOf(counts));
-  return [...title, ...cutSegments(stateSegments(snap, withStates, now, true, true), room), ...counts];
+  return [...title, ...cutSegments(stateSegments(snap, withStates, now, true, true, absent), room), ...counts];
 }
 
 /** The segments cut to `room` cells (the last kept one ends with an ellipsis), padded to exactly `room`. */
@@ -180,7 +217,7 @@ function cutSegments(segs: readonly Segment[], room: number): Segment[] {
 /** One source's state line: name, state, where, and what is wrong or worth knowing there. */
 export function sourceLineSegments(s: SourceState, nameWidth: number, now = s.since): Segment[] {
   const [word, tone] = STATUS_WORDS[s.status];
-  const segs: Segment[] = [{ text: `  ${sanitize(s.name, 20).padEnd(nameWidth)}  ` }, { text: word.padEnd(11), color: TONE_COLOR[tone] }, { text: sanitize(s.url, 80), color: TONE_COLOR.muted }];
+  const segs: Segment[] = [{ text: `  ${sanitize(s.name, 32).padEnd(nameWidth)}  ` }, { text: word.padEnd(11), color: TONE_COLOR[tone] }, { text: sanitize(s.url, 80), color: TONE_COLOR.muted }];
   const notes: Segment[] = [];
   const down = downText(s, now);
   if (down) notes.push({ text: down, color: TONE_COLOR.problem });
@@ -213,13 +250,32 @@ function Line({ segments, width }: { segments: Segment[]; width: number }) {
   );
 }
 
-export function Header({ snap, width, height = 1, now = snap.computedAt, readOnly = false }: { snap: EngineSnapshot; width: number; height?: number; now?: number; readOnly?: boolean }) {
-  const lines = height > 1 && snap.sources.length > 1;
-  const nameWidth = Math.max(...snap.sources.map((s) => sanitize(s.name, 20).length), 4);
+export function Header({
+  snap,
+  width,
+  height = 1,
+  now = snap.computedAt,
+  readOnly = false,
+  absent,
+}: {
+  snap: EngineSnapshot;
+  width: number;
+  height?: number;
+  now?: number;
+  readOnly?: boolean;
+  /** No registry named: the ones looked for and not found (the sources that found nothing join them). */
+  absent?: readonly AbsentRegistry[] | undefined;
+}) {
+  const shown = shownSources(snap.sources, absent);
+  const missing = notHere(snap.sources, absent);
+  const count = shown.length + (missing.length > 0 ? 1 : 0);
+  const lines = height > 1 && count > 1;
+  const nameWidth = Math.max(...shown.map((s) => sanitize(s.name, 32).length), 4);
   return (
-    <Box flexDirection="column" height={lines ? 1 + snap.sources.length : 1} flexShrink={0}>
-      <Line segments={headerSegments(snap, !lines, now, width, readOnly)} width={width} />
-      {lines ? snap.sources.map((s, i) => <Line key={i} segments={sourceLineSegments(s, nameWidth, now)} width={width} />) : null}
+    <Box flexDirection="column" height={lines ? 1 + count : 1} flexShrink={0}>
+      <Line segments={headerSegments(snap, !lines, now, width, readOnly, absent)} width={width} />
+      {lines ? shown.map((s, i) => <Line key={i} segments={sourceLineSegments(s, nameWidth, now)} width={width} />) : null}
+      {lines && missing.length > 0 ? <Line segments={[{ text: `  ${notHereText(missing)}`, color: TONE_COLOR.muted }]} width={width} /> : null}
     </Box>
   );
 }

@@ -5,7 +5,7 @@ import { sanitize } from '../../core/sanitize.js';
 import { STATUS_TRAITS } from '../../engine/index.js';
 import { staleOf, type EngineSnapshot, type EvictProgress, type EvictSummary } from '../../engine/types.js';
 import { keysOf } from '../keymap.js';
-import { plural } from './header.js';
+import { notHere, notHereText, plural, type AbsentRegistry } from './header.js';
 import { fit, formatAge } from '../text.js';
 import { ACCENT, TONE_COLOR, type Tone } from '../theme.js';
 import { modeOf, type ViewState } from '../view-state.js';
@@ -46,10 +46,14 @@ export function StatusLine(props: { state: ViewState; progress: EvictProgress | 
   return <Text color={TONE_COLOR.muted}>{fit(bits.join('  |  '), width)}</Text>;
 }
 
-/** The table's text when it has no row: why (waiting, filtered out, not connected, none). */
-export function emptyText(snap: EngineSnapshot, s: ViewState): string {
+/**
+ * The table's text when it has no row: why (waiting, filtered out, not connected, none). `absent`:
+ * no registry named, the ones looked for and not found: when nothing at all is here, it says so.
+ */
+export function emptyText(snap: EngineSnapshot, s: ViewState, absent?: readonly AbsentRegistry[]): string {
   if (!snap.settled) return 'waiting for the registry and the first probe...';
   if (s.filter) return `nothing matches "${s.filter}" (Esc clears the filter)`;
+  if (absent && snap.sources.every((x) => x.status === 'absent')) return `no registry on this host yet (watching for them); ${notHereText(notHere(snap.sources, absent))}`;
   // A registry that is not read has nothing to say about its sessions: never "no sessions".
   const down = snap.sources.filter((x) => STATUS_TRAITS[x.status].error);
   const why = down.map((x) => `${sanitize(x.name, 20)}: ${x.cause ?? x.lastError ?? STATUS_WORDS_SHORT[x.status] ?? x.status}`).join('; ');
