@@ -1,0 +1,504 @@
+// What the real-Claude tests drive: the real Claude Code from npm (`@anthropic-ai/claude-code`, a
+// native binary; installed once per version into a fixed temp folder), run offline in a tmux pane
+// of a private tmux server against the fake Messages API (fake-api.ts), with a private HOME (or
+// CLAUDE_CONFIG_DIR); the first-run dialogs (trust this folder, use this API key) answered with
+// keys; and the built `ghostwatch check --json` / `reap` reading what Claude Code wrote.
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { arch, platform, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, type CliRun } from '../support/cli.js';
+import { tuiEnv } from '../support/tmux.js';
+
+export const CLAUDE_VERSION = process.env.GHOSTWATCH_REAL_CLAUDE_VERSION ?? '2.1.332';
+const PACKAGE = '@anthropic-ai/claude-code';
+export const INSTALL_DIR = join(tmpdir(), `ghostwatch-real-claude-${CLAUDE_VERSION}`);
+
+/** `a` is the same version as `b` or later (dotted numbers). */
+export function versionAtLeast(a: string, b: string): boolean {
+  const x = a.split('.').map(Number);
+  const y = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d !== 0) return d > 0;
+  }
+  return true;
+}
+
+/** 2.1.332 writes pidDomain, the `<pid>.<sha256>.key` file and a messaging socket; 2.1.197 none of them. */
+export const WRITES_PID_DOMAIN = versionAtLeast(CLAUDE_VERSION, '2.1.332');
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` every 50 ms until it gives a value other than undefined; fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const got = await probe();
+    if (got !== undefined) return got;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+// ---- the install -------------------------------------------------------------------------------
+
+const isElf = (path: string): boolean => {
+  try {
+    return readFileSync(path).subarray(0, 4).equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]));
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The native binary of an install: bin/claude.exe once the package's postinstall has copied the
+ * platform binary over its placeholder, else the platform package's own binary (an npm that does
+ * not run install scripts leaves the placeholder).
+ */
+function binaryIn(dir: string): string | undefined {
+  const wrapper = join(dir, 'node_modules', PACKAGE, 'bin', 'claude.exe');
+  if (isElf(wrapper)) return wrapper;
+  const native = join(dir, 'node_modules', `${PACKAGE}-${platform()}-${arch()}`, 'claude');
+  return isElf(native) ? native : undefined;
+}
+
+function installedVersion(dir: string): string | undefined {
+  try {
+    const pkg = JSON.parse(readFileSync(join(dir, 'node_modules', PACKAGE, 'package.json'), 'utf8')) as { version?: string };
+    return binaryIn(dir) ? pkg.version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The Claude Code binary of CLAUDE_VERSION, installed from npm on first use into
+ * os.tmpdir()/ghostwatch-real-claude-<version> (built in a side folder and renamed into place, so a
+ * killed install never leaves a half cache); reruns reuse it. `--engine-strict=false`: 2.1.332
+ * declares Node >= 22 but is a native binary that never runs on our Node; npm only warns.
+ */
+export async function installClaude(): Promise<string> {
+  if (installedVersion(INSTALL_DIR) !== CLAUDE_VERSION) {
+    const partial = `${INSTALL_DIR}.partial-${process.pid}`;
+    rmSync(partial, { recursive: true, force: true });
+    mkdirSync(partial, { recursive: true });
+    const args = ['install', '--prefix', partial, '--no-audit', '--no-fund', '--loglevel=error', '--engine-strict=false', `${PACKAGE}@${CLAUDE_VERSION}`];
+    await new Promise<void>((resolve, reject) => {
+      execFile('npm', args, { timeout: 600_000 }, (error, _stdout, stderr) =>
+        error ? reject(new Error(`npm install ${PACKAGE}@${CLAUDE_VERSION} failed: ${stderr}`)) : resolve(),
+      );
+    });
+    rmSync(INSTALL_DIR, { recursive: true, force: true });
+    renameSync(partial, INSTALL_DIR);
+    if (installedVersion(INSTALL_DIR) !== CLAUDE_VERSION) throw new Error(`${INSTALL_DIR} does not hold ${PACKAGE}@${CLAUDE_VERSION} after npm install`);
+  }
+  return binaryIn(INSTALL_DIR)!;
+}
+
+// ---- processes ---------------------------------------------------------------------------------
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function children(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** The first descendant of `root` (breadth first) whose executable is `exe`. */
+export function descendantRunning(root: number, exe: string): number | undefined {
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.shift()!;
+    try {
+      if (pid !== root && readlinkSync(`/proc/${pid}/exe`) === exe) return pid;
+    } catch {
+      // gone, or a kernel thread
+    }
+    queue.push(...children(pid));
+  }
+  return undefined;
+}
+
+/** The pids of a host process in each pid namespace it belongs to, outermost first (NSpid). */
+export function nsPids(hostPid: number): number[] {
+  const line = /^NSpid:\s+(.+)$/m.exec(readFileSync(`/proc/${hostPid}/status`, 'utf8'))?.[1] ?? '';
+  return line.trim().split(/\s+/).map(Number);
+}
+
+/** The inode of a pid namespace, e.g. 4026532178 from "pid:[4026532178]". */
+export function pidNamespaceOf(pid: number | 'self'): string {
+  return /\[(\d+)\]/.exec(readlinkSync(`/proc/${pid}/ns/pid`))?.[1] ?? '';
+}
+
+/** Some process still lives in the pid namespace `inode` (it is not gone). */
+export function namespaceHeld(inode: string): boolean {
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readlinkSync(`/proc/${name}/ns/pid`) === `pid:[${inode}]`) return true;
+    } catch {
+      // gone while we looked
+    }
+  }
+  return false;
+}
+
+export const MACHINE_ID = (() => {
+  try {
+    return readFileSync('/etc/machine-id', 'utf8').trim();
+  } catch {
+    return '';
+  }
+})();
+
+/** A loopback port nothing listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// ---- what Claude Code wrote --------------------------------------------------------------------
+
+export interface WrittenFile {
+  readonly name: string;
+  readonly mode: string;
+  /** The JSON's field names, in the order written. */
+  readonly fields: string[];
+  /** The parsed JSON (a key file's peerToken masked: it is a secret, even here). */
+  readonly sample: unknown;
+}
+
+export function readJson(path: string): Record<string, unknown> | undefined {
+  try {
+    const data = JSON.parse(readFileSync(path, 'utf8')) as unknown;
+    return typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every file in a sessions folder, with its mode, field names and content. */
+export function writtenFiles(sessionsDir: string): WrittenFile[] {
+  if (!existsSync(sessionsDir)) return [];
+  return readdirSync(sessionsDir)
+    .sort()
+    .map((name) => {
+      const path = join(sessionsDir, name);
+      const data = readJson(path);
+      const sample = data && 'peerToken' in data ? { ...data, peerToken: `<${String(data.peerToken).length} hex chars>` } : data;
+      return { name, mode: (lstatSync(path).mode & 0o777).toString(8).padStart(4, '0'), fields: Object.keys(data ?? {}), sample };
+    });
+}
+
+/** `<pid>.<64 hex>.key`: the key file 2.1.332 writes beside `<pid>.json`. */
+export const keyFilePattern = (pid: number): RegExp => new RegExp(`^${pid}\\.[0-9a-f]{64}\\.key$`);
+
+export function isSocket(path: string): boolean {
+  try {
+    return lstatSync(path).isSocket();
+  } catch {
+    return false;
+  }
+}
+
+/** Every file under `dir`, recursively, as paths relative to it. */
+export function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((p) => lstatSync(join(dir, p)).isFile());
+}
+
+// ---- Claude Code in tmux -----------------------------------------------------------------------
+
+let runs = 0;
+
+export interface StartOptions {
+  readonly args?: readonly string[];
+  /** Run it as `unshare --pid --fork --mount-proc sh -c …`: sh is pid 1 there, Claude Code pid 2. */
+  readonly unsharePid?: boolean;
+}
+
+export class ClaudeInTmux {
+  readonly socket = `gw-real-claude-${process.pid}-${++runs}`;
+  readonly exitFile: string;
+  readonly cwd: string;
+  readonly configDir: string;
+  /** The pid on this host, and the pid Claude Code sees (different under unshare --pid). */
+  hostPid = 0;
+  pid = 0;
+  startedAt = 0;
+  /** ms from start until the session file held this pid's record. */
+  fileAfterMs = 0;
+  readonly dialogs: string[] = [];
+  record: Record<string, unknown> = {};
+  /** The record as first seen on disk. */
+  firstRecord: Record<string, unknown> = {};
+  private readonly explicitConfigDir: boolean;
+  private answeredAt = 0;
+
+  /**
+   * `home`: HOME of the Claude process (its files go to home/.claude unless `configDir` is given:
+   * then CLAUDE_CONFIG_DIR). Several ClaudeInTmux may share a home (a --resume needs the first one's
+   * transcript).
+   */
+  constructor(
+    private readonly bin: string,
+    private readonly apiUrl: string,
+    readonly home: string,
+    configDir?: string,
+  ) {
+    this.configDir = configDir ?? join(home, '.claude');
+    this.cwd = join(home, 'project');
+    this.exitFile = join(home, `exit-status-${runs}`);
+    this.explicitConfigDir = configDir !== undefined;
+  }
+
+  get sessionsDir(): string {
+    return join(this.configDir, 'sessions');
+  }
+
+  get sessionFile(): string {
+    return join(this.sessionsDir, `${this.pid}.json`);
+  }
+
+  env(): NodeJS.ProcessEnv {
+    const inherited = tuiEnv({});
+    for (const name of Object.keys(inherited)) {
+      if (/^(ANTHROPIC_|CLAUDE_|CLAUDECODE|HYPI|https?_proxy|HTTPS?_PROXY|ALL_PROXY|all_proxy|NO_PROXY|no_proxy)/.test(name)) delete inherited[name];
+    }
+    // Loopback only: the API is ours, and any other request meets a proxy that refuses.
+    const refuse = 'http://127.0.0.1:9';
+    return {
+      ...inherited,
+      HOME: this.home,
+      ...(this.explicitConfigDir ? { CLAUDE_CONFIG_DIR: this.configDir } : {}),
+      ANTHROPIC_BASE_URL: this.apiUrl,
+      ANTHROPIC_API_KEY: 'sk-ant-test-0123456789abcdef',
+      DISABLE_TELEMETRY: '1',
+      DISABLE_AUTOUPDATER: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      HTTPS_PROXY: refuse,
+      https_proxy: refuse,
+      HTTP_PROXY: refuse,
+      http_proxy: refuse,
+      NO_PROXY: '127.0.0.1,localhost',
+      no_proxy: '127.0.0.1,localhost',
+    };
+  }
+
+  /** Starts Claude Code in a 120×40 pane, answers its first-run dialogs, waits for its session file. */
+  async start(options: StartOptions = {}): Promise<this> {
+    mkdirSync(this.cwd, { recursive: true });
+    const onboarding = join(this.explicitConfigDir ? this.configDir : this.home, '.claude.json');
+    if (!existsSync(onboarding)) {
+      mkdirSync(this.explicitConfigDir ? this.configDir : this.home, { recursive: true });
+      writeFileSync(onboarding, '{"hasCompletedOnboarding":true,"theme":"dark"}\n');
+    }
+    const args = (options.args ?? []).map((a) => `'${a}'`).join(' ');
+    // sh waits for claude and writes its exit status (128+n for a signal).
+    const inner = `'${this.bin}' ${args}; echo $? > '${this.exitFile}'`;
+    const command = options.unsharePid ? `exec unshare --pid --fork --mount-proc sh -c "${inner.replace(/\$/g, '\\$')}"` : inner;
+    this.startedAt = Date.now();
+    execFileSync('tmux', ['-L', this.socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'cc', '-x', '120', '-y', '40', '-c', this.cwd, 'sh', '-c', command], { env: this.env() });
+    const panePid = Number(this.tmux('display-message', '-p', '-t', 'cc', '#{pane_pid}').trim());
+    const exe = realpathSync(this.bin);
+    this.hostPid = await waitFor('the claude process', () => descendantRunning(panePid, exe), 15_000);
+    this.pid = nsPids(this.hostPid).at(-1)!;
+    await waitFor(
+      `claude ${this.pid}'s session file`,
+      () => {
+        const record = readJson(this.sessionFile);
+        if (record?.pid === this.pid && typeof record.sessionId === 'string') return (this.record = record);
+        this.answerDialog();
+        return undefined;
+      },
+      45_000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; exit status ${this.exitStatus() ?? 'none yet'}; the pane shows:\n${this.screen()}`);
+    });
+    this.fileAfterMs = Date.now() - this.startedAt;
+    // The prompt is drawn once the file is there; keys typed before it would be lost.
+    await waitFor('the prompt', () => (/^\s*[❯>]\s*$/m.test(this.screen()) ? true : undefined), 15_000);
+    // The first write comes before the status fields: the record as it stands once idle.
+    this.firstRecord = this.record;
+    this.record = await waitFor('the record with a status', () => {
+      const record = readJson(this.sessionFile);
+      return record && 'status' in record ? record : undefined;
+    });
+    return this;
+  }
+
+  /** Answers "trust this folder" and "use this API key" with Yes, whatever option the cursor is on. */
+  private answerDialog(): void {
+    const screen = this.screen();
+    let want: RegExp | undefined;
+    if (/trust this folder|trust the files|Do you trust/i.test(screen)) want = /^\s*(❯\s*)?(\d+\.\s*)?Yes/;
+    else if (/use this API key/i.test(screen)) want = /^\s*(❯\s*)?(\d+\.\s*)?Yes/;
+    if (!want) return;
+    const options = screen.split('\n').filter((l) => /^\s*(❯\s*)?(\d+\.\s*)?(Yes|No)\b/.test(l));
+    const at = options.findIndex((l) => l.includes('❯'));
+    const to = options.findIndex((l) => want.test(l));
+    if (at < 0 || to < 0) return;
+    const dialog = screen.includes('API key') ? 'api-key' : 'trust';
+    // Answered already and the screen has not moved on yet: again only after a while (a key that
+    // came before the dialog listened is lost).
+    if (this.dialogs.at(-1) === dialog && Date.now() - this.answeredAt < 2000) return;
+    this.dialogs.push(dialog);
+    this.answeredAt = Date.now();
+    for (let i = at; i < to; i++) this.tmux('send-keys', '-t', 'cc', 'Down');
+    for (let i = at; i > to; i--) this.tmux('send-keys', '-t', 'cc', 'Up');
+    this.tmux('send-keys', '-t', 'cc', 'Enter');
+  }
+
+  tmux(...args: string[]): string {
+    return execFileSync('tmux', ['-L', this.socket, ...args], { encoding: 'utf8' });
+  }
+
+  screen(): string {
+    try {
+      return this.tmux('capture-pane', '-p', '-t', 'cc');
+    } catch {
+      return '';
+    }
+  }
+
+  /** Types a line at the prompt (a slash command's menu opens on "/": Enter comes after a pause). */
+  async type(line: string): Promise<void> {
+    this.tmux('send-keys', '-t', 'cc', '-l', line);
+    await sleep(500);
+    this.tmux('send-keys', '-t', 'cc', 'Enter');
+  }
+
+  /** The session's transcript (configDir/projects/<cwd as a name>/<sessionId>.jsonl) holds `text`. */
+  transcriptHas(text: string): boolean {
+    const projects = join(this.configDir, 'projects');
+    const name = `${String(this.record.sessionId)}.jsonl`;
+    return filesUnder(projects).some((p) => p.endsWith(`/${name}`) && readFileSync(join(projects, p), 'utf8').includes(text));
+  }
+
+  exitStatus(): number | undefined {
+    if (!existsSync(this.exitFile)) return undefined;
+    const text = readFileSync(this.exitFile, 'utf8').trim();
+    return text ? Number(text) : undefined;
+  }
+
+  /** Waits until the Claude process is gone; gives the ms since `since`. */
+  async waitGone(since: number, timeoutMs = 15_000): Promise<number> {
+    await waitFor(`claude ${this.hostPid} to end`, () => (alive(this.hostPid) && this.isOurs() ? undefined : true), timeoutMs);
+    return Date.now() - since;
+  }
+
+  /** hostPid still names the Claude process we started (not a zombie, its binary). */
+  isOurs(): boolean {
+    try {
+      return /\) [^Z]/.test(readFileSync(`/proc/${this.hostPid}/stat`, 'utf8')) && readlinkSync(`/proc/${this.hostPid}/exe`) === realpathSync(this.bin);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Ends the tmux server and, if Claude Code outlived it, SIGKILLs the one we started. */
+  stop(): void {
+    try {
+      this.tmux('kill-server');
+    } catch {
+      // the server already ended with its last pane
+    }
+    if (this.hostPid && this.isOurs()) process.kill(this.hostPid, 'SIGKILL');
+  }
+}
+
+// ---- ghostwatch --------------------------------------------------------------------------------
+
+export interface Finding {
+  readonly source: string;
+  readonly kind: string;
+  readonly id: string;
+  readonly verdict: string;
+  readonly problem: boolean;
+  readonly evictable: boolean;
+  readonly reason: string;
+  readonly evidence: Record<string, unknown>;
+  readonly entry: Record<string, unknown>;
+}
+
+export interface Report {
+  readonly run: CliRun;
+  readonly findings: Finding[];
+}
+
+/** A private world for the CLI: HOME, state (trash, audit log) and a hypivisor address nothing answers. */
+export class CliWorld {
+  readonly root = mkdtempSync(join(tmpdir(), 'gw-real-claude-cli-'));
+  readonly state = join(this.root, 'state');
+  readonly trash = join(this.state, 'ghostwatch', 'trash');
+  readonly claimsDir = join(this.root, 'claude-sessions');
+  private hypivisor = '';
+
+  async init(): Promise<this> {
+    this.hypivisor = `ws://127.0.0.1:${await freePort()}/ws`;
+    return this;
+  }
+
+  env(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CLAUDE_|HYPI|GHOSTWATCH_|XDG_)/.test(k) && k !== 'CI' && !k.startsWith('CI_')));
+    return {
+      ...env,
+      HOME: home,
+      XDG_STATE_HOME: this.state,
+      XDG_CONFIG_HOME: join(this.root, 'config'),
+      XDG_CACHE_HOME: join(this.root, 'cache'),
+      HYPIVISOR_WS: this.hypivisor,
+      NO_COLOR: '1',
+      ...extra,
+    };
+  }
+
+  /** `--source claude --claude-dir <dir>` (its claim-manager folder a private, empty one). */
+  claudeFlags(configDir: string): string[] {
+    return ['--source', 'claude', '--claude-dir', configDir, '--claude-sessions-dir', this.claimsDir];
+  }
+
+  /** `ghostwatch check --json` with these flags: its run and its Claude Code findings. */
+  async check(home: string, flags: readonly string[], extra: Record<string, string> = {}): Promise<Report> {
+    const run = await runCli(['check', '--json', '--timeout', '5', ...flags], this.env(home, extra));
+    let findings: Finding[] = [];
+    try {
+      findings = (JSON.parse(run.stdout) as { findings: Finding[] }).findings.filter((f) => f.source === 'claude');
+    } catch {
+      // no JSON (an error): the caller looks at run
+    }
+    return { run, findings };
+  }
+
+  reap(home: string, flags: readonly string[]): Promise<CliRun> {
+    return runCli(['reap', '--yes', '--timeout', '5', ...flags], this.env(home));
+  }
+
+  remove(): void {
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+/** The finding whose entry is the record of `pid`. */
+export function findingOfPid(findings: readonly Finding[], pid: number): Finding | undefined {
+  return findings.find((f) => f.entry.pid === pid);
+}
