@@ -252,7 +252,8 @@ export class ClaudeInTmux {
   /** The record as first seen on disk. */
   firstRecord: Record<string, unknown> = {};
   private readonly explicitConfigDir: boolean;
-  private answeredAt = 0;
+  /** When the last key went to a dialog. */
+  private keyAt = 0;
 
   /**
    * `home`: HOME of the Claude process (its files go to home/.claude unless `configDir` is given:
@@ -346,25 +347,28 @@ export class ClaudeInTmux {
     return this;
   }
 
-  /** Answers "trust this folder" and "use this API key" with Yes, whatever option the cursor is on. */
+  /**
+   * Answers "trust this folder" and "use this API key" with Yes, one key per look at the screen: the
+   * cursor is moved one option and the screen read again, and Enter is sent only once the cursor
+   * is seen on Yes (in 2.1.332 the trust dialog starts on "No, exit": an Enter that overtook a lost
+   * arrow key would end the run).
+   */
   private answerDialog(): void {
     const screen = this.screen();
-    let want: RegExp | undefined;
-    if (/trust this folder|trust the files|Do you trust/i.test(screen)) want = /^\s*(❯\s*)?(\d+\.\s*)?Yes/;
-    else if (/use this API key/i.test(screen)) want = /^\s*(❯\s*)?(\d+\.\s*)?Yes/;
-    if (!want) return;
+    const dialog = /trust this folder|Do you trust/i.test(screen) ? 'trust' : /use this API key/i.test(screen) ? 'api-key' : undefined;
+    if (!dialog) return;
     const options = screen.split('\n').filter((l) => /^\s*(❯\s*)?(\d+\.\s*)?(Yes|No)\b/.test(l));
     const at = options.findIndex((l) => l.includes('❯'));
-    const to = options.findIndex((l) => want.test(l));
+    const to = options.findIndex((l) => /^\s*(❯\s*)?(\d+\.\s*)?Yes/.test(l));
     if (at < 0 || to < 0) return;
-    const dialog = screen.includes('API key') ? 'api-key' : 'trust';
-    // Answered already and the screen has not moved on yet: again only after a while (a key that
-    // came before the dialog listened is lost).
-    if (this.dialogs.at(-1) === dialog && Date.now() - this.answeredAt < 2000) return;
-    this.dialogs.push(dialog);
-    this.answeredAt = Date.now();
-    for (let i = at; i < to; i++) this.tmux('send-keys', '-t', 'cc', 'Down');
-    for (let i = at; i > to; i--) this.tmux('send-keys', '-t', 'cc', 'Up');
+    // A key sent a moment ago may not have been drawn yet: one key per 300 ms.
+    if (Date.now() - this.keyAt < 300) return;
+    this.keyAt = Date.now();
+    if (at !== to) {
+      this.tmux('send-keys', '-t', 'cc', at < to ? 'Down' : 'Up');
+      return;
+    }
+    if (this.dialogs.at(-1) !== dialog) this.dialogs.push(dialog);
     this.tmux('send-keys', '-t', 'cc', 'Enter');
   }
 
