@@ -7,6 +7,7 @@
 // flags. What Claude Code did (files and their fields, exit codes, timings) is printed at the end
 // and kept in last-run.json beside the install. Not part of `npm test`: it installs Claude Code
 // from the npm registry on its first run.
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,7 +86,7 @@ describe.runIf(HAS_TMUX || IN_CI)(`real Claude Code ${CLAUDE_VERSION}, offline, 
   }, 660_000);
 
   afterAll(async () => {
-    for (const claude of claudes) claude.stop();
+    for (const claude of claudes) await claude.stop();
     report.apiRequests = api?.requests.map((r) => `${r.method} ${r.path}${r.stream ? ' (stream)' : ''} ${r.model ?? ''}`.trim());
     await api?.close();
     world?.remove();
@@ -110,9 +111,18 @@ describe.runIf(HAS_TMUX || IN_CI)(`real Claude Code ${CLAUDE_VERSION}, offline, 
     expect(claude.record.procStart).toBe(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
     if (WRITES_PID_DOMAIN) {
       expect(claude.record.pidDomain).toBe(`linux:${MACHINE_ID}:pid:[${pidNamespaceOf('self')}]`);
+      // The socket is $TMPDIR/cc-socks/<pid>.sock, and the key file is named after it:
+      // <pid>.<sha256 of messagingSocketPath>.key.
+      const socket = join(claude.tmp, 'cc-socks', `${claude.pid}.sock`);
+      expect(claude.record.messagingSocketPath).toBe(socket);
+      expect(isSocket(socket)).toBe(true);
       const key = files.find((f) => keyFilePattern(claude.pid).test(f.name));
-      expect(key).toMatchObject({ mode: '0600', fields: ['peerToken', 'procStart', 'pidDomain'] });
-      expect(isSocket(String(claude.record.messagingSocketPath))).toBe(true);
+      expect(key).toMatchObject({
+        name: `${claude.pid}.${createHash('sha256').update(socket).digest('hex')}.key`,
+        mode: '0600',
+        fields: ['peerToken', 'procStart', 'pidDomain'],
+        sample: { procStart: claude.record.procStart, pidDomain: claude.record.pidDomain },
+      });
     } else {
       expect(files.map((f) => f.name)).toEqual([`${claude.pid}.json`]);
     }

@@ -272,6 +272,10 @@ export class ClaudeInTmux {
     this.explicitConfigDir = configDir !== undefined;
   }
 
+  get tmp(): string {
+    return join(this.home, 'tmp');
+  }
+
   get sessionsDir(): string {
     return join(this.configDir, 'sessions');
   }
@@ -290,6 +294,8 @@ export class ClaudeInTmux {
     return {
       ...inherited,
       HOME: this.home,
+      // Its messaging socket goes to $TMPDIR/cc-socks/<pid>.sock: a private one, gone with the home.
+      TMPDIR: this.tmp,
       ...(this.explicitConfigDir ? { CLAUDE_CONFIG_DIR: this.configDir } : {}),
       ANTHROPIC_BASE_URL: this.apiUrl,
       ANTHROPIC_API_KEY: 'sk-ant-test-0123456789abcdef',
@@ -308,6 +314,7 @@ export class ClaudeInTmux {
   /** Starts Claude Code in a 120×40 pane, answers its first-run dialogs, waits for its session file. */
   async start(options: StartOptions = {}): Promise<this> {
     mkdirSync(this.cwd, { recursive: true });
+    mkdirSync(this.tmp, { recursive: true });
     const onboarding = join(this.explicitConfigDir ? this.configDir : this.home, '.claude.json');
     if (!existsSync(onboarding)) {
       mkdirSync(this.explicitConfigDir ? this.configDir : this.home, { recursive: true });
@@ -419,14 +426,21 @@ export class ClaudeInTmux {
     }
   }
 
-  /** Ends the tmux server and, if Claude Code outlived it, SIGKILLs the one we started. */
-  stop(): void {
+  /**
+   * Ends the Claude Code we started with SIGTERM (it removes its files, key and socket; its sh,
+   * still there, reaps it: killing the tmux server first would leave it to this host's init, which
+   * here leaves zombies), SIGKILL if it is still there 5 s later; then the tmux server.
+   */
+  async stop(): Promise<void> {
+    if (this.hostPid && this.isOurs()) {
+      process.kill(this.hostPid, 'SIGTERM');
+      await waitFor('claude to end on SIGTERM', () => (this.isOurs() ? undefined : true), 5000).catch(() => process.kill(this.hostPid, 'SIGKILL'));
+    }
     try {
       this.tmux('kill-server');
     } catch {
       // the server already ended with its last pane
     }
-    if (this.hostPid && this.isOurs()) process.kill(this.hostPid, 'SIGKILL');
   }
 }
 
