@@ -14,25 +14,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAS_TMUX } from '../support/tmux.js';
 import { REPLY, startFakeApi, type FakeApi } from './fake-api.js';
-import {
-  alive,
-  CLAUDE_VERSION,
-  ClaudeInTmux,
-  CliWorld,
-  filesUnder,
-  findingOfPid,
-  INSTALL_DIR,
-  installClaude,
-  isSocket,
-  keyFilePattern,
-  MACHINE_ID,
-  namespaceHeld,
-  pidNamespaceOf,
-  waitFor,
-  WRITES_PID_DOMAIN,
-  writtenFiles,
-  type Finding,
-} from './harness.js';
+import { ClaudeInTmux, CliWorld, findingOfPid, waitFor, type Finding } from './harness.js';
+import { alive, filesUnder, isSocket, keyFilePattern, MACHINE_ID, namespaceHeld, pidNamespaceOf, writtenFiles } from './host.js';
+import { CLAUDE_VERSION, INSTALL_DIR, installClaude, WRITES_PID_DOMAIN } from './install.js';
 
 const IN_CI = process.env.CI === 'true' || process.env.CI === '1';
 
