@@ -1,5 +1,6 @@
 // Registry client figures: a raw ws server on loopback feeds the real HypivisorSource. The event
 // flood and check_50k run the built CLI (the monitor in a real tmux pane; `check` as a person runs it).
+// The claude_1k figures: Claude Code's session files, read by the real engine (claude-figures.ts).
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +9,7 @@ import { join } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { HypivisorSource } from '../src/sources/hypivisor/index.js';
 import { hasTmux, killAndReap, spawnSleep } from './children.js';
+import { claudeFigures } from './claude-figures.js';
 import { type Figures, median } from './figures.js';
 import { LAUNCHER as BIN, ROOT } from './paths.js';
 
@@ -305,5 +307,5 @@ export async function sourcesFigures(): Promise<Figures> {
       ingest_events_per_s: { value: Math.round(median(rates)), unit: 'events/s', target: '>= 20000' },
     } satisfies Figures;
   });
-  return { ...client, ...(await cliLoadFigures()) };
+  return { ...client, ...(await cliLoadFigures()), ...(await claudeFigures()) };
 }
