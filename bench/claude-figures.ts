@@ -119,7 +119,7 @@ async function spawnMany(n: number, into: ChildProcess[]): Promise<(ChildProcess
 
 function startEngine(dir: string): LiveEngine {
   const host = hostname();
-  const sources = claudeSources({ claudeDir: join(dir, 'claude'), claimsDir: join(dir, 'claude-sessions') }, host, join(dir, 'trash'));
+  const sources = claudeSources({ claudeDirs: [join(dir, 'claude')], claimsDir: join(dir, 'claude-sessions') }, host, join(dir, 'trash'));
   const engine = createEngine({ sources, hostName: host, intervalScale: 1, readOnly: true, auditLogPath: join(dir, 'evictions.jsonl') });
   engine.start();
   return engine;
