@@ -77,8 +77,8 @@ describe.runIf(built)('check, reap, status', () => {
     expect(Object.keys(named)).toEqual(['host', 'checkedAt', 'sources', 'findings', 'summary']);
     expect(out.summary).toMatchObject({ live: 1, ghost: 2, remote: 1, zombie: 0 });
     const g = out.findings.find((f: { id: string }) => f.id === 'ghost-a');
-    expect(Object.keys(g)).toEqual(['source', 'kind', 'id', 'verdict', 'problem', 'evictable', 'reason', 'evidence', 'entry']);
-    expect(g).toMatchObject({ source: 'hypivisor', kind: 'session', verdict: 'ghost', problem: true, evictable: true, evidence: { kill: 'ESRCH' } });
+    expect(Object.keys(g)).toEqual(['source', 'kind', 'id', 'verdict', 'problem', 'evictable', 'reason', 'status', 'evidence', 'entry']);
+    expect(g).toMatchObject({ source: 'hypivisor', kind: 'session', status: 'active', verdict: 'ghost', problem: true, evictable: true, evidence: { kill: 'ESRCH' } });
     expect(g.entry).toMatchObject({ id: 'ghost-a', status: 'active' });
   });
 
