@@ -151,6 +151,8 @@ export class StaticEngine implements Engine {
  * hypivisor demo (a few of its rows), agentctl sessions and locks, Claude Code session files
  * and a claim manager's claims. `agentctlDown`: the daemon is gone and its files are read.
  */
+const MACHINE_ID = '3d1219c7c4c5404aaa1f6d2a48adfda4';
+
 export function multiSourceEngine(opts: { agentctlDown: boolean }): StaticEngine {
   const { view, facts } = demoView();
   const keep = new Set(['7f3a9c1e-live-agent', 'c0ffee00-ghost', 'd15ea5e0-zombie', 'pending-40555']);
@@ -162,8 +164,12 @@ export function multiSourceEngine(opts: { agentctlDown: boolean }): StaticEngine
     ses('agentctl', 'ac-77d0b4', { pid: 40321, cwd: `${home}/work/billing`, status: 'running', registeredAt: S(95) }),
     ses('agentctl', 'pending-40322', { pid: 40322, cwd: `${home}/work/billing`, status: 'pending', registeredAt: S(190) }),
     ses('agentctl', 'ac-1c2d3e', { pid: 40323, cwd: `${home}/work/site`, status: 'completed', offline: true, ended: true, registeredAt: S(400) }),
-    ses('claude', claudeId, { pid: 41002, cwd: `${home}/work/api-server`, status: 'interactive', registeredAt: S(124) }),
-    ses('claude', '0d15ea5e-0000-4000-8000-00000000dead', { pid: 40401, cwd: `${home}/work/notes`, status: 'interactive', registeredAt: S(600) }),
+    ses('claude', claudeId, { pid: 41002, sessionId: claudeId, cwd: `${home}/work/api-server`, status: 'busy', registeredAt: S(124) }),
+    // The same session resumed in a second pane while the first is still open.
+    ses('claude', `${claudeId}~41003.json`, { pid: 41003, sessionId: claudeId, cwd: `${home}/work/api-server`, status: 'idle', registeredAt: S(30) }),
+    ses('claude', '0d15ea5e-0000-4000-8000-00000000dead', { pid: 40401, cwd: `${home}/work/notes`, status: 'idle', registeredAt: S(600) }),
+    // A session in a container: pid 2 of its own pid namespace, host pid 41004.
+    ses('claude', '9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d', { pid: 2, cwd: '/src', status: 'waiting', registeredAt: S(300), pidDomain: { text: `linux:${MACHINE_ID}:pid:[4026532178]`, machineId: MACHINE_ID, namespace: '4026532178' } }),
     ses('claude-sessions', claudeId, { pid: 41002, lastSeen: S(1), registeredAt: S(120) }),
     ses('claude-sessions', 'bbbb0000-0000-4000-8000-00000000000b', { pid: 40402, lastSeen: S(2), registeredAt: S(50) }),
   ];
@@ -178,14 +184,16 @@ export function multiSourceEngine(opts: { agentctlDown: boolean }): StaticEngine
   const pids = new Map(facts.pids);
   for (const pid of [40321, 40322, 40323, 40401]) pids.set(pid, { pid, kill: 'ESRCH', checkedAt: FIXED_NOW });
   pids.set(40402, { pid: 40402, kill: 'ok', state: 'S', startedAt: S(51), checkedAt: FIXED_NOW });
-  const findings = reconcile({ sessions, claims }, { pids, ports: facts.ports }, FIXED_NOW, defaultPolicy(HOST));
+  for (const [pid, at] of [[41003, 31], [41004, 301]] as const) pids.set(pid, { pid, kill: 'ok', state: 'S', startedAt: S(at), checkedAt: FIXED_NOW });
+  const pidNamespaces = { machineId: MACHINE_ID, own: '4026531836', initial: true, namespaces: new Map([['4026532178', new Map([[2, 41004]])]]), checkedAt: FIXED_NOW };
+  const findings = reconcile({ sessions, claims }, { pids, ports: facts.ports, pidNamespaces }, FIXED_NOW, defaultPolicy(HOST));
   const prune = "agentctl prunes every dead record at once: session.prune marks every session whose pid is dead stopped and drops every auto-lock whose pid is dead, not only these (agentctl counts another user's process as dead)";
   const sources: SourceState[] = [
     source(),
     opts.agentctlDown
       ? source({ name: 'agentctl', url: `${home}/.agentctl`, status: 'files-only', claims: undefined, lastError: 'daemon down (connect ENOENT /home/ana/.agentctl/agentctl.sock): reading its files', eviction: { available: false, why: 'the agentctl daemon is not running: its state.json and locks.json are read-only to ghostwatch', note: prune } })
       : source({ name: 'agentctl', url: `${home}/.agentctl/agentctl.sock`, status: 'connected', claims: undefined, eviction: { available: true, note: prune } }),
-    source({ name: 'claude', url: `${home}/.claude/sessions`, status: 'watching', claims: undefined, warnings: ['41777.json: not valid JSON (Unexpected end of JSON input)'], eviction: { available: true, note: 'claude: eviction moves the session file to the ghostwatch trash (ghostwatch restore puts it back)' } }),
+    source({ name: 'claude', url: `${home}/.claude/sessions`, status: 'watching', claims: undefined, warnings: ['41777.json: not valid JSON (Unexpected end of JSON input)'], eviction: { available: true, note: 'claude: the session file and its key files go to the ghostwatch trash (restore puts them back); a dead messaging socket is removed' } }),
     source({ name: 'claude-view', url: `${home}/.claude`, status: 'absent', claims: undefined, lastError: `no live-monitor-pids.json in ${home}/.claude yet (watching for it)`, eviction: { available: false, why: 'claude-view rewrites live-monitor-pids.json itself' } }),
     source({ name: 'claude-sessions', url: `${home}/.claude-sessions`, status: 'watching', claims: undefined, eviction: { available: true, note: 'claude-sessions: eviction moves the whole session file, its claim with it, to the ghostwatch trash' } }),
   ];

@@ -48,7 +48,7 @@ describe('several sources in the monitor', () => {
   it('the confirm dialog names what agentctl and the file sources do on eviction', async () => {
     const text = (await frame({ agentctlDown: false, columns: 200, rows: 40, keys: ['X'] })).join('\n');
     expect(text).toMatch(/Note: agentctl prunes every dead record at once/);
-    expect(text).toMatch(/Note: claude: eviction moves the session file to the ghostwatch trash/);
+    expect(text).toMatch(/Note: claude: the session file and its key files go to the ghostwatch trash/);
     const down = (await frame({ agentctlDown: true, columns: 200, rows: 40, keys: ['X'] })).join('\n');
     expect(down).toMatch(/Note: agentctl cannot evict now: the agentctl daemon is not running/);
   });
