@@ -1,5 +1,5 @@
 // check, reap and status as real processes against a real `ghostwatch serve` with real children.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
+import { killAndReap, spawnSleep } from '../support/processes.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const built = existsSync(join(ROOT, 'dist/src/cli/main.js'));
@@ -32,13 +33,10 @@ async function register(id: string, pid: number, machine = hostname()): Promise<
 }
 
 async function ghost(id: string): Promise<void> {
-  const c = spawn('sleep', ['60'], { stdio: 'ignore' });
+  const c = spawnSleep(60);
   kids.push(c);
-  await register(id, c.pid!);
-  await new Promise((r) => {
-    c.once('exit', r);
-    c.kill('SIGKILL');
-  });
+  await register(id, c.pid);
+  await killAndReap(c);
 }
 
 const ids = () => server.registry.listNodes().map((n) => n.id).sort();
@@ -48,7 +46,7 @@ describe.runIf(built)('check, reap, status', () => {
     state = mkdtempSync(join(tmpdir(), 'gw-state-'));
     config = mkdtempSync(join(tmpdir(), 'gw-config-'));
     server = await startRegistryServer({ port: 0, log: () => {} });
-    const live = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const live = spawnSleep(60);
     kids.push(live);
     await register('alive', live.pid!);
     await ghost('ghost-a');

@@ -2,14 +2,13 @@
 // ($CLAUDE_CONFIG_DIR, ~/.claude, --claude-dir profiles), agentctl's files, hypivisor if it
 // answers; what is not there is said, not an error. Named (--source, --registry), a registry
 // must answer (exit 2 as before). Real files in temp homes, real processes for the pids.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandOptions, MONITOR_OPTIONS, monitorSettings, watchingEveryRegistry } from '../../src/cli/settings.js';
-import { killAndReap } from '../os/helpers.js';
+import { killAndReap, spawnSleep } from '../support/processes.js';
 import { runCli, type CliRun } from '../support/cli.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -52,7 +51,7 @@ function sessionFile(folder: string, pid: number, sessionId: string, start: stri
   writeFileSync(join(folder, 'sessions', `${pid}.json`), JSON.stringify(record));
 }
 
-const live = spawn('sleep', ['600'], { stdio: 'ignore' });
+const live = spawnSleep(600);
 const livePid = live.pid as number;
 let deadPid: number;
 let deadStart: string;
@@ -80,7 +79,7 @@ interface CheckJson {
 
 describe.runIf(built)('every registry on this host, with none named', () => {
   beforeAll(async () => {
-    const doomed = spawn('sleep', ['600'], { stdio: 'ignore' });
+    const doomed = spawnSleep(600);
     deadPid = doomed.pid as number;
     await new Promise((r) => setTimeout(r, 50));
     deadStart = procStart(deadPid);

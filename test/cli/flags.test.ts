@@ -1,12 +1,13 @@
 // Every monitor flag and config key through the real CLI entry (argv → behaviour), against a
 // scripted registry on 127.0.0.1 with real children: each assertion fails when its flag or key
 // is ignored, read in the wrong unit, or loses its place in flags > environment > file.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stageZombie } from '../../src/demo/zombie.js';
+import { spawnSleep } from '../support/processes.js';
 import { runCli, type CliRun } from '../support/cli.js';
 import { node, startScriptedRegistry, type ScriptedRegistry } from '../support/scripted-registry.js';
 
@@ -48,8 +49,8 @@ async function verdicts(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Re
 
 describe.runIf(built)('every monitor flag and config key, end to end', () => {
   beforeAll(async () => {
-    const live = spawn('sleep', ['120'], { stdio: 'ignore' });
-    const placeholder = spawn('sleep', ['120'], { stdio: 'ignore' });
+    const live = spawnSleep(120);
+    const placeholder = spawnSleep(120);
     // A zombie, not a killed-and-reaped pid: a reaped pid can be recycled by any process on a busy
     // machine before the test looks (it was, once, in CI); an unreaped one cannot.
     const dead = await stageZombie();

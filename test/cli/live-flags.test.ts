@@ -1,21 +1,21 @@
 // The live monitor's own flags, through the launcher in a real tmux pane against a real
 // `ghostwatch serve` registry: --read-only, --no-color / NO_COLOR, --interval, and their config
 // file keys. Each assertion fails when its flag or key is ignored.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
-import { until } from '../support/scripted-registry.js';
+import { until } from '../support/wait.js';
 import { BIN, BUILT, HAS_TMUX, tmuxOn, tuiEnv } from '../support/tmux.js';
+import { fileSleeper, killAndReap } from '../support/processes.js';
 
 let server: RegistryServer;
 let dir: string;
 let panes = 0;
 let pane: ReturnType<typeof tmuxOn> | undefined;
-const children: ChildProcess[] = [];
 const agents: WebSocket[] = [];
 const ESC = '\u001b';
 
@@ -26,20 +26,6 @@ async function register(id: string, pid: number, port: number): Promise<void> {
   const done = new Promise((r) => ws.once('message', r));
   ws.send(JSON.stringify({ id: `r-${id}`, method: 'register', params: { id, machine: hostname(), cwd: '/tmp/flags', port, status: 'active', pid } }));
   await done;
-}
-
-function sleeper(): ChildProcess & { pid: number } {
-  const c = spawn('sleep', ['120'], { stdio: 'ignore' });
-  children.push(c);
-  if (c.pid === undefined) throw new Error('sleep did not start');
-  return Object.assign(c, { pid: c.pid });
-}
-
-function killed(c: ChildProcess): Promise<unknown> {
-  return new Promise((r) => {
-    c.once('exit', r);
-    c.kill('SIGKILL');
-  });
 }
 
 /** The monitor in a fresh tmux server; `prefix` goes before `node` on the shell's line (NO_COLOR=1). */
@@ -62,10 +48,10 @@ function config(keys: Record<string, unknown>): void {
 describe.runIf(HAS_TMUX && BUILT)('the live monitor\'s flags in a real pane', () => {
   beforeAll(async () => {
     server = await startRegistryServer({ port: 0, log: () => {} });
-    await register('live-agent', sleeper().pid, 9201);
-    const ghost = sleeper();
+    await register('live-agent', fileSleeper().pid, 9201);
+    const ghost = fileSleeper();
     await register('dead-agent', ghost.pid, 9202);
-    await killed(ghost);
+    await killAndReap(ghost);
   });
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'gw-live-flags-'));
@@ -82,7 +68,6 @@ describe.runIf(HAS_TMUX && BUILT)('the live monitor\'s flags in a real pane', ()
   });
   afterAll(async () => {
     for (const a of agents) a.terminate();
-    for (const c of children) c.kill('SIGKILL');
     await server?.close();
   });
 
@@ -133,11 +118,11 @@ describe.runIf(HAS_TMUX && BUILT)('the live monitor\'s flags in a real pane', ()
     ['the file\'s "interval": 60', [], { interval: 60 }, 'victim-file', 9204],
   ] as const)('%s: a death is not seen within 2 s (at the default 0.25 s it is)', async (_what, args, file, id, port) => {
     config(file);
-    const victim = sleeper();
+    const victim = fileSleeper();
     await register(id, victim.pid, port);
     const p = startMonitor([...args]);
     await until(() => new RegExp(`live\\s+${id}`).test(p.capture()), 8000, 'the victim live');
-    await killed(victim);
+    await killAndReap(victim);
     await new Promise((r) => setTimeout(r, 2000));
     expect(p.capture()).toMatch(new RegExp(`live\\s+${id}`));
     // The control: the default cadence sees it.

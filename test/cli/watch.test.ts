@@ -1,5 +1,5 @@
 // The monitor's command line, run as a real process: without a terminal it prints one report.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
+import { killAndReap, spawnSleep } from '../support/processes.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const built = existsSync(join(ROOT, 'dist/src/cli/main.js'));
@@ -33,16 +34,13 @@ describe.runIf(built)('ghostwatch without a terminal', () => {
   beforeAll(async () => {
     server = await startRegistryServer({ port: 0, log: () => {} });
     clean = await startRegistryServer({ port: 0, log: () => {} });
-    const live = spawn('sleep', ['60'], { stdio: 'ignore' });
-    const dead = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const live = spawnSleep(60);
+    const dead = spawnSleep(60);
     kids.push(live, dead);
     await register(server, 'alive-1', live.pid!);
     await register(clean, 'alive-2', live.pid!);
     await register(server, 'dead-1', dead.pid!);
-    await new Promise((r) => {
-      dead.once('exit', r);
-      dead.kill('SIGKILL');
-    });
+    await killAndReap(dead);
   });
   afterAll(async () => {
     for (const w of sockets) w.terminate();

@@ -3,15 +3,16 @@
 // host, one without a pid), and every byte the program writes to the pty counted with
 // `tmux pipe-pane` for 10 s. A control in the same test registers one more agent and checks that
 // bytes do arrive, so a broken counter cannot pass. Needs tmux and a built dist/.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
-import { until } from '../support/scripted-registry.js';
+import { until } from '../support/wait.js';
 import { BIN, BUILT, HAS_TMUX, tmuxOn, tuiEnv } from '../support/tmux.js';
+import { fileSleeper, killAndReap } from '../support/processes.js';
 
 const hasTmux = HAS_TMUX;
 const built = BUILT;
@@ -26,7 +27,6 @@ const IDLE_MS = 10_000;
 const SETTLE_MS = 2_500;
 
 let server: RegistryServer;
-const children: ChildProcess[] = [];
 const agents: WebSocket[] = [];
 let nextPort = 9100;
 
@@ -38,12 +38,6 @@ async function register(id: string, fields: { pid?: number; machine?: string; po
   const params = { id, machine: fields.machine ?? hostname(), cwd: `/tmp/idle/${id}`, port: fields.port ?? nextPort++, status: 'active', pid: fields.pid };
   ws.send(JSON.stringify({ id: `r-${id}`, method: 'register', params }));
   await done;
-}
-
-function sleeper(): ChildProcess & { pid: number } {
-  const c = spawn('sleep', ['300'], { stdio: 'ignore' });
-  children.push(c);
-  return c as ChildProcess & { pid: number };
 }
 
 /** kill-server leaves the socket file behind: remember where it is to remove it too. */
@@ -65,13 +59,10 @@ const visible = (b: Buffer): string =>
 describe.runIf(hasTmux && built)('an idle ghostwatch in a real tmux pane', () => {
   beforeAll(async () => {
     server = await startRegistryServer({ port: 0, log: () => {} });
-    for (let i = 0; i < 17; i++) await register(`live-${String(i).padStart(2, '0')}`, { pid: sleeper().pid });
-    const doomed = sleeper();
+    for (let i = 0; i < 17; i++) await register(`live-${String(i).padStart(2, '0')}`, { pid: fileSleeper().pid });
+    const doomed = fileSleeper();
     await register('ghost-agent', { pid: doomed.pid });
-    await new Promise((r) => {
-      doomed.once('exit', r);
-      doomed.kill('SIGKILL');
-    });
+    await killAndReap(doomed);
     await register('remote-agent', { pid: 4242, machine: 'build-server.example' });
     // No pid: its port is probed instead (the registry's own port, so it is open).
     await register('portonly-agent', { port: server.port });
@@ -80,7 +71,6 @@ describe.runIf(hasTmux && built)('an idle ghostwatch in a real tmux pane', () =>
   afterAll(async () => {
     killPanes();
     for (const a of agents) a.terminate();
-    for (const c of children) c.kill('SIGKILL');
     await server?.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -104,7 +94,7 @@ describe.runIf(hasTmux && built)('an idle ghostwatch in a real tmux pane', () =>
     expect(tmux('display', '-p', '-t', 'gw', '#{pane_dead}').trim(), 'the monitor still runs').toBe('0');
 
     // Control: a change must reach the pty through the same pipe, or the 0 above proves nothing.
-    await register('late-agent', { pid: sleeper().pid });
+    await register('late-agent', { pid: fileSleeper().pid });
     await until(() => /late-agent/.test(capture()) && /21 sessions/.test(capture()), 5000, 'the new agent on screen');
     await until(() => readFileSync(OUT).toString('latin1').includes('late-agent'), 3000, 'the new frame through the pipe');
     expect(outputBytes()).toBeGreaterThan(0);

@@ -3,15 +3,16 @@
 // Esc clears a kept filter; a bulk eviction is cancelled mid-way (the registry is reached through
 // a loopback relay that holds each deregister a moment, so the cancel lands between sends) and
 // nothing is left half-done; a second Ctrl-C quits. Needs tmux and a built dist/ (CI builds first).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
-import { until } from '../support/scripted-registry.js';
+import { until } from '../support/wait.js';
 import { BIN, BUILT, HAS_TMUX, tmuxOn, tuiEnv } from '../support/tmux.js';
+import { fileSleeper, killAndReap } from '../support/processes.js';
 
 let panes = 0;
 let socket = `gw-keys-${process.pid}-0`;
@@ -26,7 +27,6 @@ let relay: WebSocketServer;
 let relayUrl = '';
 /** How long the relay holds each deregister before passing it on. */
 const HOLD_MS = 400;
-const children: ChildProcess[] = [];
 const agents: WebSocket[] = [];
 
 async function register(id: string, pid: number, port: number): Promise<void> {
@@ -39,13 +39,9 @@ async function register(id: string, pid: number, port: number): Promise<void> {
 }
 
 async function ghost(id: string, port: number): Promise<void> {
-  const c = spawn('sleep', ['120'], { stdio: 'ignore' });
-  children.push(c);
-  await register(id, c.pid!, port);
-  await new Promise((r) => {
-    c.once('exit', r);
-    c.kill('SIGKILL');
-  });
+  const c = fileSleeper();
+  await register(id, c.pid, port);
+  await killAndReap(c);
 }
 
 /** A loopback relay in front of the registry: everything passes, each deregister after HOLD_MS. */
@@ -117,7 +113,6 @@ describe.runIf(HAS_TMUX && BUILT)('keys that land, in a real tmux pane', () => {
   afterAll(async () => {
     killPanes();
     for (const a of agents) a.terminate();
-    for (const c of children) c.kill('SIGKILL');
     for (const c of relay?.clients ?? []) c.terminate();
     await new Promise((r) => (relay ? relay.close(r) : r(undefined)));
     await server?.close();

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { PI_AGENT_SCRIPT } from '../support/pi-agent.js';
-import { until } from '../support/scripted-registry.js';
+import { until } from '../support/wait.js';
 import { attachClient, BIN, BUILT, HAS_TMUX, tmuxOn, tuiEnv } from '../support/tmux.js';
 
 const socket = `gw-pane-${process.pid}`;

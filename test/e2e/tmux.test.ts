@@ -1,7 +1,7 @@
 // End to end in a real terminal: tmux runs the built CLI against a real `ghostwatch serve` with a
 // real ghost (a registered child that was SIGKILLed); keys evict it; the pane is resized; q quits
 // and the shell's screen comes back. Needs tmux and a built dist/ (CI builds first).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,8 +9,9 @@ import stringWidth from 'string-width';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
-import { until } from '../support/scripted-registry.js';
+import { until } from '../support/wait.js';
 import { BIN, BUILT, HAS_TMUX, tmuxOn, tuiEnv } from '../support/tmux.js';
+import { fileSleeper, killAndReap } from '../support/processes.js';
 
 const hasTmux = HAS_TMUX;
 const built = BUILT;
@@ -30,7 +31,6 @@ const env = tuiEnv({ XDG_STATE_HOME: state });
 const PROMPT = /^[$#] ?$/m;
 
 let server: RegistryServer;
-const children: ChildProcess[] = [];
 const agents: WebSocket[] = [];
 
 async function register(id: string, pid: number, port: number): Promise<void> {
@@ -42,19 +42,10 @@ async function register(id: string, pid: number, port: number): Promise<void> {
   await done;
 }
 
-function sleeper(): ChildProcess & { pid: number } {
-  const c = spawn('sleep', ['120'], { stdio: 'ignore' });
-  children.push(c);
-  return c as ChildProcess & { pid: number };
-}
-
 async function ghost(id: string, port: number): Promise<void> {
-  const c = sleeper();
+  const c = fileSleeper();
   await register(id, c.pid, port);
-  await new Promise((r) => {
-    c.once('exit', r);
-    c.kill('SIGKILL');
-  });
+  await killAndReap(c);
 }
 
 function killPanes(): void {
@@ -76,13 +67,12 @@ function startPane(columns: number, rows: number): void {
 describe.runIf(hasTmux && built)('ghostwatch in a real tmux pane', () => {
   beforeAll(async () => {
     server = await startRegistryServer({ port: 0, log: () => {} });
-    await register('live-agent', sleeper().pid, 9001);
+    await register('live-agent', fileSleeper().pid, 9001);
     await ghost('dead-agent', 9002);
   });
   afterAll(async () => {
     killPanes();
     for (const a of agents) a.terminate();
-    for (const c of children) c.kill('SIGKILL');
     await server?.close();
   });
 

@@ -16,6 +16,8 @@ import { MeasuredChild } from '../support/measured-child.js';
 import type { ProcessFigures } from '../support/process-figures.mjs';
 import { BIN, BUILT } from '../support/tmux.js';
 import { describeOn } from '../support/platform.js';
+import { until } from '../support/wait.js';
+import { spawnSleep } from '../support/processes.js';
 
 const ROUNDS = Number(process.env.GHOSTWATCH_SOAK_ROUNDS ?? 100);
 const AGENTS = 50;
@@ -23,20 +25,11 @@ const CHURN = 5;
 const DEATHS = 5;
 const ME = hostname();
 
-const sleepMs = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 interface ChildAnswer {
   status?: string;
   view: string[];
   memory?: ProcessFigures;
-}
-
-async function until(fn: () => boolean | Promise<boolean>, timeoutMs: number, what: () => string): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error(`timed out: ${what()}`);
-    await sleepMs(25);
-  }
 }
 
 /** `ghostwatch serve` in its own process; resolves once it listens. */
@@ -95,7 +88,7 @@ class Agent {
 }
 
 function spawnAgentProcess(): ChildProcess & { pid: number } {
-  return spawn('sleep', ['600'], { stdio: 'ignore' }) as ChildProcess & { pid: number };
+  return spawnSleep(600);
 }
 
 /** list_nodes on a fresh admin connection: the registry's own word. */

@@ -11,11 +11,11 @@ import { createEngine, type EngineOptions, type EngineSnapshot, type LiveEngine 
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { HypivisorSource } from '../../src/sources/hypivisor/index.js';
 import type { Source } from '../../src/sources/types.js';
-import { childrenOf, killAndReap } from '../os/helpers.js';
+import { childrenOf, killAndReap } from '../support/processes.js';
+import { until } from '../support/wait.js';
 
-export { killAndReap, spawnSleep, childrenOf, isLinux, sleepMs } from '../os/helpers.js';
-import { until } from '../support/scripted-registry.js';
-export { until };
+export { childrenOf, deadPid, isLinux, killAndReap, sleeper, spawnSleep } from '../support/processes.js';
+export { sleepMs, until } from '../support/wait.js';
 
 export const HOST = hostname();
 
@@ -54,17 +54,6 @@ export function engineFor(sources: Source[], opts: Partial<EngineOptions> = {}):
 export function track(child: ChildProcess): ChildProcess & { pid: number } {
   onCleanup(() => killAndReap(child));
   return child as ChildProcess & { pid: number };
-}
-
-export function sleeper(seconds = 30): ChildProcess & { pid: number } {
-  return track(spawn('sleep', [String(seconds)], { stdio: 'ignore' }));
-}
-
-/** A pid that was real a moment ago and is now gone (killed and reaped). */
-export async function deadPid(): Promise<number> {
-  const child = spawn('sleep', ['30'], { stdio: 'ignore' });
-  await killAndReap(child);
-  return child.pid as number;
 }
 
 let nextPort = 41_000 + Math.floor(Math.random() * 10_000);

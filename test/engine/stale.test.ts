@@ -1,19 +1,16 @@
 // A registry connection that drops: its rows stay in the engine's snapshot as the last known,
 // marked stale with the time they were last current, and no eviction path sends anything for
 // them, forced or not, until the source reads the registry again and fresh rows replace them.
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { staleOf } from '../../src/engine/types.js';
 import { HypivisorSource } from '../../src/sources/hypivisor/index.js';
 import { node, startScriptedRegistry } from '../support/scripted-registry.js';
-import { engineFor, HOST, killAndReap, onCleanup, until } from './helpers.js';
+import { deadPid, engineFor, HOST, onCleanup, until } from './helpers.js';
 
 describe('stale rows of a source that is not reading', () => {
   it('are kept, marked, never evicted, and replaced once the source reads again', async () => {
     // A ghost: a child of ours, killed and reaped, whose registration stays.
-    const child = spawn('sleep', ['30'], { stdio: 'ignore' });
-    const pid = child.pid!;
-    await killAndReap(child);
+    const pid = await deadPid();
     const r = await startScriptedRegistry({
       init: () => ({ event: 'init', protocol_version: '1', claims: [], nodes: [node('ghost-1', { pid, machine: HOST })] }),
       answer: (req) => (req.method === 'list_nodes' ? { id: req.id, result: [node('ghost-1', { pid, machine: HOST })] } : { id: req.id, result: { status: 'deregistered' } }),

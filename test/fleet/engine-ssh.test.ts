@@ -18,6 +18,7 @@ import { processesIn, writeFleetSshClient, type FleetSshClient } from '../../src
 import { startStockHypivisor, type StockHypivisor } from '../support/stock-hypivisor.js';
 import { inCi } from '../support/summary-reporter.js';
 import { runCli } from '../support/cli.js';
+import { until } from '../support/wait.js';
 
 const describeLinux = describeOn(['linux'], 'namespaces (unshare, nsenter) are Linux only', FAKE_HOST_REQUIREMENT === undefined || inCi());
 
@@ -84,18 +85,11 @@ describeLinux('the engine verifies other hosts over ssh', () => {
 
   const snap = (): EngineSnapshot => engine.getSnapshot();
   const find = (id: string): EngineFinding | undefined => snap().findings.find((f) => f.id === id);
-  const waitFor = async <T>(what: string, fn: () => T | undefined | false, ms = 15_000): Promise<T> => {
-    const end = Date.now() + ms;
-    for (;;) {
-      const v = fn();
-      if (v !== undefined && v !== false) return v;
-      if (Date.now() > end) {
-        const rows = snap().findings.map((f) => `${f.id} ${f.verdict}: ${f.reason}`).join('\n');
-        throw new Error(`timed out waiting for ${what}\nhosts: ${JSON.stringify(snap().hosts)}\n${rows}`);
-      }
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  };
+  const waitFor = <T>(what: string, fn: () => T | undefined | false, ms = 15_000): Promise<T> =>
+    until(fn, ms, () => {
+      const rows = snap().findings.map((f) => `${f.id} ${f.verdict}: ${f.reason}`).join('\n');
+      return `${what}\nhosts: ${JSON.stringify(snap().hosts)}\n${rows}`;
+    });
   const verdictOf = (id: string, verdict: string) => waitFor(`${id} ${verdict}`, () => (find(id)?.verdict === verdict ? find(id) : undefined));
   const audit = (): Record<string, unknown>[] => readFileSync(join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
   const inHost = async (host: FakeHost): Promise<InHostProcess> => {

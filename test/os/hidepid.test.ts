@@ -2,7 +2,6 @@
 // kill(pid, 0) with EPERM while /proc/<pid> does not exist for us. Only kill decides existence, so
 // such a process is live ("details hidden"), never a ghost. A real proc mount in a private mount
 // namespace, and the real CLI running as an unprivileged user.
-import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { cliCopyForAnyUser, otherUserRequirement, runCommand as run } from '../support/cli.js';
-import { isLinux, killAndReap, spawnSleep } from './helpers.js';
+import { isLinux, killAndReap, spawnSleep } from '../support/processes.js';
+import { deadPid as aDeadPid } from '../support/processes.js';
 
 const requirement = otherUserRequirement('unshare --mount, mount -t proc');
 // Under CI a missing requirement is a failure, never a silent pass.
@@ -26,9 +26,7 @@ maybe('a hardened /proc (hidepid=2) and an unprivileged monitor', () => {
     if (requirement !== undefined) throw new Error(`CI=true and this test ${requirement}`);
     // A copy of the launcher and the bundle that the unprivileged user can read.
     dir = cliCopyForAnyUser('gw-hidepid-');
-    const dead = spawn('sleep', ['30'], { stdio: 'ignore' });
-    await killAndReap(dead);
-    deadPid = dead.pid!;
+    deadPid = await aDeadPid();
     server = await startRegistryServer({ port: 0, log: () => {} });
     const ws = new WebSocket(server.url);
     await new Promise((r) => ws.once('open', r));

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, type TestContext } from 'vitest';
 import { killResultFromError, parseDarwinPs, parseStatBytes, probePids } from '../../src/os/liveness.js';
-import { childrenOf, isLinux, killAndReap, pollUntil, spawnSleep } from './helpers.js';
+import { childrenOf, isLinux, killAndReap, spawnSleep } from '../support/processes.js';
+import { until } from '../support/wait.js';
 
 const spawned: ChildProcess[] = [];
 const dirs: string[] = [];
@@ -67,7 +68,7 @@ describe('the macOS path: state and start time from one ps per batch', () => {
     asDarwin(ctx);
     const sh = spawn('sh', ['-c', 'sleep 0.1 & exec sleep 30'], { stdio: 'ignore' });
     spawned.push(sh);
-    const zombie = await pollUntil(() => {
+    const zombie = await until(() => {
       if (!isLinux) return undefined;
       for (const pid of childrenOf(sh.pid!)) {
         const out = execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).trim();

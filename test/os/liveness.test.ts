@@ -14,7 +14,8 @@ import {
   probePids,
   ticksToEpochMs,
 } from '../../src/os/liveness.js';
-import { childrenOf, isLinux, killAndReap, otherUsersPid, pollUntil, spawnSleep } from './helpers.js';
+import { childrenOf, isLinux, killAndReap, otherUsersPid, spawnSleep } from '../support/processes.js';
+import { until } from '../support/wait.js';
 import { itOn } from '../support/platform.js';
 
 const spawned: ChildProcess[] = [];
@@ -55,7 +56,7 @@ describe('probePids on real processes', () => {
     const sh = spawn('sh', ['-c', 'sleep 0.1 & exec sleep 30'], { stdio: 'ignore' });
     spawned.push(sh);
     const shPid = sh.pid as number;
-    const zombie = await pollUntil(() => {
+    const zombie = await until(() => {
       for (const pid of childrenOf(shPid)) {
         try {
           if (parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.state === 'Z') return pid;

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { combine } from '../../src/os/port-facts.js';
-import { isLinux } from './helpers.js';
+import { isLinux } from '../support/processes.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const BUILT = join(ROOT, 'dist/src/os/port-facts.js');

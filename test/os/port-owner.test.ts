@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOwnerHints, portOwners, socketOwners, type PortOwnership } from '../../src/os/port-owner.js';
 import { decodeProcNetAddress, listeningSockets, parseProcNetTcp } from '../../src/os/proc-net.js';
-import { killAndReap } from './helpers.js';
+import { killAndReap } from '../support/processes.js';
 import { makeWorkbench, runAsNobody, runInNewNetns, skipOrFail, startListener, type Listener, type Workbench } from './listeners.js';
 import { describeOn } from '../support/platform.js';
 

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scanProcessTable } from '../../src/os/process-table.js';
-import { isLinux, killAndReap, spawnSleep } from './helpers.js';
+import { isLinux, killAndReap, spawnSleep } from '../support/processes.js';
 import { itOn } from '../support/platform.js';
 
 describe('scanProcessTable', () => {

@@ -4,7 +4,7 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { localProbeProvider } from '../../src/os/index.js';
-import { isLinux, killAndReap, spawnSleep } from './helpers.js';
+import { isLinux, killAndReap, spawnSleep } from '../support/processes.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -3,7 +3,7 @@
 // (its process never accepts: SYNs are dropped, so a connect times out for real).
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { killAndReap } from './helpers.js';
+import { killAndReap } from '../support/processes.js';
 
 export interface CountingServer {
   readonly host: string;

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseProcStat, probePids } from '../../src/os/liveness.js';
 import { MAX_BATCH, parseAnswer, parseHandshake, parsePush, REMOTE_PROBE_PROGRAM, type Handshake } from '../../src/os/remote-probe.js';
-import { childrenOf, killAndReap, pollUntil, spawnSleep } from './helpers.js';
+import { childrenOf, killAndReap, spawnSleep, zombie as stagedZombie } from '../support/processes.js';
+import { until } from '../support/wait.js';
 import { itOn } from '../support/platform.js';
 
 const spawned: ChildProcess[] = [];
@@ -49,7 +50,7 @@ function openLoop(): { child: ChildProcess & { pid: number }; lines: string[]; s
     lines,
     send: (line) => child.stdin!.write(`${line}\n`),
     waitLine: async (re) => {
-      const found = await pollUntil(() => lines.find((l) => re.test(l)), 10_000);
+      const found = await until(() => lines.find((l) => re.test(l)), 10_000);
       if (found === undefined) throw new Error(`no line like ${String(re)} within 10 s; got:\n${lines.join('\n')}`);
       return found;
     },
@@ -71,21 +72,13 @@ const running = (pid: number): boolean => {
   return state !== undefined && state !== 'Z';
 };
 
-async function zombiePid(): Promise<number> {
-  const sh = spawn('sh', ['-c', 'sleep 0.1 & exec sleep 30'], { stdio: 'ignore' });
-  spawned.push(sh);
-  const z = await pollUntil(() => childrenOf(sh.pid as number).find((pid) => stateOf(pid) === 'Z'), 3000);
-  if (z === undefined) throw new Error('no zombie child appeared within 3 s');
-  return z;
-}
-
 /** A live, a SIGKILLed and a zombie pid; a listening port and one that was just closed. */
 async function oneOfEach(): Promise<{ live: ChildProcess & { pid: number }; dead: ChildProcess & { pid: number }; zombie: number; port: number; closedPort: number }> {
   const live = spawnSleep();
   spawned.push(live);
   const dead = spawnSleep();
   await killAndReap(dead);
-  const zombie = await zombiePid();
+  const zombie = (await stagedZombie()).pid;
   const server = createServer();
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -175,7 +168,7 @@ describe('the remote probe loop under the local sh', () => {
     expect(watchers.length).toBe(2);
     loop.send('W');
     await loop.waitLine(/^W ok$/);
-    expect(await pollUntil(() => (watchers.some(running) ? undefined : true), 10_000)).toBe(true);
+    expect(await until(() => (watchers.some(running) ? undefined : true), 10_000)).toBe(true);
   });
 
   it.each(['stdin closed', 'Q', 'the loop SIGKILLed'])('watchers end with the loop: %s', async (how) => {
@@ -191,7 +184,7 @@ describe('the remote probe loop under the local sh', () => {
     if (how === 'stdin closed') loop.child.stdin!.end();
     else if (how === 'Q') loop.send('Q');
     else loop.child.kill('SIGKILL');
-    expect(await pollUntil(() => (watchers.some(running) ? undefined : true), 10_000)).toBe(true);
+    expect(await until(() => (watchers.some(running) ? undefined : true), 10_000)).toBe(true);
   });
 
   it('refuses a watch of a bad pid or port with one line, like any batch', async () => {
@@ -335,7 +328,7 @@ describe('the loop on a macOS/BSD host (uname, ps and netstat stand-ins)', () =>
       const lines: string[] = [];
       createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
       child.stdin.write(`P ${alive.pid} ${gone.pid}\nL ${port} 1\nW ${alive.pid}\n`);
-      await pollUntil(() => (lines.some((l) => l.startsWith('+P')) ? true : undefined), 10_000);
+      await until(() => (lines.some((l) => l.startsWith('+P')) ? true : undefined), 10_000);
       child.stdin.end('Q\n');
       const hs = parseHandshake(lines[0]!);
       expect(hs).toEqual({ version: 1, mode: 'ps', remoteNowSec: expect.any(Number) });

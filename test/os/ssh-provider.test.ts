@@ -5,7 +5,8 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SshFleet, SshHost, sshArgs, classifySshExit, type SshClock, type SshHostStatus } from '../../src/os/ssh-provider.js';
-import { killAndReap, pollUntil, spawnSleep } from './helpers.js';
+import { killAndReap, spawnSleep } from '../support/processes.js';
+import { until } from '../support/wait.js';
 import type { ChildProcess } from 'node:child_process';
 import type { PidFacts, PortFacts } from '../../src/core/types.js';
 
@@ -34,7 +35,7 @@ function start(host: SshHost): SshHost {
   return host;
 }
 
-const waitState = (h: SshHost, state: SshHostStatus['state']) => pollUntil(() => (h.state.state === state ? h.state : undefined), 10_000);
+const waitState = (h: SshHost, state: SshHostStatus['state']) => until(() => (h.state.state === state ? h.state : undefined), 10_000);
 
 describe('SshHost over a fake ssh running the real loop', () => {
   it('comes up, answers pids and ports over one connection, with rtt in its evidence', async () => {
@@ -101,12 +102,12 @@ describe('SshHost over a fake ssh running the real loop', () => {
     const sent = h.bytesSent;
     expect(await h.watch([live.pid, dies.pid, live.pid, 0], [1])).toBe(true);
     expect(h.bytesSent - sent).toBe(`W\nW ${live.pid} ${dies.pid}\nV 1\n`.length);
-    expect(await pollUntil(() => (pids.size === 2 && ports.size === 1 ? true : undefined), 10_000)).toBe(true);
+    expect(await until(() => (pids.size === 2 && ports.size === 1 ? true : undefined), 10_000)).toBe(true);
     // A sleep just spawned may still be running (R) when the watcher first reads it; asleep (S) after.
     expect(pids.get(live.pid)).toMatchObject({ kill: 'ok', state: expect.stringMatching(/^[RS]$/), startedAt: expect.any(Number) });
     expect(ports.get(1)).toMatchObject({ result: 'refused', detail: `nothing listens on ${hostname()}` });
     await killAndReap(dies);
-    expect(await pollUntil(() => pids.get(dies.pid)?.kill === 'ESRCH' || undefined, 10_000)).toBe(true);
+    expect(await until(() => pids.get(dies.pid)?.kill === 'ESRCH' || undefined, 10_000)).toBe(true);
     // Pushed, not asked: nothing more was sent.
     expect(h.bytesSent - sent).toBe(`W\nW ${live.pid} ${dies.pid}\nV 1\n`.length);
     expect(h.state.state).toBe('up');
@@ -114,13 +115,13 @@ describe('SshHost over a fake ssh running the real loop', () => {
 
   it('a pushed line of no known shape ends the connection as a protocol error', async () => {
     const h = start(new SshHost({ machine: hostname(), dest: 'me@here' }, { sshCommand: join(dir, 'bad-push-ssh') }));
-    const down = await pollUntil(() => (h.state.kind === 'protocol' ? h.state : undefined), 10_000);
+    const down = await until(() => (h.state.kind === 'protocol' ? h.state : undefined), 10_000);
     expect(down?.reason).toBe('a pushed line of no known shape: +K o');
   });
 
   it('a host answering with another name is down with the mismatch, and its pids are errors, never verdicts', async () => {
     const h = start(new SshHost({ machine: 'build-42', dest: 'build-42' }, { sshCommand: join(dir, 'ok-ssh') }));
-    const down = await pollUntil(() => (h.state.kind === 'mismatch' ? h.state : undefined), 10_000);
+    const down = await until(() => (h.state.kind === 'mismatch' ? h.state : undefined), 10_000);
     expect(down?.reason).toBe(`answers as "${hostname()}", not "build-42"`);
     const facts = await h.probePids([process.pid], {});
     expect(facts.get(process.pid)).toMatchObject({ kill: 'error', error: expect.stringContaining('ssh build-42 down: answers as') });
@@ -131,7 +132,7 @@ describe('SshHost over a fake ssh running the real loop', () => {
     const h = start(new SshHost({ machine: hostname(), dest: 'x' }, { sshCommand: join(dir, 'ok-ssh'), backoff: { initialMs: 20, maxMs: 40 }, onChange: (s) => seen.push(s) }));
     await waitState(h, 'up');
     process.kill(h.sshPid as number, 'SIGKILL');
-    await pollUntil(() => (h.connections === 2 && h.state.state === 'up' ? true : undefined), 10_000);
+    await until(() => (h.connections === 2 && h.state.state === 'up' ? true : undefined), 10_000);
     expect(seen.map((s) => s.state)).toEqual(['connecting', 'up', 'down', 'connecting', 'up']);
     expect(seen[2]).toMatchObject({ kind: 'dropped', reason: 'connection dropped (killed by SIGKILL)' });
     expect(h.connections).toBe(2);
@@ -162,13 +163,13 @@ describe('SshHost failures on a hand-driven clock', () => {
         onChange: (s) => seen.push(s.state),
       }),
     );
-    const down = await pollUntil(() => (h.state.kind === 'auth' ? h.state : undefined), 10_000);
+    const down = await until(() => (h.state.kind === 'auth' ? h.state : undefined), 10_000);
     expect(down?.reason).toBe('authentication failed: me@build-42.internal: Permission denied (publickey,password).');
     const armed = timers.filter((t) => t.live);
     expect(armed.map((t) => t.ms)).toEqual([500]);
     expect(h.connections).toBe(1);
     armed[0]?.live && ((armed[0].live = false), armed[0].fn());
-    await pollUntil(() => (h.connections === 2 && h.state.state === 'down' ? true : undefined), 10_000);
+    await until(() => (h.connections === 2 && h.state.state === 'down' ? true : undefined), 10_000);
     // The second failure waits twice as long.
     expect(timers.filter((t) => t.live).map((t) => t.ms)).toEqual([1000]);
     expect(seen.slice(0, 4)).toEqual(['connecting', 'down', 'connecting', 'down']);
@@ -185,11 +186,11 @@ describe('the fleet', () => {
     );
     hosts.push(...fleet.hosts);
     fleet.start();
-    await pollUntil(() => (fleet.hosts.some((h) => h.connections > 0) ? true : undefined), 5000);
+    await until(() => (fleet.hosts.some((h) => h.connections > 0) ? true : undefined), 5000);
     // Held at the gate: the first host has the only slot, the other two wait for it.
     expect(fleet.hosts.map((h) => h.connections)).toEqual([1, 0, 0]);
     writeFileSync(join(dir, 'go'), '');
-    await pollUntil(() => (fleet.statuses().every((s) => s.state === 'up') ? true : undefined), 10_000);
+    await until(() => (fleet.statuses().every((s) => s.state === 'up') ? true : undefined), 10_000);
     expect(fleet.statuses().map((s) => s.state)).toEqual(['up', 'up', 'up']);
     expect(most).toBe(1);
     expect(fleet.hostFor(hostname().toUpperCase())).toBe(fleet.hosts[0]);

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTmux, NO_SERVER_RETRY_MS, readParents } from '../../src/os/tmux.js';
 import { attachClient, HAS_TMUX, tmuxOn, tuiEnv } from '../support/tmux.js';
-import { until } from '../support/scripted-registry.js';
-import { childrenOf } from './helpers.js';
+import { until } from '../support/wait.js';
+import { childrenOf } from '../support/processes.js';
 
 const socket = `gw-os-${process.pid}`;
 const { run } = tmuxOn(socket);

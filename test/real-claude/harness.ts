@@ -9,18 +9,13 @@ import { join } from 'node:path';
 import { runCli, type CliRun } from '../support/cli.js';
 import { tuiEnv } from '../support/tmux.js';
 import { alive, descendantRunning, filesUnder, freePort, nsPids, readJson } from './host.js';
+import { until } from '../support/wait.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `probe` every 50 ms until it gives a value other than undefined; fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
+/** `until` with the subject first, as these harnesses read: fails after `timeoutMs`, naming `what`. */
+export function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  return until(probe, timeoutMs, what);
 }
 
 // ---- Claude Code in tmux -----------------------------------------------------------------------

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { runCli } from '../support/cli.js';
 import { BIN, ROOT, tuiEnv } from '../support/tmux.js';
+import { until } from '../support/wait.js';
 
 export const PI_VERSION = process.env.GHOSTWATCH_REAL_PI_VERSION ?? '0.73.1';
 export const EXTENSION = join(ROOT, 'test/real-pi/registering-extension.ts');
@@ -17,15 +18,9 @@ const PACKAGE = '@mariozechner/pi-coding-agent';
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `probe` every 50 ms until it gives a value other than undefined; fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
+/** `until` with the subject first, as these harnesses read: fails after `timeoutMs`, naming `what`. */
+export function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  return until(probe, timeoutMs, what);
 }
 
 function installedVersion(dir: string): string | undefined {

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { READ_PAUSE_BYTES, type RegistryServer } from '../../src/server/index.js';
 import { cleanup, connectPastInit, roundTrip, serve, sleepMs } from './helpers.js';
+import { until } from '../support/wait.js';
 
 afterEach(cleanup);
 
@@ -14,14 +15,6 @@ async function deafClient(url: string): Promise<WebSocket> {
   (ws as unknown as { _socket: { pause(): void } })._socket.pause();
   ws.on('error', () => {});
   return ws;
-}
-
-async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
-    await sleepMs(20);
-  }
 }
 
 /** ~125 kB of nodes, so that one list_nodes reply is that large. */
@@ -39,7 +32,7 @@ describe('a client that never reads', () => {
     const deaf = await deafClient(s.url);
     // 2,000 list_nodes in one burst would be 250 MB of replies if all were answered.
     for (let i = 0; i < 2000; i++) deaf.send('{"id":"l","method":"list_nodes"}');
-    await until(() => s.peerStats().some((p) => p.held), 'the deaf client is held');
+    await until(() => s.peerStats().some((p) => p.held), 5_000, 'the deaf client is held');
     await sleepMs(300);
     const [stats] = s.peerStats();
     const reply = Buffer.byteLength(JSON.stringify({ id: 'l', result: s.registry.listNodes() }));
@@ -64,14 +57,14 @@ describe('a client that never reads', () => {
         await roundTrip(other, `{"id":"p${i}","method":"ping"}`, { id: `p${i}`, result: { status: 'healthy', nodes: 30, version: '0.1.0' } });
         await sleepMs(40);
       }
-      await until(() => lines.some((l) => l.includes('stopped reading')), 'the log line');
+      await until(() => lines.some((l) => l.includes('stopped reading')), 5_000, 'the log line');
     } finally {
       clearInterval(flooding);
     }
     expect(lines.filter((l) => l.includes('stopped reading'))).toEqual([
       expect.stringMatching(/^serve: connection 1 stopped reading \(\d+ bytes unsent for over 150 ms\): terminated$/),
     ]);
-    await until(() => s.peerStats().length === 1, 'only the reading client is left');
+    await until(() => s.peerStats().length === 1, 5_000, 'only the reading client is left');
     await roundTrip(other, '{"id":"q","method":"ping"}', { id: 'q', result: { status: 'healthy', nodes: 30, version: '0.1.0' } });
     deaf.terminate();
   });
@@ -86,9 +79,9 @@ describe('a client that never reads', () => {
       if (m.id !== undefined) ids.push(m.id);
     });
     for (let i = 0; i < 200; i++) ws.send(`{"id":"${i}","method":"list_nodes"}`);
-    await until(() => s.peerStats()[0]?.held === true, 'held');
+    await until(() => s.peerStats()[0]?.held === true, 5_000, 'held');
     (ws as unknown as { _socket: { resume(): void } })._socket.resume();
-    await until(() => ids.length === 200, 'all 200 replies', 10_000);
+    await until(() => ids.length === 200, 10_000, 'all 200 replies');
     expect(ids).toEqual(Array.from({ length: 200 }, (_, i) => String(i)));
     expect(s.peerStats()[0]).toMatchObject({ held: false, queued: 0 });
     ws.terminate();

@@ -1,11 +1,12 @@
 // serve stamps pid_started_at (protocols.md §2) on registrations that carry none, since real
 // pi-socket never sends it: only for this host's nodes whose pid is alive, from /proc/<pid>/stat.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { afterEach, expect, it } from 'vitest';
 import { cleanup, connectPastInit, registerText, serve, type RawClient } from './helpers.js';
 import { describeOn } from '../support/platform.js';
+import { deadPid } from '../support/processes.js';
 
 afterEach(cleanup);
 
@@ -55,10 +56,6 @@ describeOn(['linux'], 'serve and this test read start times from /proc')('pid_st
     const a = await connectPastInit(url);
     expect(await registered(a, { id: 'n1', machine: 'elsewhere', port: 1, pid: process.pid })).not.toHaveProperty('pid_started_at');
     expect(await registered(a, { id: 'n2', machine: 'thishost', port: 2 })).not.toHaveProperty('pid_started_at');
-    const child = spawn('sleep', ['30'], { stdio: 'ignore' });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
-    expect(await registered(a, { id: 'n3', machine: 'thishost', port: 3, pid: child.pid })).not.toHaveProperty('pid_started_at');
+    expect(await registered(a, { id: 'n3', machine: 'thishost', port: 3, pid: await deadPid() })).not.toHaveProperty('pid_started_at');
   });
 });

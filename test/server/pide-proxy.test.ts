@@ -8,7 +8,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { relayedCloseCode } from '../../src/server/index.js';
 import { cleanup, connectPastInit, expectFrame, refusal, registerText, roundTrip, serve, sleepMs } from './helpers.js';
+import { until } from '../support/wait.js';
 
+/** A generous deadline: it only guards against a hang on a busy machine. */
+const WAIT_MS = 15_000;
 const agentScript = fileURLToPath(new URL('../support/pide-agent.mjs', import.meta.url));
 
 interface AgentStats {
@@ -61,17 +64,6 @@ async function startAgent(): Promise<Agent> {
   return { child, port, ask };
 }
 
-/** Polls `probe` until it holds (a generous deadline only guards against a hang). */
-async function until<T>(probe: () => T | Promise<T>, ok: (value: T) => boolean, what: string): Promise<T> {
-  const end = Date.now() + 15_000;
-  for (;;) {
-    const value = await probe();
-    if (ok(value)) return value;
-    if (Date.now() > end) throw new Error(`never: ${what} (last: ${JSON.stringify(value)})`);
-    await sleepMs(20);
-  }
-}
-
 type Frame = { text: string } | { binary: string };
 
 interface PiDe {
@@ -94,7 +86,10 @@ function openAgentView(url: string): Promise<PiDe> {
     ws.on('close', (code, reason) => resolve({ code, reason: reason.toString('utf8') }));
   });
   const next = async (): Promise<Frame> => {
-    await until(() => frames.length, (n) => n > read, 'a frame from the proxy');
+    await until(() => {
+      const n = frames.length;
+      return n > read ? n : undefined;
+    }, WAIT_MS, 'a frame from the proxy');
     return frames[read++]!;
   };
   return new Promise((resolve, reject) => {
@@ -142,7 +137,10 @@ describe('Pi-DE through serve', () => {
     // The agent closes with a code: Pi-DE sees the same code and reason.
     await agent.ask('close', { code: 4001, reason: 'session ended' });
     expect(await view.closed).toEqual({ code: 4001, reason: 'session ended' });
-    await until(() => server.proxyStats().length, (n) => n === 0, 'the proxy is gone');
+    await until(() => {
+      const n = server.proxyStats().length;
+      return n === 0 ? n : undefined;
+    }, WAIT_MS, 'the proxy is gone');
   });
 
   it('closes the agent side with the code Pi-DE closed with', async () => {
@@ -151,7 +149,10 @@ describe('Pi-DE through serve', () => {
     view.ws.send('x');
     await view.next();
     view.ws.close(4002, 'tab closed');
-    const stats = await until(() => agent.ask('stats'), (s) => s.closes.length === 1, 'the agent saw the close');
+    const stats = await until(async () => {
+      const s = await agent.ask('stats');
+      return s.closes.length === 1 ? s : undefined;
+    }, WAIT_MS, 'the agent saw the close');
     expect(stats.closes).toEqual([{ code: 4002, reason: 'tab closed' }]);
   });
 
@@ -167,7 +168,10 @@ describe('Pi-DE through serve', () => {
     again.ws.send('y');
     await again.next();
     again.ws.terminate();
-    const stats = await until(() => agent.ask('stats'), (s) => s.closes.length === 2, 'the agent saw the second close');
+    const stats = await until(async () => {
+      const s = await agent.ask('stats');
+      return s.closes.length === 2 ? s : undefined;
+    }, WAIT_MS, 'the agent saw the second close');
     expect(stats.closes[1]!.code).toBe(1001);
     expect([relayedCloseCode(1005, 1014), relayedCloseCode(1006, 1014), relayedCloseCode(1015, 1001), relayedCloseCode(3000, 1014)]).toEqual([
       1000, 1014, 1001, 3000,
@@ -184,8 +188,8 @@ describe('Pi-DE through serve', () => {
     const watcher = await connectPastInit(server.url);
     await until(async () => {
       watcher.send('{"id":"l","method":"list_nodes"}');
-      return (JSON.parse(await watcher.reply()) as { result: { status: string }[] }).result[0]?.status;
-    }, (s) => s === 'offline', 'the node is offline');
+      return (JSON.parse(await watcher.reply()) as { result: { status: string }[] }).result[0]?.status === 'offline';
+    }, WAIT_MS, 'the node is offline');
     const offline = await openAgentView(`ws://127.0.0.1:${server.port}/ws/agent/${ID}`);
     expect(await offline.next()).toEqual({ text: '{"error":"Agent is offline"}' });
     expect((await offline.closed).code).toBe(1000);
@@ -224,7 +228,10 @@ describe('Pi-DE through serve', () => {
     const refused = await openAgentView(`ws://127.0.0.1:${server.port}/ws/agent/gone`);
     expect(await refused.next()).toEqual({ text: `{"error":"Cannot reach agent: connect ECONNREFUSED 127.0.0.1:${closedPort}"}` });
     expect((await refused.closed).code).toBe(1014);
-    await until(() => server.proxyStats().length, (n) => n === 0, 'both proxies are gone');
+    await until(() => {
+      const n = server.proxyStats().length;
+      return n === 0 ? n : undefined;
+    }, WAIT_MS, 'both proxies are gone');
   });
 
   it('counts proxy connections against maxConnections', async () => {
@@ -234,7 +241,10 @@ describe('Pi-DE through serve', () => {
     expect((await refusal(viewUrl)).status).toBe(503);
     view.ws.close();
     await view.closed;
-    await until(() => server.proxyStats().length, (n) => n === 0, 'the proxy is gone');
+    await until(() => {
+      const n = server.proxyStats().length;
+      return n === 0 ? n : undefined;
+    }, WAIT_MS, 'the proxy is gone');
     const again = await openAgentView(viewUrl);
     again.ws.send('z');
     expect(await again.next()).toEqual({ text: 'echo:z' });
@@ -251,18 +261,30 @@ describe('backpressure', () => {
     let receivedBytes = 0;
     view.ws.on('message', (data: Buffer) => (receivedBytes += data.length));
     view.ws.pause(); // Pi-DE stops reading
-    await until(() => agent.ask('stats'), (s) => s.clients === 1, 'serve connected to the agent');
+    await until(async () => {
+      const s = await agent.ask('stats');
+      return s.clients === 1 ? s : undefined;
+    }, WAIT_MS, 'serve connected to the agent');
     await agent.ask('flood', { frameBytes: FRAME, cap: 4 * 1024 * 1024 });
     // The agent fills its own buffer: serve stopped taking more from it.
-    await until(() => agent.ask('stats'), (s) => s.flood?.stuck === true && s.bufferedAmount >= 4 * 1024 * 1024, 'the agent is stuck');
-    const stats = await until(() => server.proxyStats()[0], (s) => s?.agentPaused === true, 'serve stopped reading the agent');
+    await until(async () => {
+      const s = await agent.ask('stats');
+      return s.flood?.stuck === true && s.bufferedAmount >= 4 * 1024 * 1024 ? s : undefined;
+    }, WAIT_MS, 'the agent is stuck');
+    const stats = await until(() => {
+      const s = server.proxyStats()[0];
+      return s?.agentPaused === true ? s : undefined;
+    }, WAIT_MS, 'serve stopped reading the agent');
     expect(stats).toMatchObject({ state: 'relaying', agentPaused: true, clientPaused: false });
     // serve holds at most the limit plus what one socket read brought in, whatever the agent sent.
     expect(stats!.clientBuffered).toBeLessThanOrEqual(LIMIT + 2 * FRAME);
     const sent = (await agent.ask('stopFlood')).flood!.sent;
     expect(sent).toBeGreaterThan(LIMIT * 8);
     view.ws.resume();
-    await until(() => receivedBytes, (n) => n >= sent, 'Pi-DE received everything');
+    await until(() => {
+      const n = receivedBytes;
+      return n >= sent ? n : undefined;
+    }, WAIT_MS, 'Pi-DE received everything');
     expect(receivedBytes).toBe(sent);
     expect(server.proxyStats()[0]).toMatchObject({ agentPaused: false, clientPaused: false });
   });
@@ -282,11 +304,17 @@ describe('backpressure', () => {
     }
     // The kernel's loopback buffers grow while they fill, so serve may be between a resume and the
     // next pause at this instant; it must settle paused while the agent still does not read.
-    const stats = await until(() => server.proxyStats()[0], (s) => s?.clientPaused === true, 'serve stopped reading Pi-DE');
+    const stats = await until(() => {
+      const s = server.proxyStats()[0];
+      return s?.clientPaused === true ? s : undefined;
+    }, WAIT_MS, 'serve stopped reading Pi-DE');
     expect(stats).toMatchObject({ state: 'relaying', clientPaused: true, agentPaused: false });
     expect(stats!.agentBuffered).toBeLessThanOrEqual(LIMIT + 2 * FRAME);
     await agent.ask('resume');
-    await until(() => agent.ask('stats'), (s) => s.receivedBytes >= sent, 'the agent received everything');
+    await until(async () => {
+      const s = await agent.ask('stats');
+      return s.receivedBytes >= sent ? s : undefined;
+    }, WAIT_MS, 'the agent received everything');
     expect((await agent.ask('stats')).receivedBytes).toBe(sent);
     expect(server.proxyStats()[0]).toMatchObject({ agentPaused: false, clientPaused: false });
   });
@@ -307,9 +335,15 @@ describe('Pi-DE through serve, bounded in time', () => {
       await sleepMs(1);
     }
     (view.ws as unknown as { _socket: { pause(): void } })._socket.pause();
-    await until(() => lines.some((l) => l.includes('did not read')), (ok) => ok, 'the log line');
+    await until(() => {
+      const ok = lines.some((l) => l.includes('did not read'));
+      return ok ? ok : undefined;
+    }, WAIT_MS, 'the log line');
     expect(lines.filter((l) => l.includes('did not read'))).toEqual(['serve: an agent proxy connection: the agent did not read for over 150 ms: terminated']);
-    await until(() => server.proxyStats().length, (n) => n === 0, 'the proxy is gone');
+    await until(() => {
+      const n = server.proxyStats().length;
+      return n === 0 ? n : undefined;
+    }, WAIT_MS, 'the proxy is gone');
     await roundTrip(socket, '{"id":"p","method":"ping"}', { id: 'p', result: { status: 'healthy', nodes: 1, version: '0.1.0' } });
   });
 });

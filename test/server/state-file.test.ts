@@ -1,12 +1,14 @@
 // `--state-file`: atomic snapshots after changes, and a reload that keeps what may still be
 // alive (live local pids, remote hosts) and drops local entries whose process is gone.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StateFileWriter } from '../../src/server/index.js';
 import { cleanup, connectPastInit, FakeClock, node, registerText, roundTrip, serve, sleepMs, T0 } from './helpers.js';
+import { deadPid } from '../support/processes.js';
+import { until } from '../support/wait.js';
 
 let dir: string;
 beforeEach(() => {
@@ -22,25 +24,14 @@ function readSnapshot(path: string): { version: number; nodes: Record<string, un
 }
 
 async function pollSnapshot(path: string, done: (s: ReturnType<typeof readSnapshot>) => boolean): Promise<ReturnType<typeof readSnapshot>> {
-  const end = Date.now() + 2000;
-  for (;;) {
+  return until(() => {
     try {
       const snap = readSnapshot(path);
-      if (done(snap) || Date.now() > end) return snap;
-    } catch (err) {
-      if (Date.now() > end) throw err;
+      return done(snap) ? snap : undefined;
+    } catch {
+      return undefined; // not written yet, or mid-rename
     }
-    await sleepMs(20);
-  }
-}
-
-/** A pid that surely belongs to no process: a child we SIGKILLed and saw exit (so it is reaped). */
-async function deadPid(): Promise<number> {
-  const child = spawn('sleep', ['30'], { stdio: 'ignore' });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-  return child.pid as number;
+  }, 2_000, `the state file ${path} as expected`);
 }
 
 describe('writing', () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestAgentctlDaemon } from '../support/agentctl-daemon.js';
 import { cliCopyForAnyUser, otherUserRequirement, runCommand as run } from '../support/cli.js';
-import { isLinux, killAndReap, spawnSleep } from '../os/helpers.js';
+import { isLinux, killAndReap, spawnSleep } from '../support/processes.js';
 
 const requirement = otherUserRequirement('to run the CLI as another user');
 const maybe = requirement === undefined || process.env.CI === 'true' ? describe : describe.skip;

@@ -7,11 +7,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ClaimFinding, Finding } from '../../src/core/types.js';
-import { stageZombie } from '../../src/demo/zombie.js';
 import { summaryText } from '../../src/ui/components/status-line.js';
 import type { TestAgentctlDaemon } from '../support/agentctl-daemon.js';
 import { agentctlDaemon, agentctlSource } from './agentctl-support.js';
-import { engineFor, killAndReap, onCleanup, sleeper, tempDir, until } from '../engine/helpers.js';
+import { engineFor, sleeper, tempDir, until } from '../engine/helpers.js';
+import { zombie } from '../support/processes.js';
 
 const PID_MAX = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
 let nextNever = PID_MAX + 100;
@@ -20,12 +20,6 @@ const neverPid = (): number => nextNever++;
 
 const source = (socketPath: string) => agentctlSource(socketPath, 1_000);
 
-async function zombie(): Promise<number> {
-  const z = await stageZombie();
-  onCleanup(() => killAndReap(z.parent));
-  return z.pid;
-}
-
 const find = (findings: readonly Finding[], id: string) => findings.find((f) => f.id === id);
 const claimsOn = (findings: readonly Finding[], dir: string) => findings.filter((f): f is ClaimFinding => f.kind === 'claim' && f.id === dir);
 const auditLines = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -33,7 +27,7 @@ const auditLines = (path: string) => readFileSync(path, 'utf8').trim().split('\n
 describe('agentctl: every prune audited', () => {
   it('a prune sent for a zombie is refused, and what it removed besides is audited with its evidence and reported', async () => {
     const d = await agentctlDaemon();
-    const z = await zombie();
+    const z = (await zombie()).pid;
     const other = neverPid();
     const live = sleeper();
     d.addSession({ id: 'zomb', pid: z });
@@ -75,7 +69,7 @@ describe('agentctl: every prune audited', () => {
 
   it('a later planned entry the prune already took is reported as removed by it, not "already gone"', async () => {
     const d = await agentctlDaemon();
-    const z = await zombie();
+    const z = (await zombie()).pid;
     d.addSession({ id: 'zomb', pid: z, startedAt: new Date(Date.now() - 60_000).toISOString() });
     d.addSession({ id: 'other', pid: neverPid() });
     const audit = join(tempDir(), 'evictions.jsonl');

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { HypivisorSource, type HypivisorOptions } from '../../src/sources/hypivisor/index.js';
-import { node, startScriptedRegistry, until, type Script, type ScriptedRegistry } from '../support/scripted-registry.js';
+import { node, startScriptedRegistry, type Script, type ScriptedRegistry } from '../support/scripted-registry.js';
+import { until } from '../support/wait.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -10,7 +10,8 @@ import { HypivisorSource } from '../../src/sources/hypivisor/index.js';
 import { parseFrame, toClaimEntry, toSessionEntry } from '../../src/sources/hypivisor/wire.js';
 import { readInitSnapshot } from '../../src/sources/hypivisor/init-reader.js';
 import { runCli } from '../support/cli.js';
-import { startScriptedRegistry, until, type Script, type ScriptedRegistry } from '../support/scripted-registry.js';
+import { startScriptedRegistry, type Script, type ScriptedRegistry } from '../support/scripted-registry.js';
+import { until } from '../support/wait.js';
 import { BUILT } from '../support/tmux.js';
 
 const LEVELS = 100_000;

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { HypivisorSource } from '../../src/sources/hypivisor/index.js';
-import { node, startScriptedRegistry, until, type ScriptedRegistry } from '../support/scripted-registry.js';
+import { node, startScriptedRegistry, type ScriptedRegistry } from '../support/scripted-registry.js';
+import { until } from '../support/wait.js';
 
 // Seeded, so a failure is reproducible.
 function rng(seed: number): () => number {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startRegistryServer } from '../../src/server/index.js';
 import { HypivisorSource, type HypivisorOptions } from '../../src/sources/hypivisor/index.js';
-import { until } from '../support/scripted-registry.js';
+import { until } from '../support/wait.js';
 
 type Server = Awaited<ReturnType<typeof startRegistryServer>>;
 const cleanups: (() => Promise<unknown>)[] = [];

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startRegistryServer } from '../../src/server/index.js';
 import { HypivisorSource, type HypivisorOptions } from '../../src/sources/hypivisor/index.js';
 import type { SourceState } from '../../src/sources/types.js';
-import { node, startScriptedRegistry, until } from '../support/scripted-registry.js';
+import { node, startScriptedRegistry } from '../support/scripted-registry.js';
+import { until } from '../support/wait.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

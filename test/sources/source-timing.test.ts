@@ -13,25 +13,12 @@ import { AgentctlSource } from '../../src/sources/agentctl/index.js';
 import { DOUBT_RESYNC_MS, HYPIVISOR_DEFAULTS, HypivisorSource, type HypivisorOptions } from '../../src/sources/hypivisor/index.js';
 import type { Source } from '../../src/sources/types.js';
 import { node, startScriptedRegistry, type Script, type ScriptedRegistry } from '../support/scripted-registry.js';
-
-// Captured before any test fakes them: waiting for real I/O must use real time.
-const realSetTimeout = globalThis.setTimeout;
-const realSleep = (ms: number) => new Promise<void>((resolve) => realSetTimeout(resolve, ms));
-
-/** Wait in real time (at most `limitMs`) for a condition that real I/O makes true. */
-async function eventually<T>(fn: () => T | undefined | false, what: string, limitMs = 3_000): Promise<T> {
-  for (let waited = 0; ; waited += 10) {
-    const v = fn();
-    if (v !== undefined && v !== false) return v;
-    if (waited > limitMs) throw new Error(`timed out waiting for ${what}`);
-    await realSleep(10);
-  }
-}
+import { sleepMs, until } from '../support/wait.js';
 
 /** Advance the fake clock, then give real I/O a moment to carry whatever the timers sent. */
 async function advance(ms: number): Promise<void> {
   vi.advanceTimersByTime(ms);
-  await realSleep(60);
+  await sleepMs(60);
 }
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -77,25 +64,25 @@ describe('a doubt brings a re-sync soon, not at the next periodic one', () => {
   it('invalid JSON: list_nodes arrives one second later, though the periodic re-sync is ten minutes away', async () => {
     const r = await registry();
     const c = hypivisor(r.url);
-    await eventually(() => statusOf(c) === 'connected', 'connected');
+    await until(() => statusOf(c) === 'connected', 3_000, 'connected');
     r.send('{"event": "node_joined", "node": ');
-    await eventually(() => c.snapshot().state.counters.invalidJson === 1, 'the frame counted');
+    await until(() => c.snapshot().state.counters.invalidJson === 1, 3_000, 'the frame counted');
     await advance(DOUBT_RESYNC_MS - 1);
     expect(listNodes(r)).toBe(0);
     await advance(1);
-    await eventually(() => listNodes(r) === 1, 'the re-sync after the doubt');
+    await until(() => listNodes(r) === 1, 3_000, 'the re-sync after the doubt');
     expect(DOUBT_RESYNC_MS).toBe(1_000);
   });
 
   it('an event about a node it never saw: the view has drifted, list_nodes repairs it', async () => {
     const r = await registry({ answer: (req) => ({ id: req.id, result: req.method === 'list_nodes' ? [node('ghost', { status: 'offline' })] : [] }) });
     const c = hypivisor(r.url);
-    await eventually(() => statusOf(c) === 'connected', 'connected');
+    await until(() => statusOf(c) === 'connected', 3_000, 'connected');
     r.send({ event: 'node_offline', id: 'ghost' });
-    await realSleep(60);
+    await sleepMs(60);
     expect(c.snapshot().sessions).toEqual([]);
     await advance(1_000);
-    await eventually(() => c.snapshot().sessions.length === 1, 'the repaired view');
+    await until(() => c.snapshot().sessions.length === 1, 3_000, 'the repaired view');
     expect(listNodes(r)).toBe(1);
     expect(c.snapshot().state).toMatchObject({ repaired: 1, resyncs: 1 });
   });
@@ -103,11 +90,11 @@ describe('a doubt brings a re-sync soon, not at the next periodic one', () => {
   it('a burst of garbage brings one re-sync, not one per frame', async () => {
     const r = await registry();
     const c = hypivisor(r.url);
-    await eventually(() => statusOf(c) === 'connected', 'connected');
+    await until(() => statusOf(c) === 'connected', 3_000, 'connected');
     for (let i = 0; i < 5; i++) r.send('not json');
-    await eventually(() => c.snapshot().state.counters.invalidJson === 5, 'the frames counted');
+    await until(() => c.snapshot().state.counters.invalidJson === 5, 3_000, 'the frames counted');
     await advance(1_000);
-    await eventually(() => listNodes(r) === 1, 'the re-sync');
+    await until(() => listNodes(r) === 1, 3_000, 'the re-sync');
     await advance(900);
     expect(listNodes(r)).toBe(1);
   });
@@ -115,9 +102,9 @@ describe('a doubt brings a re-sync soon, not at the next periodic one', () => {
   it('a well-formed event it knows brings no re-sync', async () => {
     const r = await registry();
     const c = hypivisor(r.url);
-    await eventually(() => statusOf(c) === 'connected', 'connected');
+    await until(() => statusOf(c) === 'connected', 3_000, 'connected');
     r.send({ event: 'node_joined', node: node('a') });
-    await eventually(() => c.snapshot().sessions.length === 1, 'the node');
+    await until(() => c.snapshot().sessions.length === 1, 3_000, 'the node');
     await advance(5_000);
     expect(listNodes(r)).toBe(0);
   });
@@ -128,7 +115,7 @@ describe('reconnects back off with jitter', () => {
     const r = await registry({ refuse: 503 });
     for (const [random, delay] of [[0, 500], [0.5, 750]] as const) {
       const c = hypivisor(r.url, { backoffInitialMs: 1_000, backoffMaxMs: 8_000, random: () => random });
-      const s = await eventually(() => (statusOf(c) === 'unreachable' ? c.snapshot().state : undefined), 'unreachable');
+      const s = await until(() => (statusOf(c) === 'unreachable' ? c.snapshot().state : undefined), 3_000, 'unreachable');
       expect(s.retryAt! - s.downSince!).toBe(delay);
     }
   });
@@ -136,12 +123,12 @@ describe('reconnects back off with jitter', () => {
   it('hypivisor: a failed attempt waits the jittered delay, not the bare step', async () => {
     const r = await registry({ refuse: 503 });
     const c = hypivisor(r.url, { backoffInitialMs: 1_000, backoffMaxMs: 1_000, random: () => 0 });
-    await eventually(() => statusOf(c) === 'unreachable', 'unreachable');
+    await until(() => statusOf(c) === 'unreachable', 3_000, 'unreachable');
     expect(r.upgrades).toHaveLength(1);
     await advance(499);
     expect(r.upgrades).toHaveLength(1);
     await advance(1);
-    await eventually(() => r.upgrades.length === 2, 'the second attempt');
+    await until(() => r.upgrades.length === 2, 3_000, 'the second attempt');
   });
 
   it('agentctl: the daemon gone, it comes back at the jittered delay too (it used the bare step, no jitter)', async () => {
@@ -157,11 +144,11 @@ describe('reconnects back off with jitter', () => {
     await new Promise<void>((resolve) => server.listen(socketPath, resolve));
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
     const src = started(new AgentctlSource({ socketPath, host: 'devbox', backoffInitialMs: 1_000, backoffMaxMs: 1_000, random: () => 0 }));
-    await eventually(() => connections === 1 && statusOf(src) !== 'connecting', 'the first hang-up');
+    await until(() => connections === 1 && statusOf(src) !== 'connecting', 3_000, 'the first hang-up');
     await advance(499);
     expect(connections).toBe(1);
     await advance(1);
-    await eventually(() => connections === 2, 'the second attempt');
+    await until(() => connections === 2, 3_000, 'the second attempt');
   });
 });
 
@@ -169,25 +156,25 @@ describe('the defaults of a client built as the CLI builds it', () => {
   it('after HTTP 401 it tries again after exactly 30 s, not before', async () => {
     const r = await registry({ refuse: 401 });
     const c = hypivisorAsTheCliBuildsIt(r.url);
-    const s = await eventually(() => (statusOf(c) === 'auth-refused' ? c.snapshot().state : undefined), 'auth-refused');
+    const s = await until(() => (statusOf(c) === 'auth-refused' ? c.snapshot().state : undefined), 3_000, 'auth-refused');
     expect(s.retryAt! - s.since).toBe(30_000);
     expect(HYPIVISOR_DEFAULTS.authRetryMs).toBe(30_000);
     await advance(29_999);
     expect(r.upgrades).toHaveLength(1);
     await advance(1);
-    await eventually(() => r.upgrades.length === 2, 'the retry');
+    await until(() => r.upgrades.length === 2, 3_000, 'the retry');
   });
 
   it('connected, it re-syncs with list_nodes every 10 s', async () => {
     const r = await registry();
     const c = hypivisorAsTheCliBuildsIt(r.url);
-    await eventually(() => statusOf(c) === 'connected', 'connected');
+    await until(() => statusOf(c) === 'connected', 3_000, 'connected');
     await advance(9_999);
     expect(listNodes(r)).toBe(0);
     await advance(1);
-    await eventually(() => listNodes(r) === 1, 'the first periodic re-sync');
+    await until(() => listNodes(r) === 1, 3_000, 'the first periodic re-sync');
     await advance(10_000);
-    await eventually(() => listNodes(r) === 2, 'the second');
+    await until(() => listNodes(r) === 2, 3_000, 'the second');
     expect(HYPIVISOR_DEFAULTS.resyncIntervalMs).toBe(10_000);
   });
 });

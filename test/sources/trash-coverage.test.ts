@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { moveToTrash } from '../../src/sources/trash-move.js';
 import { FileChanged, fileStamp, listTrash, restoreFromTrash, type TrashMeta } from '../../src/sources/trash.js';
+import { until } from '../support/wait.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -74,7 +75,7 @@ describe('moveToTrash', () => {
     try {
       const { entryDir } = await moveToTrash(path, stamp, meta, trash);
       const name = entryDir.slice(trash.length + 1);
-      await until(() => seen.includes(`${name}.meta.json`));
+      await until(() => seen.includes(`${name}.meta.json`), 2_000, 'the note in the trash');
       // When the note appeared, the file was still where it was and its entry folder empty.
       expect(whenNoted).toEqual({ atSource: true, inEntry: [] });
     } finally {
@@ -263,10 +264,3 @@ describe('listTrash and restoreFromTrash', () => {
   });
 });
 
-async function until(ok: () => boolean, ms = 2_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

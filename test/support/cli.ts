@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isLinux } from '../os/helpers.js';
+import { isLinux } from './processes.js';
 import { BIN, ROOT } from './tmux.js';
 
 export interface CliRun {

@@ -73,15 +73,7 @@ export async function startScriptedRegistry(script: Script = {}, port = 0): Prom
   };
 }
 
-export async function until<T>(fn: () => T | undefined | false, timeoutMs = 3000, what = 'condition'): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { until } from './wait.js';
 
 export const node = (id: string, fields: Record<string, unknown> = {}) => ({
   id,

@@ -1,5 +1,4 @@
 // The real App on the real engine, against a real `ghostwatch serve` with real processes.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,27 +10,13 @@ import { startRegistryServer, type RegistryServer } from '../../src/server/index
 import { HypivisorSource } from '../../src/sources/hypivisor/index.js';
 import { App } from '../../src/ui/app.js';
 import { READ_ONLY_MESSAGE } from '../../src/ui/view-state.js';
-import { until } from '../support/scripted-registry.js';
+import { until } from '../support/wait.js';
+import { deadPid, sleeper } from '../support/processes.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-function sleeper(): ChildProcess & { pid: number } {
-  const c = spawn('sleep', ['60'], { stdio: 'ignore' });
-  cleanups.push(() => c.kill('SIGKILL'));
-  return c as ChildProcess & { pid: number };
-}
-
-async function deadPid(): Promise<number> {
-  const c = sleeper();
-  await new Promise((r) => {
-    c.once('exit', r);
-    c.kill('SIGKILL');
-  });
-  return c.pid;
-}
 
 /** A pi-socket-like agent connection; `register` can be sent again (a re-registration). */
 async function agent(server: RegistryServer) {

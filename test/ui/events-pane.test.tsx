@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WatchEvent } from '../../src/core/events.js';
 import { App } from '../../src/ui/app.js';
 import { demoFindings, FIXED_NOW, StaticEngine } from '../support/ui-fixtures.js';
+import { until } from '../support/wait.js';
 
 const settle = (ms = 30) => new Promise((r) => setTimeout(r, ms));
 let tz: string | undefined;
@@ -24,14 +25,13 @@ async function open(engine: StaticEngine, keys: string[], size = { columns: 100,
     r.stdin.write(k);
     await settle();
   }
-  if (keys.includes('e')) await until(r, (f) => f.includes('events: '));
+  if (keys.includes('e')) await drawn(r, (f) => f.includes('events: '));
   return r;
 }
 const frame = (r: { lastFrame(): string | undefined }) => r.lastFrame() ?? '';
 /** Waits (up to 5 s, a busy machine) until the frame shows what a key should have drawn. */
-async function until(r: { lastFrame(): string | undefined }, ok: (f: string) => boolean): Promise<void> {
-  for (let i = 0; i < 250 && !ok(frame(r)); i++) await settle(20);
-}
+const drawn = (r: { lastFrame(): string | undefined }, ok: (f: string) => boolean): Promise<unknown> =>
+  until(() => ok(frame(r)), 5_000, () => `a frame that never came; the last one:\n${frame(r)}`);
 
 const EVENTS: WatchEvent[] = [
   { at: FIXED_NOW - 3_600_000, kind: 'source', source: 'hypivisor', status: 'connected', reading: true, rows: 12 },
@@ -58,7 +58,7 @@ describe('the events pane', () => {
     expect(frame(r)).toMatch(/ Esc {2}back\b/);
 
     r.stdin.write('\u001b');
-    await until(r, (f) => !f.includes('events: the last'));
+    await drawn(r, (f) => !f.includes('events: the last'));
     expect(frame(r)).not.toContain('events: the last');
     expect(frame(r)).toContain('VERDICT');
     r.unmount();
@@ -70,13 +70,13 @@ describe('the events pane', () => {
     expect(frame(r)).toContain('agent-59 joined');
     expect(frame(r)).not.toContain('agent-0 joined');
     r.stdin.write('G');
-    await until(r, (f) => f.includes('agent-0 joined'));
+    await drawn(r, (f) => f.includes('agent-0 joined'));
     expect(frame(r)).toContain('agent-0 joined');
     expect(frame(r)).not.toContain('agent-59 joined');
     r.stdin.write('g');
-    await until(r, (f) => f.includes('agent-59 joined'));
+    await drawn(r, (f) => f.includes('agent-59 joined'));
     r.stdin.write('j');
-    await until(r, (f) => !f.includes('agent-59 joined'));
+    await drawn(r, (f) => !f.includes('agent-59 joined'));
     expect(frame(r)).not.toContain('agent-59 joined');
     expect(frame(r)).toContain('agent-58 joined');
     r.unmount();
@@ -87,7 +87,7 @@ describe('the events pane', () => {
     const r = await open(engine, ['e']);
     expect(frame(r)).toContain('events: waiting for the first full view of every registry');
     engine.set(demoFindings(), { events: EVENTS.slice(0, 1) });
-    await until(r, (f) => f.includes('connected, 12 rows'));
+    await drawn(r, (f) => f.includes('connected, 12 rows'));
     expect(frame(r)).toContain('hypivisor: connected, 12 rows');
     r.unmount();
   });
