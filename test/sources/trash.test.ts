@@ -1,29 +1,32 @@
 // The trash folder with real files: never written through a symlink, tightened when loose, its
-// notes created exclusively and validated when read back, only regular files moved or restored.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+// notes created exclusively and validated when read back, only regular files moved or restored;
+// what a move leaves behind (the note first, then the file, nothing at the source), a file that
+// changes in the middle of its move, a move and a restore across filesystems (copied, since a hard
+// link cannot cross), and restore never over a file.
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UnsafePath } from '../../src/os/safe-file.js';
 import { moveToTrash } from '../../src/sources/trash-move.js';
-import { checkTrashDir, fileStamp, listTrash, restoreFromTrash } from '../../src/sources/trash.js';
+import { checkTrashDir, FileChanged, fileStamp, listTrash, restoreFromTrash, type TrashMeta } from '../../src/sources/trash.js';
+import { until } from '../support/wait.js';
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-function temp(): string {
-  const d = mkdtempSync(join(tmpdir(), 'gw-trash-'));
+function temp(base = tmpdir()): string {
+  const d = mkdtempSync(join(base, 'gw-trash-'));
   dirs.push(d);
   return d;
 }
-const meta = { source: 'claude', kind: 'session', id: 'abc' } as const;
-
-function sessionFile(root: string, name = 'a.json'): { path: string; stamp: string } {
+function sessionFile(root: string, name = 'a.json', text = '{"pid": 1}'): { path: string; stamp: string } {
   const path = join(root, name);
-  writeFileSync(path, '{"pid": 1}');
+  writeFileSync(path, text);
   return { path, stamp: fileStamp(statSync(path)) };
 }
+const meta = { source: 'claude', kind: 'session', id: 'abc' } as const;
 
 describe('trash folder', () => {
   it('is never written through a symlink: the move is refused in one line, the file stays, the target folder is untouched', async () => {
@@ -106,3 +109,244 @@ describe('trash folder', () => {
     expect(existsSync(path)).toBe(false);
   });
 });
+
+const at = (iso: string) => () => Date.parse(iso);
+
+/** A folder on another filesystem than tmpdir(), or why there is none here. */
+function otherFilesystem(): string | { reason: string } {
+  const shm = '/dev/shm';
+  if (!existsSync(shm)) return { reason: 'not on this platform: no /dev/shm, so no second filesystem to move across' };
+  if (statSync(shm).dev === statSync(tmpdir()).dev) return { reason: 'not on this platform: /dev/shm is on the same filesystem as the temp folder' };
+  return temp(shm);
+}
+
+describe('moveToTrash', () => {
+  it('leaves the file in a dated entry folder of the trash, its note beside it, nothing at the source', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    const { path, stamp } = sessionFile(root, 'sess.json', '{"pid": 42}');
+    const { trashPath, entryDir, metaPath } = await moveToTrash(path, stamp, meta, trash, at('2026-03-04T05:06:07.089Z'));
+
+    expect(existsSync(path)).toBe(false);
+    expect(readFileSync(trashPath, 'utf8')).toBe('{"pid": 42}');
+    expect(entryDir).toMatch(/\/trash\/2026-03-04T05-06-07-089Z-[0-9a-f]{6}-sess\.json$/);
+    expect(trashPath).toBe(join(entryDir, 'sess.json'));
+    expect(metaPath).toBe(`${entryDir}.meta.json`);
+    const note = JSON.parse(readFileSync(metaPath, 'utf8')) as TrashMeta;
+    expect(note).toEqual({
+      version: 2,
+      source: 'claude',
+      kind: 'session',
+      id: 'abc',
+      originalPath: path,
+      trashName: entryDir.slice(trash.length + 1),
+      trashedAt: '2026-03-04T05:06:07.089Z',
+      files: [{ name: 'sess.json', originalPath: path }],
+    });
+    expect(readdirSync(trash).sort()).toEqual([note.trashName, `${note.trashName}.meta.json`].sort());
+    expect(readdirSync(entryDir)).toEqual(['sess.json']);
+  });
+
+  it('writes the note before the file arrives in the trash (a crash in between leaves a note, not a lost file)', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    mkdirSync(trash, { mode: 0o700 });
+    const { path, stamp } = sessionFile(root);
+    const seen: string[] = [];
+    let whenNoted: { atSource: boolean; inEntry: string[] } | undefined;
+    const watcher = watch(trash, (_event, name) => {
+      if (name && !seen.includes(name)) seen.push(name);
+      if (!whenNoted && name?.endsWith('.meta.json')) whenNoted = { atSource: existsSync(path), inEntry: readdirSync(join(trash, name.slice(0, -'.meta.json'.length))) };
+    });
+    try {
+      const { entryDir } = await moveToTrash(path, stamp, meta, trash);
+      const name = entryDir.slice(trash.length + 1);
+      await until(() => seen.includes(`${name}.meta.json`), 2_000, 'the note in the trash');
+      // When the note appeared, the file was still where it was and its entry folder empty.
+      expect(whenNoted).toEqual({ atSource: true, inEntry: [] });
+    } finally {
+      watcher.close();
+    }
+  });
+
+  it('refuses a file that changed since it was read; a file that is gone rejects with ENOENT; the trash stays empty', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    const { path, stamp } = sessionFile(root);
+    appendFileSync(path, ' ');
+    await expect(moveToTrash(path, stamp, meta, trash)).rejects.toThrow(new FileChanged('the file changed since ghostwatch read it'));
+    expect(readFileSync(path, 'utf8')).toBe('{"pid": 1} ');
+    rmSync(path);
+    await expect(moveToTrash(path, stamp, meta, trash)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(existsSync(trash) ? readdirSync(trash) : []).toEqual([]);
+  });
+
+  it('a file written to while it is being moved stays where it is, with what was written; the trash keeps neither copy nor note', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    mkdirSync(trash, { mode: 0o700 });
+    const { path, stamp } = sessionFile(root);
+    // The note is the move's first write into the trash: the session writes to its file right then.
+    let wrote = false;
+    const watcher = watch(trash, (_event, name) => {
+      if (!wrote && name?.endsWith('.meta.json')) {
+        wrote = true;
+        appendFileSync(path, '\n{"pid": 2}');
+      }
+    });
+    try {
+      await expect(moveToTrash(path, stamp, meta, trash)).rejects.toThrow(new FileChanged('the file changed while it was being moved'));
+    } finally {
+      watcher.close();
+    }
+    expect(wrote).toBe(true);
+    expect(readFileSync(path, 'utf8')).toBe('{"pid": 1}\n{"pid": 2}');
+    expect(readdirSync(trash)).toEqual([]);
+  });
+
+  it('a file replaced by another (a new inode) just before the rename goes back where it was, whole; the trash keeps nothing', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    mkdirSync(trash, { mode: 0o700 });
+    const { path, stamp } = sessionFile(root, '42.json', '{"pid": 42, "old": true}');
+    // Pid reuse: a new process writes its record at the same name (a new file renamed over it) right as the move starts.
+    let replaced = false;
+    const watcher = watch(trash, (_event, name) => {
+      if (!replaced && name?.endsWith('.meta.json')) {
+        replaced = true;
+        writeFileSync(join(root, 'new.tmp'), '{"pid": 42, "new": true}');
+        renameSync(join(root, 'new.tmp'), path);
+      }
+    });
+    try {
+      await expect(moveToTrash(path, stamp, meta, trash)).rejects.toThrow(new FileChanged('the file changed while it was being moved'));
+    } finally {
+      watcher.close();
+    }
+    expect(replaced).toBe(true);
+    expect(readFileSync(path, 'utf8')).toBe('{"pid": 42, "new": true}');
+    expect(readdirSync(trash)).toEqual([]);
+  });
+
+  it('moves across filesystems by copying: the content arrives, the source is removed (a companion too, made 0600), the note says where it came from', async (ctx) => {
+    const other = otherFilesystem();
+    if (typeof other !== 'string') return ctx.skip(other.reason);
+    const root = temp();
+    const trash = join(root, 'trash');
+    const { path, stamp } = sessionFile(other, 'far.json', '{"pid": 7}');
+    const { trashPath } = await moveToTrash(path, stamp, meta, trash);
+    expect(existsSync(path)).toBe(false);
+    expect(readFileSync(trashPath, 'utf8')).toBe('{"pid": 7}');
+    const [item] = await listTrash(trash);
+    expect(item).toMatchObject({ originalPath: path, trashPath, present: true });
+
+    await restoreFromTrash(item!);
+    expect(readFileSync(path, 'utf8')).toBe('{"pid": 7}');
+    expect(readdirSync(trash)).toEqual([]);
+
+    // With a companion (a Claude key file): both copied, each checked beside itself first.
+    const sessions = join(other, 'sessions');
+    mkdirSync(sessions);
+    const record = sessionFile(sessions, '77.json', '{"pid": 77}');
+    const key = join(sessions, '77.abc.key');
+    writeFileSync(key, 'k', { mode: 0o644 });
+    const moved = await moveToTrash(record.path, record.stamp, meta, trash, Date.now, [key, join(sessions, '77.gone.key')]);
+    expect(moved.movedAlong).toEqual([key]);
+    expect(moved.left).toEqual([]);
+    expect(readdirSync(sessions)).toEqual([]); // no staging name left beside them
+    expect(readdirSync(moved.entryDir).sort()).toEqual(['77.abc.key', '77.json']);
+    expect(statSync(join(moved.entryDir, '77.abc.key')).mode & 0o777).toBe(0o600);
+    expect((JSON.parse(readFileSync(moved.metaPath, 'utf8')) as TrashMeta).files).toEqual([
+      { name: '77.json', originalPath: record.path },
+      { name: '77.abc.key', originalPath: key },
+    ]);
+  });
+});
+
+describe('moveToTrash with companions', () => {
+  it('a companion that is a symlink stays where it is and is named in `left`; the note names only what moved', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    const { path, stamp } = sessionFile(root, '78.json');
+    writeFileSync(join(root, 'secret'), 's');
+    const link = join(root, '78.x.key');
+    symlinkSync(join(root, 'secret'), link);
+    const moved = await moveToTrash(path, stamp, meta, trash, Date.now, [link]);
+    expect(moved).toMatchObject({ movedAlong: [], left: [{ path: link, why: 'not a regular file (a symlink?)' }] });
+    expect(existsSync(link)).toBe(true);
+    expect((JSON.parse(readFileSync(moved.metaPath, 'utf8')) as TrashMeta).files).toEqual([{ name: '78.json', originalPath: path }]);
+  });
+});
+
+describe('listTrash and restoreFromTrash', () => {
+  it('lists newest first, marks a note whose file never arrived as not present, and ignores other files', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    const a = sessionFile(root, 'a.json');
+    const b = sessionFile(root, 'b.json');
+    const c = sessionFile(root, 'c.json');
+    await moveToTrash(a.path, a.stamp, { ...meta, id: 'a' }, trash, at('2026-01-01T00:00:00.000Z'));
+    await moveToTrash(c.path, c.stamp, { ...meta, id: 'c' }, trash, at('2026-01-03T00:00:00.000Z'));
+    const middle = await moveToTrash(b.path, b.stamp, { ...meta, id: 'b', kind: 'claim' }, trash, at('2026-01-02T00:00:00.000Z'));
+    rmSync(middle.trashPath); // as if the move had crashed after the note
+    writeFileSync(join(trash, 'stray.txt'), 'not a note');
+
+    const items = await listTrash(trash);
+    expect(items.map((i) => [i.id, i.kind, i.present])).toEqual([
+      ['c', 'session', true],
+      ['b', 'claim', false],
+      ['a', 'session', true],
+    ]);
+    expect(items[1]).toMatchObject({ originalPath: b.path, trashPath: middle.trashPath, metaPath: middle.metaPath });
+  });
+
+  it('an entry of an older release (version 1: one file beside its note) is still listed and restored', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    mkdirSync(trash, { mode: 0o700 });
+    const original = join(root, 'sessions', 'old.json');
+    writeFileSync(join(trash, 'T-old.json'), '{"pid": 3}');
+    const note = { version: 1, source: 'claude', kind: 'session', id: 'old', originalPath: original, trashName: 'T-old.json', trashedAt: '2026-01-01T00:00:00.000Z' };
+    writeFileSync(join(trash, 'T-old.json.meta.json'), JSON.stringify(note));
+    const [item] = await listTrash(trash);
+    expect(item).toMatchObject({ id: 'old', present: true, trashPath: join(trash, 'T-old.json'), entryFiles: [{ originalPath: original, present: true }] });
+    expect(await restoreFromTrash(item!)).toEqual([original]);
+    expect(readFileSync(original, 'utf8')).toBe('{"pid": 3}');
+    expect(readdirSync(trash)).toEqual([]);
+  });
+
+  it('a trash folder that does not exist yet lists as empty', async () => {
+    expect(await listTrash(join(temp(), 'never-made'))).toEqual([]);
+  });
+
+  it('restore puts the file back, into its folder made anew, and clears the trash of it and its note', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    const folder = join(root, 'projects', 'p1');
+    mkdirSync(folder, { recursive: true });
+    const { path, stamp } = sessionFile(folder, 's.json', '{"pid": 9}');
+    await moveToTrash(path, stamp, meta, trash);
+    rmSync(join(root, 'projects'), { recursive: true });
+
+    const [item] = await listTrash(trash);
+    await restoreFromTrash(item!);
+    expect(readFileSync(path, 'utf8')).toBe('{"pid": 9}');
+    expect(readdirSync(trash)).toEqual([]);
+    expect(await listTrash(trash)).toEqual([]);
+  });
+
+  it('restore never overwrites a file that is at the original path now: EEXIST, both files and the note stay', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    const { path, stamp } = sessionFile(root, 's.json', 'old');
+    const { trashPath, metaPath } = await moveToTrash(path, stamp, meta, trash);
+    writeFileSync(path, 'new');
+
+    const [item] = await listTrash(trash);
+    await expect(restoreFromTrash(item!)).rejects.toMatchObject({ code: 'EEXIST', message: `${path} exists now; it was not overwritten` });
+    expect(readFileSync(path, 'utf8')).toBe('new');
+    expect(readFileSync(trashPath, 'utf8')).toBe('old');
+    expect(existsSync(metaPath)).toBe(true);
+  });
+});
+
