@@ -3,7 +3,7 @@
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { localProbeProvider } from '../../src/os/index.js';
+import { localProbeProvider } from '../../src/os/provider.js';
 import { isLinux, killAndReap, spawnSleep } from '../support/processes.js';
 
 const cleanups: (() => Promise<void>)[] = [];
