@@ -13,7 +13,6 @@ export interface PollPaceOptions {
 }
 
 export const DEFAULT_FAST_POLL_MS = 2_000;
-export const DEFAULT_SLOW_POLL_MS = 10_000;
 export const DEFAULT_CALM_READS = 3;
 
 export class PollPace {
