@@ -28,7 +28,6 @@ const UNSAFE_SOURCE = String.raw`[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]|[\uD800-\uDBFF](?![\
 // Compiled on first use: Unicode property classes cost ~10 ms to build, a real share of the
 // start-up of a one-line command like `ghostwatch status`.
 let unsafeAll: RegExp | undefined;
-let unsafeAny: RegExp | undefined;
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 function hex(code: number, width: number): string {
@@ -162,12 +161,6 @@ export function compactText(value: unknown, maxChars: number = DEFAULT_MAX_LENGT
   if (cyclic) return '[unprintable]';
   const text = parts.join('');
   return text.length > maxChars ? text.slice(0, maxChars) : text;
-}
-
-/** True when `sanitize` would leave the text as it is (no unsafe characters, within the cap). */
-export function isInert(text: string, max: number = DEFAULT_MAX_LENGTH): boolean {
-  unsafeAny ??= new RegExp(UNSAFE_SOURCE, 'u');
-  return !unsafeAny.test(text) && Array.from(text).length <= max;
 }
 
 /**
