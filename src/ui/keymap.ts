@@ -171,11 +171,6 @@ export function bindingFor(press: KeyPress, mode: Mode): Binding | undefined {
   return KEYMAP.find((b) => b.modes.includes(mode) && b.keys.some((k) => matches(k, press)));
 }
 
-/** The command a key press means in a mode, if any. */
-export function commandFor(press: KeyPress, mode: Mode): Command | undefined {
-  return bindingFor(press, mode)?.command;
-}
-
 /** What the input hook dispatches for a key press: its command, and the text if the binding takes text. */
 export interface KeyCommand {
   readonly command: Command;

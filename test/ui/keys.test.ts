@@ -1,7 +1,7 @@
 // The key reader as a table: byte chunks as a terminal sends them, and the presses they are.
 // Every byte of a chunk is a key; sequences inside a chunk are keys; pastes are text.
 import { describe, expect, it } from 'vitest';
-import { commandFor, type KeyPress } from '../../src/ui/keymap.js';
+import { keyCommand, type KeyPress } from '../../src/ui/keymap.js';
 import { KeyReader, parseKeys, pastedText } from '../../src/ui/keys.js';
 
 const ESC = '\u001b';
@@ -82,14 +82,14 @@ describe('KeyReader: across chunks', () => {
 
 describe('presses mean keymap commands', () => {
   it('jjj is three moves, qq two quits, an arrow in a chunk a move', () => {
-    expect(parseKeys('jjj').presses.map((p) => commandFor(p, 'table'))).toEqual(['nav.down', 'nav.down', 'nav.down']);
-    expect(parseKeys('qq').presses.map((p) => commandFor(p, 'table'))).toEqual(['app.quit', 'app.quit']);
-    expect(parseKeys(`k${ESC}[B`).presses.map((p) => commandFor(p, 'table'))).toEqual(['nav.up', 'nav.down']);
+    expect(parseKeys('jjj').presses.map((p) => keyCommand(p, 'table')?.command)).toEqual(['nav.down', 'nav.down', 'nav.down']);
+    expect(parseKeys('qq').presses.map((p) => keyCommand(p, 'table')?.command)).toEqual(['app.quit', 'app.quit']);
+    expect(parseKeys(`k${ESC}[B`).presses.map((p) => keyCommand(p, 'table')?.command)).toEqual(['nav.up', 'nav.down']);
   });
   it('a paste is text at the filter prompt and no key anywhere else', () => {
     const paste = parseKeys(`${ESC}[200~Xy${ESC}[201~`).presses[0]!;
-    expect(commandFor(paste, 'filter')).toBe('filter.type');
-    for (const mode of ['table', 'confirm', 'detail'] as const) expect(commandFor(paste, mode)).toBeUndefined();
+    expect(keyCommand(paste, 'filter')?.command).toBe('filter.type');
+    for (const mode of ['table', 'confirm', 'detail'] as const) expect(keyCommand(paste, mode)?.command).toBeUndefined();
   });
   it('pastedText keeps printable text only', () => {
     expect(pastedText(`a${ESC}[2Jb${ESC}]0;x\u0007c\u009bd\te`)).toBe('ab]0;xcd e');

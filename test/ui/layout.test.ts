@@ -2,7 +2,7 @@ import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
 import { CLAIM_COLUMNS, GUTTER, layoutColumns, SESSION_COLUMNS } from '../../src/ui/columns.js';
 import { helpLines } from '../../src/ui/detail.js';
-import { bindingKeys, commandFor, footerFor, KEYMAP } from '../../src/ui/keymap.js';
+import { bindingKeys, footerFor, keyCommand, KEYMAP } from '../../src/ui/keymap.js';
 import { fit, formatAge, shortenPath, truncate } from '../../src/ui/text.js';
 
 describe('columns', () => {
@@ -56,14 +56,14 @@ describe('keymap', () => {
     expect(footerFor('confirm').map((f) => f.word)).toEqual(['yes', 'no']);
   });
   it('maps keys to commands per mode', () => {
-    expect(commandFor({ input: 'j' }, 'table')).toBe('nav.down');
-    expect(commandFor({ input: '', downArrow: true }, 'table')).toBe('nav.down');
-    expect(commandFor({ input: 'd', ctrl: true }, 'table')).toBe('evict.selected');
-    expect(commandFor({ input: 'q' }, 'table')).toBe('app.quit');
-    expect(commandFor({ input: 'q' }, 'detail')).toBe('view.back');
-    expect(commandFor({ input: 'c', ctrl: true }, 'confirm')).toBe('app.quit');
-    expect(commandFor({ input: 'y' }, 'table')).toBeUndefined();
-    expect(commandFor({ input: '', return: true }, 'confirm')).toBe('confirm.no');
+    expect(keyCommand({ input: 'j' }, 'table')?.command).toBe('nav.down');
+    expect(keyCommand({ input: '', downArrow: true }, 'table')?.command).toBe('nav.down');
+    expect(keyCommand({ input: 'd', ctrl: true }, 'table')?.command).toBe('evict.selected');
+    expect(keyCommand({ input: 'q' }, 'table')?.command).toBe('app.quit');
+    expect(keyCommand({ input: 'q' }, 'detail')?.command).toBe('view.back');
+    expect(keyCommand({ input: 'c', ctrl: true }, 'confirm')?.command).toBe('app.quit');
+    expect(keyCommand({ input: 'y' }, 'table')?.command).toBeUndefined();
+    expect(keyCommand({ input: '', return: true }, 'confirm')?.command).toBe('confirm.no');
   });
   it('no key means two things in one mode', () => {
     for (const mode of ['table', 'detail', 'help', 'confirm', 'confirm-force'] as const) {
