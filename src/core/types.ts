@@ -8,10 +8,8 @@ import type { ClaimVerdict, SessionVerdict, Verdict } from './verdicts.js';
 // The verdicts and their traits live in verdicts.ts (one table); re-exported here, where the
 // rest of the vocabulary is.
 export {
-  CLAIM_VERDICTS,
   MARKER_MEANINGS,
   PROBLEM_VERDICTS,
-  SESSION_VERDICTS,
   VERDICT_TRAITS,
   VERDICTS,
   VERDICTS_WORST_FIRST,

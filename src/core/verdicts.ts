@@ -88,8 +88,6 @@ export const VERDICT_TRAITS: Readonly<Record<Verdict, VerdictTraits>> = TABLE;
 
 /** Every verdict, in the table's order: sessions, then claims. */
 export const VERDICTS: readonly Verdict[] = Object.keys(TABLE) as Verdict[];
-export const SESSION_VERDICTS: readonly SessionVerdict[] = VERDICTS.filter((v): v is SessionVerdict => TABLE[v].kind === 'session');
-export const CLAIM_VERDICTS: readonly ClaimVerdict[] = VERDICTS.filter((v): v is ClaimVerdict => TABLE[v].kind === 'claim');
 /** Worst first: the order problems are listed in. */
 export const VERDICTS_WORST_FIRST: readonly Verdict[] = [...VERDICTS].sort((a, b) => TABLE[a].rank - TABLE[b].rank);
 /** The problem verdicts, in the table's order. */

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
-  CLAIM_VERDICTS,
   MARKER_MEANINGS,
   problemCounts,
   PROBLEM_VERDICTS,
-  SESSION_VERDICTS,
   VERDICT_TRAITS,
   VERDICTS,
   VERDICTS_WORST_FIRST,
@@ -45,8 +43,9 @@ describe('VERDICT_TRAITS', () => {
   it('has exactly design.md\'s verdicts, in its order (the summary line and JSON keys follow it)', () => {
     expect(VERDICTS).toEqual(DESIGN.map((r) => r[0]));
     expect(Object.keys(VERDICT_TRAITS)).toEqual(DESIGN.map((r) => r[0]));
-    expect(SESSION_VERDICTS).toEqual(['live', 'ghost', 'zombie', 'reused', 'superseded', 'pending', 'offline', 'remote', 'unverified']);
-    expect(CLAIM_VERDICTS).toEqual(['held', 'stale-claim']);
+    const ofKind = (kind: 'session' | 'claim') => VERDICTS.filter((v) => VERDICT_TRAITS[v].kind === kind);
+    expect(ofKind('session')).toEqual(['live', 'ghost', 'zombie', 'reused', 'superseded', 'pending', 'offline', 'remote', 'unverified']);
+    expect(ofKind('claim')).toEqual(['held', 'stale-claim']);
   });
 
   it('ranks the verdicts worst first, each rank once', () => {
