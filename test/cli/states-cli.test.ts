@@ -1,7 +1,7 @@
 // Through the real entry (bin/ghostwatch.js): `--no-color` before or after the command, config
 // errors naming the config key, `--version` aligned in the help, "..." under a non-UTF-8 locale,
 // and `check` not cutting reasons when its output is piped.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { isUtf8Locale } from '../../src/core/sanitize.js';
 import { runCli, type CliRun } from '../support/cli.js';
+import { killAndReap, spawnSleep } from '../support/processes.js';
 import { BUILT } from '../support/tmux.js';
 
 let server: RegistryServer;
@@ -44,7 +45,7 @@ async function closedPort(): Promise<number> {
 }
 
 async function registerGhost(id: string): Promise<void> {
-  const c = spawn('sleep', ['60'], { stdio: 'ignore' });
+  const c = spawnSleep(60);
   kids.push(c);
   await new Promise((r) => c.once('spawn', r));
   const ws = new WebSocket(server.url);
@@ -53,10 +54,7 @@ async function registerGhost(id: string): Promise<void> {
   const done = new Promise((r) => ws.once('message', r));
   ws.send(JSON.stringify({ id: 'r', method: 'register', params: { id, machine: hostname(), cwd: '/tmp', port: 6301, status: 'active', pid: c.pid } }));
   await done;
-  await new Promise((r) => {
-    c.once('exit', r);
-    c.kill('SIGKILL');
-  });
+  await killAndReap(c);
 }
 
 describe('the locale decides the ellipsis', () => {

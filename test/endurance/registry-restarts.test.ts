@@ -17,7 +17,7 @@ import type { ProcessFigures } from '../support/process-figures.mjs';
 import { BIN, BUILT } from '../support/tmux.js';
 import { describeOn } from '../support/platform.js';
 import { until } from '../support/wait.js';
-import { spawnSleep } from '../support/processes.js';
+import { killAndReap, spawnSleep } from '../support/processes.js';
 
 const ROUNDS = Number(process.env.GHOSTWATCH_SOAK_ROUNDS ?? 100);
 const AGENTS = 50;
@@ -80,10 +80,7 @@ class Agent {
   async die(): Promise<void> {
     this.ws?.terminate();
     if (!this.alive) return;
-    await new Promise((resolve) => {
-      this.proc.once('exit', resolve);
-      this.proc.kill('SIGKILL');
-    });
+    await killAndReap(this.proc);
   }
 }
 
