@@ -4,6 +4,7 @@ import chalk from 'chalk';
 import { render } from 'ink-testing-library';
 import { App } from '../../src/ui/app.js';
 import { ansiToSvg } from './svg.js';
+import { firstFrame, typeKeys } from './ink-keys.js';
 import { downEngine, eventsEngine, FIXED_NOW, fleetEngine, multiSourceEngine, StaticEngine } from './ui-fixtures.js';
 
 // Local times in the frames (the detail view, "since 12:03:04"): one zone wherever they are rendered.
@@ -39,29 +40,6 @@ export const SCREENS: readonly Screen[] = [
   { name: 'fleet-120x30', title: 'ghostwatch over ssh: build-42 judged on its own facts, gpu-7 down and build-99 under another name unverified', columns: 120, rows: 30, keys: [], engine: fleetEngine },
 ];
 
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * The frame once it has moved on from `before` and held still for a moment: a key is taken when
- * the screen answers it, however busy the machine (a fixed wait let a loaded CI run draw the table
- * where the detail view should be). A key that changes nothing gives up after `limitMs`.
- */
-async function nextFrame(r: { lastFrame(): string | undefined }, before: string | undefined, limitMs = 5_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  let seen = r.lastFrame();
-  while (Date.now() < end && (seen === before || seen === undefined || seen === '')) {
-    await pause(10);
-    seen = r.lastFrame();
-  }
-  // Held still for two looks in a row.
-  for (;;) {
-    await pause(20);
-    const now = r.lastFrame();
-    if (now === seen || Date.now() > end) return;
-    seen = now;
-  }
-}
-
 export async function renderScreen(screen: Screen): Promise<string> {
   const level = chalk.level;
   chalk.level = screen.color === false ? 0 : 1;
@@ -69,12 +47,8 @@ export async function renderScreen(screen: Screen): Promise<string> {
     const engine = screen.engine?.() ?? new StaticEngine();
     const size = { columns: screen.columns, rows: screen.rows };
     const r = render(<App engine={engine} now={() => FIXED_NOW} home="/home/ana" size={size} onQuit={() => {}} />);
-    await nextFrame(r, undefined);
-    for (const k of screen.keys) {
-      const before = r.lastFrame();
-      r.stdin.write(k);
-      await nextFrame(r, before);
-    }
+    await firstFrame(r);
+    await typeKeys(r, screen.keys);
     const frame = r.lastFrame() ?? '';
     r.unmount();
     return ansiToSvg(frame, screen.columns, screen.rows, screen.title);

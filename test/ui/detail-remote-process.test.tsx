@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { ProcessInfo } from '../../src/core/types.js';
 import { App } from '../../src/ui/app.js';
 import { demoFindings, FIXED_NOW, StaticEngine } from '../support/ui-fixtures.js';
+import { firstFrame, typeKeys } from '../support/ink-keys.js';
 
 /** An engine whose process table has every pid asked for: a local process named local-only-cmd. */
 function everyPidEngine(): { engine: StaticEngine; asked: number[] } {
@@ -18,14 +19,10 @@ function everyPidEngine(): { engine: StaticEngine; asked: number[] } {
   return { engine, asked };
 }
 
-const settle = (ms = 30) => new Promise((r) => setTimeout(r, ms));
 async function detailOf(engine: StaticEngine, id: string) {
   const r = render(<App engine={engine} now={() => FIXED_NOW} home="/home/ana" size={{ columns: 140, rows: 60 }} onQuit={() => {}} />);
-  await settle();
-  for (const k of ['/', id, '\r', '\r']) {
-    r.stdin.write(k);
-    await settle();
-  }
+  await firstFrame(r);
+  await typeKeys(r, ['/', id, '\r', '\r']);
   return r;
 }
 

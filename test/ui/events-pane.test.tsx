@@ -6,8 +6,8 @@ import type { WatchEvent } from '../../src/core/events.js';
 import { App } from '../../src/ui/app.js';
 import { demoFindings, FIXED_NOW, StaticEngine } from '../support/ui-fixtures.js';
 import { until } from '../support/wait.js';
+import { firstFrame, typeKeys } from '../support/ink-keys.js';
 
-const settle = (ms = 30) => new Promise((r) => setTimeout(r, ms));
 let tz: string | undefined;
 beforeAll(() => {
   tz = process.env.TZ;
@@ -20,11 +20,8 @@ afterAll(() => {
 
 async function open(engine: StaticEngine, keys: string[], size = { columns: 100, rows: 20 }) {
   const r = render(<App engine={engine} now={() => FIXED_NOW} home="/home/ana" size={size} onQuit={() => {}} />);
-  await settle();
-  for (const k of keys) {
-    r.stdin.write(k);
-    await settle();
-  }
+  await firstFrame(r);
+  await typeKeys(r, keys);
   if (keys.includes('e')) await drawn(r, (f) => f.includes('events: '));
   return r;
 }

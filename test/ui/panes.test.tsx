@@ -12,6 +12,7 @@ import { detailLines } from '../../src/ui/detail.js';
 import { osc52 } from '../../src/ui/terminal.js';
 import { initialViewState, reduce, type ScreenFacts } from '../../src/ui/view-state.js';
 import { demoFindings, FIXED_NOW, StaticEngine } from '../support/ui-fixtures.js';
+import { firstFrame, typeKeys } from '../support/ink-keys.js';
 
 const WORK: TmuxPane = { pid: 900, target: 'work:2.1', id: '%7' };
 const GHOST_PANE: TmuxPane = { pid: 901, target: 'work:3.0', id: '%8' };
@@ -31,14 +32,10 @@ class PaneEngine extends StaticEngine {
   }
 }
 
-const settle = (ms = 30) => new Promise((r) => setTimeout(r, ms));
 async function open(engine: StaticEngine, keys: string[] = [], columns = 140) {
   const r = render(<App engine={engine} now={() => FIXED_NOW} home="/home/ana" size={{ columns, rows: 30 }} onQuit={() => {}} />);
-  await settle();
-  for (const k of keys) {
-    r.stdin.write(k);
-    await settle();
-  }
+  await firstFrame(r);
+  await typeKeys(r, keys);
   return r;
 }
 const frame = (r: { lastFrame(): string | undefined }) => r.lastFrame() ?? '';
@@ -115,10 +112,7 @@ describe('o: to the agent’s pane', () => {
     expect(engine.jumps).toEqual([LIVE]);
     expect(frame(r)).toContain('switched to tmux pane work:2.1');
     engine.answer = { ok: false, text: 'not inside tmux: attach to it with  tmux attach -t work:3.0' };
-    for (const k of ['/', ...Array<string>(8).fill('\u007f'), 'c0ffee00', '\r', 'o']) {
-      r.stdin.write(k);
-      await settle();
-    }
+    await typeKeys(r, ['/', ...Array<string>(8).fill('\u007f'), 'c0ffee00', '\r', 'o']);
     expect(engine.jumps).toEqual([LIVE, GHOST]);
     expect(frame(r)).toContain('not inside tmux: attach to it with  tmux attach -t work:3.0');
     r.unmount();

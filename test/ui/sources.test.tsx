@@ -4,18 +4,15 @@ import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import { App } from '../../src/ui/app.js';
 import { FIXED_NOW, multiSourceEngine } from '../support/ui-fixtures.js';
+import { firstFrame, typeKeys } from '../support/ink-keys.js';
 
-const settle = () => new Promise((r) => setTimeout(r, 30));
 
 async function frame(opts: { agentctlDown: boolean; columns: number; rows: number; keys?: string[]; absent?: { name: string; where: string }[] }): Promise<string[]> {
   const r = render(
     <App engine={multiSourceEngine(opts)} now={() => FIXED_NOW} home="/home/ana" size={{ columns: opts.columns, rows: opts.rows }} onQuit={() => {}} absent={opts.absent} />,
   );
-  await settle();
-  for (const k of opts.keys ?? []) {
-    r.stdin.write(k);
-    await settle();
-  }
+  await firstFrame(r);
+  await typeKeys(r, opts.keys ?? []);
   const lines = (r.lastFrame() ?? '').split('\n');
   r.unmount();
   return lines;

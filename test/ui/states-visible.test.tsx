@@ -8,16 +8,13 @@ import type { KeptView } from '../../src/ui/view-state.js';
 import { countForms } from '../../src/ui/components/header.js';
 import type { Engine } from '../../src/engine/types.js';
 import { FIXED_NOW, multiSourceEngine, StaticEngine } from '../support/ui-fixtures.js';
+import { firstFrame, typeKeys } from '../support/ink-keys.js';
 
-const settle = () => new Promise((r) => setTimeout(r, 30));
 
 export async function frameOf(engine: Engine, size: { columns: number; rows: number }, opts: { readOnly?: boolean; keys?: string[] } = {}): Promise<string[]> {
   const r = render(<App engine={engine} readOnly={opts.readOnly} now={() => FIXED_NOW} home="/home/ana" size={size} onQuit={() => {}} />);
-  await settle();
-  for (const k of opts.keys ?? []) {
-    r.stdin.write(k);
-    await settle();
-  }
+  await firstFrame(r);
+  await typeKeys(r, opts.keys ?? []);
   const lines = (r.lastFrame() ?? '').split('\n');
   r.unmount();
   return lines;
@@ -101,16 +98,13 @@ describe('kept view choices', () => {
     const r = render(
       <App engine={new StaticEngine()} now={() => FIXED_NOW} home="/home/ana" size={{ columns: 80, rows: 24 }} onQuit={() => {}} kept={{ tab: 'sessions', sortColumn: 'age', sortReverse: true, problemsOnly: true }} onKeep={(k) => kept.push(k)} />,
     );
-    await settle();
+    await firstFrame(r);
     const lines = (r.lastFrame() ?? '').split('\n');
     expect(lines.find((l) => /VERDICT/.test(l))).toMatch(/AGE\^/);
     expect(lines.at(-2)).toMatch(/problems only/);
     expect(lines.join('\n')).not.toMatch(/ live /);
     expect(kept).toEqual([]);
-    r.stdin.write('r');
-    await settle();
-    r.stdin.write('p');
-    await settle();
+    await typeKeys(r, ['r', 'p']);
     r.unmount();
     expect(kept).toEqual([
       { tab: 'sessions', sortColumn: 'age', sortReverse: false, problemsOnly: true },
