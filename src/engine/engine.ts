@@ -15,7 +15,7 @@ import { STATUS_TRAITS, type Source, type SourceSnapshot } from '../sources/type
 import { sanitize } from '../core/sanitize.js';
 import { isUsablePid } from '../core/pid.js';
 import { AuditLog, defaultAuditLogPath } from './audit-log.js';
-import { realClock, type Clock, type TimerHandle } from './clock.js';
+import { realClock, type Clock, type TimerHandle } from '../plumbing/clock.js';
 import { Coalescer } from './coalesce.js';
 import { executeEviction } from './evict.js';
 import { cadenceMs, OsFactsTracker } from './os-facts.js';

@@ -8,7 +8,7 @@
 import type { OsFacts, PidFacts, PortFacts, ProcessInfo } from '../core/types.js';
 import type { TmuxPane } from '../core/tmux.js';
 import type { ProbeProvider } from '../os/provider.js';
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '../plumbing/clock.js';
 import { mergeFull, mergeKill, mergePort } from './fact-merge.js';
 import { FactTable } from './fact-table.js';
 import { PaneTracker } from './pane-tracker.js';

@@ -9,7 +9,7 @@ import { chooseProbeTargets, type IsLocalMachine } from '../core/probe-targets.j
 import type { Targets } from './probe-targets.js';
 import type { OsFacts, RegistryView, RemoteHostFacts } from '../core/types.js';
 import { SshFleet, type SshHost, type SshHostConfig, type SshHostStatus, type SshOptions } from '../os/ssh-provider.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../plumbing/clock.js';
 import { OsFactsTracker } from './os-facts.js';
 import type { ProbeProgress } from './snapshot.js';
 import type { HostStatus } from './types.js';

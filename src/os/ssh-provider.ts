@@ -11,7 +11,7 @@ import { matchHost } from '../core/host.js';
 import { sanitize } from '../core/sanitize.js';
 import type { PidFacts, PortFacts } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
-import { Backoff, type BackoffOptions } from '../sources/backoff.js';
+import { Backoff, type BackoffOptions } from '../plumbing/backoff.js';
 import { childProcess } from './builtins.js';
 import { throwIfAborted } from './liveness.js';
 import type { ProcessTableResult } from './process-table.js';
