@@ -12,6 +12,7 @@ import { sanitize } from '../core/sanitize.js';
 import type { PidFacts, PortFacts } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { Backoff, type BackoffOptions } from '../plumbing/backoff.js';
+import { realClock, type Clock } from '../plumbing/clock.js';
 import { childProcess } from './builtins.js';
 import { throwIfAborted } from './liveness.js';
 import type { ProcessTableResult } from './process-table.js';
@@ -42,20 +43,8 @@ export interface SshHostStatus {
   readonly remoteName?: string | undefined;
 }
 
-/** The timers and clocks a host uses; the engine's Clock fits. */
-export interface SshClock {
-  now(): number;
-  monotonic(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const realSshClock: SshClock = {
-  now: () => Date.now(),
-  monotonic: () => performance.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
+/** The clocks and timers a host uses: the engine's Clock, or the process's own. */
+export type SshClock = Pick<Clock, 'now' | 'monotonic' | 'setTimeout' | 'clearTimeout'>;
 
 export interface SshOptions {
   /** The ssh client to run; `ssh` from PATH by default. */
@@ -178,7 +167,7 @@ export class SshHost implements ProbeProvider {
   ) {
     this.host = config.machine;
     this.sshCommand = options.sshCommand ?? 'ssh';
-    this.clock = options.clock ?? realSshClock;
+    this.clock = options.clock ?? realClock;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.backoff = new Backoff({ ...DEFAULT_SSH_BACKOFF, ...options.backoff });

@@ -1,8 +1,9 @@
-// The engine's clock and scheduler, injected: every timer the engine arms and every moment it
-// reads goes through one of these, so tests run the loop on a hand-driven clock, exactly.
+// The one clock and scheduler, injected: every timer the engine, a polling source or an ssh host
+// arms and every moment it reads goes through a Clock, so tests run them on a hand-driven clock,
+// exactly. A part that needs only some of it asks for a Pick of it (see Timers).
 
-/** What a scheduler hands back for a timer; only ever given back to the same scheduler. */
-export type TimerHandle = ReturnType<typeof setTimeout> | number;
+/** What a scheduler hands back for a timer: opaque, only ever given back to the same scheduler. */
+export type TimerHandle = unknown;
 
 export interface Clock {
   /** Wall-clock ms since the epoch (Date.now): facts' checkedAt, reconcile's now, snapshots. */
@@ -15,12 +16,17 @@ export interface Clock {
   clearInterval(handle: TimerHandle): void;
 }
 
+/** The part of a Clock a polling source uses: the time now and one-shot timers. */
+export type Timers = Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'>;
+
+type NodeTimer = ReturnType<typeof setTimeout>;
+
 /** The process's own clock and timers. */
 export const realClock: Clock = {
   now: () => Date.now(),
   monotonic: () => performance.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle),
+  clearTimeout: (handle) => clearTimeout(handle as NodeTimer),
   setInterval: (fn, ms) => setInterval(fn, ms),
-  clearInterval: (handle) => clearInterval(handle),
+  clearInterval: (handle) => clearInterval(handle as NodeTimer),
 };

@@ -19,10 +19,11 @@ import type { EvictionAction } from '../../core/evict-plan.js';
 import { sanitize } from '../../core/sanitize.js';
 import { Backoff } from '../../plumbing/backoff.js';
 import { FirstSeen } from '../first-seen.js';
+import { realClock, type Timers } from '../../plumbing/clock.js';
 import { RpcTable } from '../../plumbing/rpc.js';
 import { SnapshotHolder } from '../snapshot-holder.js';
 import { DEFAULT_CALM_READS, DEFAULT_FAST_POLL_MS, PollPace } from '../poll-pace.js';
-import { realTimers, type RegistryAnswer, type Source, type SourceTimers } from '../types.js';
+import type { RegistryAnswer, Source } from '../types.js';
 import { describe, prunedText, sideEffects, targetRemoved, type Lists, type Target } from './prune-outcome.js';
 import { readStateFiles } from './state-files.js';
 import { claimKeyOf, entriesOf, isManualLock, parseReply, sessionListOf } from './wire.js';
@@ -38,7 +39,7 @@ export interface AgentctlOptions {
   /** Between reads once steady (DEFAULT_CALM_READS reads found nothing new). Default 5 × pollIntervalMs (10 s). */
   readonly slowPollIntervalMs?: number;
   /** The poll and reconnect timers; the process's own by default. */
-  readonly timers?: SourceTimers;
+  readonly timers?: Timers;
   /** session.list fans out to every agent adapter (up to 5 s each in agentctl), so not too short. */
   readonly requestTimeoutMs?: number;
   readonly backoffInitialMs?: number;
@@ -67,7 +68,7 @@ const FILES_READ_ONLY =
 
 export class AgentctlSource extends SnapshotHolder implements Source {
   private readonly opts: Required<Omit<AgentctlOptions, 'name' | 'random' | 'backoffInitialMs' | 'backoffMaxMs' | 'slowPollIntervalMs' | 'timers'>>;
-  private readonly timers: SourceTimers;
+  private readonly timers: Timers;
   private readonly pace: PollPace;
   /** Timers' time: when the last read ended, and when the next one is due (undefined: none armed). */
   private lastReadAt = 0;
@@ -111,7 +112,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       lingerMs: options.lingerMs ?? 15_000,
       now: this.now,
     };
-    this.timers = options.timers ?? realTimers;
+    this.timers = options.timers ?? realClock;
     this.pace = new PollPace({
       fastMs: this.opts.pollIntervalMs,
       slowMs: options.slowPollIntervalMs ?? 5 * this.opts.pollIntervalMs,
