@@ -1,7 +1,6 @@
 // The embedded registry (`ghostwatch serve`): hypivisor wire protocol plus ghostwatch's extensions.
 export {
   startRegistryServer,
-  isLoopbackHost,
   DEFAULT_HOST,
   DEFAULT_PORT,
   DEFAULT_MAX_PAYLOAD,
@@ -34,6 +33,7 @@ export {
   type InitFrame,
 } from './protocol.js';
 export * from './limits.js';
+export { isLoopbackHost } from '../os/loopback.js';
 export { loadStateFile, StateFileWriter, type StateSnapshot } from './state-file.js';
 export { tokenFromUrl, tokenMatches, percentDecodeLenient } from './auth.js';
 export {

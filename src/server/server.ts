@@ -7,7 +7,7 @@ import { homedir, hostname } from 'node:os';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { sanitize } from '../core/sanitize.js';
-import { isLoopbackAddress } from '../os/loopback.js';
+import { isLoopbackHost } from '../os/loopback.js';
 import {
   DEFAULT_PROXY_CONNECT_TIMEOUT_MS,
   PROXY_BUFFER_LIMIT,
@@ -111,12 +111,6 @@ export const SLOW_PEER_BYTES = 64 * 1024 * 1024;
  * is let through: reading stops until it has gone out.
  */
 export const READ_PAUSE_BYTES = 1024 * 1024;
-
-/** localhost, 127.0.0.0/8 or ::1 as an address: a name like 127.evil.example is not loopback. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || isLoopbackAddress(h);
-}
 
 function writeRefusal(socket: Duplex, status: number, reason: string, body: string): void {
   socket.on('error', () => {}); // the peer may already be gone; nothing to tell it then
