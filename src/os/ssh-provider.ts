@@ -13,6 +13,7 @@ import type { PidFacts, PortFacts } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { Backoff, type BackoffOptions } from '../plumbing/backoff.js';
 import { realClock, type Clock } from '../plumbing/clock.js';
+import { LineSplitter } from '../plumbing/line-channel.js';
 import { childProcess } from './builtins.js';
 import { throwIfAborted } from './liveness.js';
 import type { ProcessTableResult } from './process-table.js';
@@ -140,7 +141,7 @@ export class SshHost implements ProbeProvider {
   private handshake: Handshake | undefined;
   private offsetMs = 0;
   private pending: Pending[] = [];
-  private buffer = '';
+  private readonly lines = new LineSplitter(MAX_ANSWER_LENGTH);
   private stderr = '';
   private timer: unknown;
   private stopped = true;
@@ -223,7 +224,7 @@ export class SshHost implements ProbeProvider {
     }
     this.connections++;
     this.handshake = undefined;
-    this.buffer = '';
+    this.lines.clear();
     this.stderr = '';
     let released = false;
     const releaseOnce = (): void => {
@@ -282,16 +283,13 @@ export class SshHost implements ProbeProvider {
 
   private onData(child: ChildProcessWithoutNullStreams, chunk: string, release: () => void): void {
     if (this.child !== child) return;
-    this.buffer += chunk;
-    let nl: number;
     this.pushed = undefined;
-    while ((nl = this.buffer.indexOf('\n')) >= 0) {
-      const line = this.buffer.slice(0, nl);
-      this.buffer = this.buffer.slice(nl + 1);
+    const fits = this.lines.push(chunk, (line) => {
       this.onLine(child, line, release);
-      if (this.child !== child) return;
-    }
-    if (this.buffer.length > MAX_ANSWER_LENGTH) {
+      return this.child === child;
+    });
+    if (this.child !== child) return;
+    if (!fits) {
       this.drop(child, 'protocol', 'the remote sent a line longer than any answer');
       return;
     }

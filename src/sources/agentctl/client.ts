@@ -20,6 +20,7 @@ import { sanitize } from '../../core/sanitize.js';
 import { Backoff } from '../../plumbing/backoff.js';
 import { FirstSeen } from '../first-seen.js';
 import { realClock, type Timers } from '../../plumbing/clock.js';
+import { LineSplitter } from '../../plumbing/line-channel.js';
 import { RpcTable } from '../../plumbing/rpc.js';
 import { SnapshotHolder } from '../snapshot-holder.js';
 import { DEFAULT_CALM_READS, DEFAULT_FAST_POLL_MS, PollPace } from '../poll-pace.js';
@@ -81,7 +82,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   /** Ids of the requests written on `socket` and not answered yet, timed out or not. */
   private outstanding = new Set<string>();
   private connected = false;
-  private buffer = '';
+  private readonly lines: LineSplitter;
   private readonly rpc: RpcTable<unknown>;
   private readonly backoff: Backoff;
   private stopped = true;
@@ -113,6 +114,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       now: this.now,
     };
     this.timers = options.timers ?? realClock;
+    this.lines = new LineSplitter(this.opts.maxLineBytes);
     this.pace = new PollPace({
       fastMs: this.opts.pollIntervalMs,
       slowMs: options.slowPollIntervalMs ?? 5 * this.opts.pollIntervalMs,
@@ -233,7 +235,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       if (socket !== this.socket) return;
       this.connected = true;
       this.backoff.reset();
-      this.buffer = '';
+      this.lines.clear();
       this.tick(socket);
     });
     socket.on('data', (chunk: string) => this.onData(socket, chunk));
@@ -339,7 +341,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
    */
   private endWhenAnswered(socket: Socket, outstanding: Set<string>): Promise<void> {
     return new Promise<void>((resolve) => {
-      let buffer = '';
+      const lines = new LineSplitter(this.opts.maxLineBytes);
       let timer: NodeJS.Timeout | undefined;
       const finish = (): void => {
         clearTimeout(timer);
@@ -350,15 +352,12 @@ export class AgentctlSource extends SnapshotHolder implements Source {
         resolve();
       };
       const onData = (chunk: string): void => {
-        buffer += chunk;
-        let nl: number;
-        while ((nl = buffer.indexOf('\n')) >= 0) {
-          const reply = parseReply(buffer.slice(0, nl));
-          buffer = buffer.slice(nl + 1);
+        const fits = lines.push(chunk, (line) => {
+          const reply = parseReply(line);
           if (reply.kind !== 'bad') outstanding.delete(reply.id);
-        }
+        });
         // A reply too long to read is not parsed: its request waits for the bound.
-        if (buffer.length > this.opts.maxLineBytes) buffer = '';
+        if (!fits) lines.clear();
         if (outstanding.size === 0) finish();
       };
       if (outstanding.size === 0 || socket.destroyed) {
@@ -373,24 +372,14 @@ export class AgentctlSource extends SnapshotHolder implements Source {
 
   private onData(socket: Socket, chunk: string): void {
     if (socket !== this.socket) return;
-    this.buffer += chunk;
-    if (this.buffer.length > this.opts.maxLineBytes) {
-      this.counters.oversize++;
-      this.buffer = '';
-      this.lostDaemon(`a reply longer than ${this.opts.maxLineBytes} bytes`, 'gently');
-      return;
-    }
-    let nl: number;
-    while ((nl = this.buffer.indexOf('\n')) >= 0) {
-      const line = this.buffer.slice(0, nl);
-      this.buffer = this.buffer.slice(nl + 1);
-      if (line.trim() === '') continue;
+    const fits = this.lines.push(chunk, (line) => {
+      if (line.trim() === '') return;
       this.counters.frames++;
       const reply = parseReply(line);
       if (reply.kind === 'bad') {
         if (reply.why === 'not JSON') this.counters.invalidJson++;
         else this.counters.badFrames++;
-        continue;
+        return;
       }
       this.outstanding.delete(reply.id);
       const matched =
@@ -398,6 +387,11 @@ export class AgentctlSource extends SnapshotHolder implements Source {
           ? this.rpc.answer(reply.id, { error: Object.assign(new Error(`agentctl: ${reply.message} (${reply.code})`), { daemon: true }) })
           : this.rpc.answer(reply.id, { answer: reply.result });
       if (!matched) this.counters.badFrames++;
+    });
+    if (!fits) {
+      this.counters.oversize++;
+      this.lines.clear();
+      this.lostDaemon(`a reply longer than ${this.opts.maxLineBytes} bytes`, 'gently');
     }
   }
 
