@@ -4,8 +4,8 @@
 // (with a one-line reason taken from ssh's stderr and exit code) and comes back through the
 // shared backoff. The name the remote reports must be the machine the registry names: a
 // mismatch keeps the host down, so its entries stay unverified, never judged.
-// Over 300 lines because the ssh child's life (connect, handshake, pipelined requests, why it
-// failed) and the ProbeProvider on it share the pending requests; the remote side is remote-probe.ts.
+// How ssh is run and why it ended: ssh-command.ts; the hosts together: ssh-fleet.ts; the remote
+// side: remote-probe.ts.
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { matchHost } from '../core/host.js';
 import { sanitize } from '../core/sanitize.js';
@@ -18,31 +18,8 @@ import { childProcess } from './builtins.js';
 import { throwIfAborted } from './liveness.js';
 import type { ProcessTableResult } from './process-table.js';
 import type { PidProbeOptions, PortProbeRunOptions, ProbeProvider } from './provider.js';
-import { MAX_ANSWER_LENGTH, MAX_BATCH, parseAnswer, parseHandshake, parsePush, REMOTE_PROBE_PROGRAM, type Handshake, type RemoteAnswer } from './remote-probe.js';
-
-export interface SshHostConfig {
-  /** The machine name the registry uses for this host. */
-  readonly machine: string;
-  /** The ssh destination: `user@host`, a host name, or an ~/.ssh/config alias. */
-  readonly dest: string;
-  readonly port?: number | undefined;
-}
-
-export type SshState = 'connecting' | 'up' | 'down';
-export type SshDownKind = 'auth' | 'host-key' | 'timeout' | 'refused' | 'unresolved' | 'dropped' | 'protocol' | 'mismatch' | 'error';
-
-export interface SshHostStatus {
-  readonly machine: string;
-  readonly dest: string;
-  readonly state: SshState;
-  /** Why the host is down, in one line. */
-  readonly reason?: string | undefined;
-  readonly kind?: SshDownKind | undefined;
-  /** The last measured round trip of one request, ms. */
-  readonly rttMs?: number | undefined;
-  /** The name the remote gave (sanitized). */
-  readonly remoteName?: string | undefined;
-}
+import { MAX_ANSWER_LENGTH, MAX_BATCH, parseAnswer, parseHandshake, parsePush, type Handshake, type RemoteAnswer } from './remote-probe.js';
+import { classifySshExit, sshArgs, type SshDownKind, type SshHostConfig, type SshHostStatus, type SshState } from './ssh-command.js';
 
 /** The clocks and timers a host uses: the engine's Clock, or the process's own. */
 export type SshClock = Pick<Clock, 'now' | 'monotonic' | 'setTimeout' | 'clearTimeout'>;
@@ -62,49 +39,12 @@ export interface SshOptions {
   readonly aliases?: readonly string[] | undefined;
 }
 
-export const SSH_OPTIONS = ['-T', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=5', '-o', 'ServerAliveInterval=5', '-o', 'ServerAliveCountMax=2'] as const;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_SSH_BACKOFF = { initialMs: 1_000, maxMs: 30_000 } as const;
 /** Clocks within this of each other are taken as equal: the remote says its time in whole seconds. */
 const CLOCK_SLACK_MS = 2_000;
 const MAX_STDERR = 4_096;
-
-/** `sh -c '<program>'`, single-quoted for the remote login shell. */
-export function remoteCommand(program: string = REMOTE_PROBE_PROGRAM): string {
-  return `exec sh -c '${program.replace(/'/g, `'\\''`)}'`;
-}
-
-/** ssh's arguments for one host: fixed safety options, the port, `--`, the destination, the command. */
-export function sshArgs(config: SshHostConfig): string[] {
-  const port = config.port === undefined ? [] : ['-p', String(config.port)];
-  return [...SSH_OPTIONS, ...port, '--', config.dest, remoteCommand()];
-}
-
-/** Why ssh ended, in one line, from its stderr and exit code. */
-export function classifySshExit(stderr: string, code: number | null, signal: string | null, wasUp: boolean): { kind: SshDownKind; reason: string } {
-  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');
-  const find = (re: RegExp): string | undefined => lines.find((l) => re.test(l));
-  const said = (line: string | undefined): string => (line === undefined ? '' : `: ${sanitize(line, 160)}`);
-  let hit: string | undefined;
-  if ((hit = find(/Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|No .*host key is known/i))) {
-    return { kind: 'host-key', reason: `host key not trusted${said(hit)}` };
-  }
-  if ((hit = find(/Permission denied|Too many authentication failures|Authentication failed/i))) {
-    return { kind: 'auth', reason: `authentication failed${said(hit)}` };
-  }
-  if ((hit = find(/Could not resolve hostname|Name or service not known|nodename nor servname/i))) {
-    return { kind: 'unresolved', reason: `unknown host${said(hit)}` };
-  }
-  if ((hit = find(/Connection refused/i))) return { kind: 'refused', reason: `connection refused${said(hit)}` };
-  if ((hit = find(/not responding|Broken pipe|Connection reset|closed by remote host/i))) {
-    return { kind: 'dropped', reason: `connection dropped${said(hit)}` };
-  }
-  if ((hit = find(/timed out/i))) return { kind: 'timeout', reason: `connection timed out${said(hit)}` };
-  const how = signal !== null ? `killed by ${signal}` : `exit code ${String(code)}`;
-  if (wasUp) return { kind: 'dropped', reason: `connection dropped (${how})${said(lines.at(-1))}` };
-  return { kind: 'error', reason: `ssh failed (${how})${said(lines.at(-1))}` };
-}
 
 interface Pending {
   /** The answer lines awaited, in order: `P 42`, `L 8080`, `K 3` (three letters), `H`. */
@@ -495,74 +435,5 @@ export class SshHost implements ProbeProvider {
 
   scanProcessTable(): Promise<ProcessTableResult> {
     return Promise.resolve({ ok: false, error: `the process table of ${this.host} is not read over ssh` });
-  }
-}
-
-/**
- * The configured hosts, each with its own connection; at most `maxConnecting` handshakes run at
- * once (the others wait as `connecting`), so many hosts coming back together cannot swamp this one.
- */
-export class SshFleet {
-  private readonly list: SshHost[];
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-  private started = false;
-
-  constructor(configs: readonly SshHostConfig[], private readonly options: SshOptions = {}, readonly maxConnecting = 8) {
-    this.list = configs.map((c) => new SshHost(c, options, () => this.acquire()));
-  }
-
-  get hosts(): readonly SshHost[] {
-    return this.list;
-  }
-
-  /** One more host (--ssh-all: a machine the registry names); started at once when the fleet runs. */
-  add(config: SshHostConfig): SshHost {
-    const host = new SshHost(config, this.options, () => this.acquire());
-    this.list.push(host);
-    if (this.started) host.start();
-    return host;
-  }
-
-  private acquire(): Promise<() => void> {
-    return new Promise((resolve) => {
-      const grant = (): void => {
-        this.active++;
-        let done = false;
-        resolve(() => {
-          if (done) return;
-          done = true;
-          this.active--;
-          this.waiting.shift()?.();
-        });
-      };
-      if (this.active < this.maxConnecting) grant();
-      else this.waiting.push(grant);
-    });
-  }
-
-  /** Hosts holding a connecting slot now. */
-  get connecting(): number {
-    return this.active;
-  }
-
-  start(): void {
-    this.started = true;
-    for (const h of this.list) h.start();
-  }
-
-  async stop(): Promise<void> {
-    this.started = false;
-    await Promise.all(this.list.map((h) => h.stop()));
-  }
-
-  /** The host whose machine this registry name is (the same matching as for this host), if configured. */
-  hostFor(machine: string | undefined, aliases: readonly string[] = []): SshHost | undefined {
-    if (machine === undefined) return undefined;
-    return this.hosts.find((h) => matchHost(machine, h.config.machine, aliases) !== undefined);
-  }
-
-  statuses(): SshHostStatus[] {
-    return this.hosts.map((h) => h.state);
   }
 }
