@@ -12,8 +12,6 @@
 // with it, then removes the temp dir. Should this process die first, pid 1 reads its stdin (a
 // pipe from this process) and at EOF removes the temp dir and leaves: the host goes too. killNow() is the synchronous
 // last resort for a process 'exit' handler.
-// Over 300 lines because starting a host (namespaces, keys, sshd, its pid 1) and tearing it down are
-// one sequence whose steps depend on each other; most of the length is that sequence's comments.
 import { execFileSync, spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';

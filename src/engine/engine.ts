@@ -1,9 +1,6 @@
 // The live loop: one store of source snapshots and OS facts, reconciled into one published
 // snapshot. Work happens only when an input changed (a source notified, a fact changed in a way
 // reconcile can see) or a verdict is due to change with time; publishes are coalesced to ~30/s.
-// Over 300 lines because it wires one object's life (sources, OS facts, recompute, publish,
-// eviction, due-time timers); the logic of each lives in its own file (snapshot, coalesce, evict,
-// os-facts, remote-hosts, registry-view).
 
 import { userInfo } from 'node:os';
 import { diffEvents, keepLast, type EventFrame, type WatchEvent } from '../core/events.js';

@@ -1,7 +1,5 @@
 // The registry's state and rules, with no sockets and an injected clock: nodes by id, claims by
 // resource, which node each connection registered, and what every request does to them.
-// Over 300 lines because every rule of the registry's state (register, deregister, claims,
-// removal, sweep, restore) is in one class: a request sees all of them in one place.
 import { sanitize } from '../core/sanitize.js';
 import {
   errorOf,
