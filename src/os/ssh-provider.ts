@@ -13,7 +13,7 @@ import type { PidFacts, PortFacts } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { Backoff, type BackoffOptions } from '../plumbing/backoff.js';
 import { realClock, type Clock } from '../plumbing/clock.js';
-import { LineSplitter } from '../plumbing/line-channel.js';
+import { LineSplitter, ReplyFifo } from '../plumbing/line-channel.js';
 import { childProcess } from './builtins.js';
 import { throwIfAborted } from './liveness.js';
 import type { ProcessTableResult } from './process-table.js';
@@ -52,7 +52,6 @@ interface Pending {
   readonly answers: RemoteAnswer[];
   readonly sentAt: number;
   readonly resolve: (answers: readonly RemoteAnswer[] | undefined) => void;
-  timer: unknown;
 }
 
 /** Facts pushed by the remote's watchers in one chunk read. */
@@ -80,7 +79,7 @@ export class SshHost implements ProbeProvider {
   private child: ChildProcessWithoutNullStreams | undefined;
   private handshake: Handshake | undefined;
   private offsetMs = 0;
-  private pending: Pending[] = [];
+  private readonly pending: ReplyFifo<Pending>;
   private readonly lines = new LineSplitter(MAX_ANSWER_LENGTH);
   private stderr = '';
   private timer: unknown;
@@ -109,6 +108,7 @@ export class SshHost implements ProbeProvider {
     this.host = config.machine;
     this.sshCommand = options.sshCommand ?? 'ssh';
     this.clock = options.clock ?? realClock;
+    this.pending = new ReplyFifo(this.clock);
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.backoff = new Backoff({ ...DEFAULT_SSH_BACKOFF, ...options.backoff });
@@ -213,12 +213,7 @@ export class SshHost implements ProbeProvider {
   }
 
   private failPending(): void {
-    const pending = this.pending;
-    this.pending = [];
-    for (const p of pending) {
-      this.clock.clearTimeout(p.timer);
-      p.resolve(undefined);
-    }
+    for (const p of this.pending.drain()) p.resolve(undefined);
   }
 
   private onData(child: ChildProcessWithoutNullStreams, chunk: string, release: () => void): void {
@@ -284,7 +279,7 @@ export class SshHost implements ProbeProvider {
       this.onPushLine(child, line, this.handshake);
       return;
     }
-    const head = this.pending[0];
+    const head = this.pending.head;
     if (!head) {
       this.drop(child, 'protocol', `an answer nobody asked for: ${sanitize(line, 80)}`);
       return;
@@ -300,7 +295,6 @@ export class SshHost implements ProbeProvider {
       (answer.kind === 'watch' && expect === answer.verb);
     if (!matches) {
       this.pending.shift();
-      this.clock.clearTimeout(head.timer);
       head.resolve(undefined);
       this.drop(child, 'protocol', `answer out of order: ${answer.kind === 'invalid' ? answer.text : sanitize(line, 80)}`);
       return;
@@ -310,7 +304,6 @@ export class SshHost implements ProbeProvider {
     else head.answers.push(answer);
     if (head.answers.length < head.expect.length) return;
     this.pending.shift();
-    this.clock.clearTimeout(head.timer);
     this.status = { ...this.status, rttMs: this.clock.monotonic() - head.sentAt };
     head.resolve(head.answers);
   }
@@ -320,11 +313,10 @@ export class SshHost implements ProbeProvider {
     const child = this.child;
     if (!child || this.handshake === undefined) return Promise.resolve(undefined);
     return new Promise((resolve) => {
-      const entry: Pending = { expect, answers: [], sentAt: this.clock.monotonic(), resolve, timer: undefined };
-      entry.timer = this.clock.setTimeout(() => {
+      const entry: Pending = { expect, answers: [], sentAt: this.clock.monotonic(), resolve };
+      this.pending.push(entry, this.requestTimeoutMs, () => {
         this.drop(child, 'timeout', `no answer within ${Math.round(this.requestTimeoutMs / 1000)} s`);
-      }, this.requestTimeoutMs);
-      this.pending.push(entry);
+      });
       const text = `${line}\n`;
       this.bytesSent += Buffer.byteLength(text);
       child.stdin.write(text);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LineSplitter } from '../../src/plumbing/line-channel.js';
+import { LineSplitter, ReplyFifo } from '../../src/plumbing/line-channel.js';
 
 describe('LineSplitter', () => {
   it('hands whole lines in order, holding a line split across chunks until its newline', () => {
@@ -38,5 +38,48 @@ describe('LineSplitter', () => {
     const seen: string[] = [];
     expect(lines.push('ab\n'.repeat(10), (l) => void seen.push(l))).toBe(true);
     expect(seen).toHaveLength(10);
+  });
+});
+
+describe('ReplyFifo', () => {
+  /** A hand-driven clock's timers: fire(ms) runs those armed for that long and still armed. */
+  function timers() {
+    const armed = new Map<number, { fn: () => void; ms: number }>();
+    let next = 0;
+    return {
+      clock: {
+        setTimeout: (fn: () => void, ms: number) => (armed.set(++next, { fn, ms }), next),
+        clearTimeout: (h: unknown) => void armed.delete(h as number),
+      },
+      armed: () => armed.size,
+      fire: (ms: number) => [...armed].filter(([, t]) => t.ms === ms).forEach(([h, t]) => (armed.delete(h), t.fn())),
+    };
+  }
+
+  it('answers the oldest request first, disarming its deadline', () => {
+    const t = timers();
+    const fifo = new ReplyFifo<string>(t.clock);
+    fifo.push('a', 100, () => undefined);
+    fifo.push('b', 100, () => undefined);
+    expect(fifo.head).toBe('a');
+    expect(fifo.shift()).toBe('a');
+    expect(fifo.head).toBe('b');
+    expect(t.armed()).toBe(1);
+    expect(fifo.shift()).toBe('b');
+    expect(fifo.shift()).toBeUndefined();
+    expect(t.armed()).toBe(0);
+  });
+
+  it('tells a missed deadline, and drains every waiting request when the channel ends', () => {
+    const t = timers();
+    const fifo = new ReplyFifo<string>(t.clock);
+    const missed: string[] = [];
+    fifo.push('slow', 50, () => missed.push('slow'));
+    fifo.push('later', 80, () => missed.push('later'));
+    t.fire(50);
+    expect(missed).toEqual(['slow']);
+    expect(fifo.drain()).toEqual(['slow', 'later']);
+    expect(t.armed()).toBe(0);
+    expect(fifo.head).toBeUndefined();
   });
 });
