@@ -4,8 +4,8 @@
 // (with a one-line reason taken from ssh's stderr and exit code) and comes back through the
 // shared backoff. The name the remote reports must be the machine the registry names: a
 // mismatch keeps the host down, so its entries stay unverified, never judged.
-// How ssh is run and why it ended: ssh-command.ts; the hosts together: ssh-fleet.ts; the remote
-// side: remote-probe.ts.
+// How ssh is run and why it ended: ssh-command.ts; the hosts together: ssh-fleet.ts; answers as
+// facts: remote-facts.ts; the remote side: remote-probe.ts.
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { matchHost } from '../core/host.js';
 import { sanitize } from '../core/sanitize.js';
@@ -19,6 +19,7 @@ import { throwIfAborted } from './liveness.js';
 import type { ProcessTableResult } from './process-table.js';
 import type { PidProbeOptions, PortProbeRunOptions, ProbeProvider } from './provider.js';
 import { MAX_ANSWER_LENGTH, MAX_BATCH, parseAnswer, parseHandshake, parsePush, type Handshake, type RemoteAnswer } from './remote-probe.js';
+import { chunks, killFacts, pidFacts, portFacts, type AnswerReading } from './remote-facts.js';
 import { classifySshExit, sshArgs, type SshDownKind, type SshHostConfig, type SshHostStatus, type SshState } from './ssh-command.js';
 
 /** The clocks and timers a host uses: the engine's Clock, or the process's own. */
@@ -58,13 +59,6 @@ interface Pending {
 interface Pushed {
   readonly pids: Map<number, PidFacts>;
   readonly ports: Map<number, PortFacts>;
-}
-
-/** `items` in slices of at most `size`. */
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
 }
 
 /** One remote host: its connection, its state, and the probe provider the engine asks. */
@@ -240,8 +234,8 @@ export class SshHost implements ProbeProvider {
     const checkedAt = this.clock.now();
     this.linesPushed++;
     const pushed = (this.pushed ??= { pids: new Map(), ports: new Map() });
-    if (answer.kind === 'pid') pushed.pids.set(answer.pid, this.pidFacts(answer.pid, answer, checkedAt));
-    else if (answer.kind === 'port') pushed.ports.set(answer.port, this.portFacts(answer.port, answer, checkedAt));
+    if (answer.kind === 'pid') pushed.pids.set(answer.pid, pidFacts(answer.pid, answer, checkedAt, this.reading()));
+    else if (answer.kind === 'port') pushed.ports.set(answer.port, portFacts(answer.port, answer, checkedAt, this.reading()));
     else this.drop(child, 'protocol', `a pushed line of no known shape: ${answer.kind === 'invalid' ? answer.text : sanitize(line, 80)}`);
   }
 
@@ -330,6 +324,11 @@ export class SshHost implements ProbeProvider {
     return s.state === 'down' ? `ssh ${this.host} down: ${s.reason ?? 'unknown'}` : `ssh ${this.host} ${s.state}`;
   }
 
+  /** What answers are read with: this host's name, its clock's offset, and why none came. */
+  private reading(): AnswerReading {
+    return { host: this.host, offsetMs: this.offsetMs, noFacts: (a) => this.noFacts(a) };
+  }
+
   /** "via ssh build-42 (rtt 12 ms)": the evidence a verified remote fact carries. */
   via(): string {
     const rtt = this.status.rttMs;
@@ -343,24 +342,8 @@ export class SshHost implements ProbeProvider {
     const answers = await this.batched(usable, 'P');
     throwIfAborted(opts.signal);
     const out = new Map<number, PidFacts>();
-    usable.forEach((pid, i) => out.set(pid, this.pidFacts(pid, answers[i], now())));
+    usable.forEach((pid, i) => out.set(pid, pidFacts(pid, answers[i], now(), this.reading())));
     return out;
-  }
-
-  /** A P answer (asked or pushed) as facts; undefined: the request got no answer. */
-  private pidFacts(pid: number, a: RemoteAnswer | undefined, checkedAt: number): PidFacts {
-    if (a?.kind !== 'pid') return { pid, kill: 'error', error: this.noFacts(a), checkedAt };
-    if (a.kill === 'ESRCH' || a.kill === 'error') return { pid, kill: a.kill, error: a.error, checkedAt };
-    if (a.detailsHidden) return { pid, kill: a.kill, detailsHidden: `${this.host}'s /proc does not show it`, checkedAt };
-    return { pid, kill: a.kill, state: a.state, startedAt: a.startedAt === undefined ? undefined : a.startedAt + this.offsetMs, checkedAt };
-  }
-
-  /** An L answer (asked or pushed) as facts. */
-  private portFacts(port: number, a: RemoteAnswer | undefined, checkedAt: number): PortFacts {
-    if (a?.kind !== 'port') return { port, result: 'error', detail: this.noFacts(a), checkedAt };
-    if (a.listening === 'yes') return { port, result: 'open', detail: `listening on ${this.host}`, checkedAt };
-    if (a.listening === 'no') return { port, result: 'refused', detail: `nothing listens on ${this.host}`, checkedAt };
-    return { port, result: 'error', detail: `${this.host} cannot tell who listens`, checkedAt };
   }
 
   /**
@@ -401,12 +384,7 @@ export class SshHost implements ProbeProvider {
     parts.forEach((part, i) => {
       const a = answers[i]?.[0];
       const checkedAt = now();
-      part.forEach((pid, j) => {
-        const kill = a?.kind === 'kills' ? a.results[j] : undefined;
-        if (kill === undefined) out.set(pid, { pid, kill: 'error', error: this.noFacts(a), checkedAt });
-        else if (kill === 'error') out.set(pid, { pid, kill, error: `kill -0 failed on ${this.host}`, checkedAt });
-        else out.set(pid, { pid, kill, checkedAt });
-      });
+      part.forEach((pid, j) => out.set(pid, killFacts(pid, a, j, checkedAt, this.reading())));
     });
     return out;
   }
@@ -421,7 +399,7 @@ export class SshHost implements ProbeProvider {
     const answers = await this.batched(usable, 'L');
     throwIfAborted(opts.signal);
     const out = new Map<number, PortFacts>();
-    usable.forEach((port, i) => out.set(port, this.portFacts(port, answers[i], now())));
+    usable.forEach((port, i) => out.set(port, portFacts(port, answers[i], now(), this.reading())));
     return out;
   }
 
