@@ -4,7 +4,7 @@
 // the clear to another host, and a password is never shown.
 
 import { childProcess } from '../os/builtins.js';
-import { isLoopbackAddress } from '../os/loopback.js';
+import { isLoopbackAddress, isLoopbackHost } from '../os/loopback.js';
 import { fsErrorText, readBoundedSync } from '../os/safe-file.js';
 import { isIP } from 'node:net';
 import { redactUrl } from '../core/sanitize.js';
@@ -116,7 +116,7 @@ function takeToken(url: URL): string | undefined {
  * RFC 6761 asks resolvers to answer loopback for them, but /etc/hosts or DNS may say otherwise.
  */
 function notLoopback(hostname: string, lookup: LookupAll): string | undefined {
-  if (isLoopback(hostname)) return undefined;
+  if (isLoopbackHost(hostname)) return undefined;
   const name = hostname.toLowerCase();
   if (!name.endsWith('.localhost') && !name.endsWith('.localhost.') && name !== 'localhost.') return hostname;
   const answer = lookup(name);
@@ -126,15 +126,6 @@ function notLoopback(hostname: string, lookup: LookupAll): string | undefined {
   if (remote.length > 0) return `${hostname} (it resolves to ${remote.join(', ')}, not only to loopback)`;
   return undefined;
 }
-
-/** A host of a parsed URL that is loopback by itself, with no lookup: localhost, 127.0.0.0/8, ::1. */
-export { isLoopbackAddress };
-
-export function isLoopback(hostname: string): boolean {
-  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || isLoopbackAddress(h);
-}
-
 
 /**
  * dns.lookup(name, {all: true}), the resolver the WebSocket connection itself uses, made

@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs, UsageError, type OptionSpec, type ParsedOptions } from './args.js';
 import { configPath, loadConfig } from './config.js';
 import { sanitize } from '../core/sanitize.js';
-import type { SshHostConfig } from '../os/ssh-provider.js';
+import type { SshHostConfig } from '../os/ssh-command.js';
 import { REGISTRY_OPTIONS, resolveRegistry, type RegistryTarget } from './registry-options.js';
 import { defaultClaudePaths, isDir, type ClaudePaths } from '../sources/claude/paths.js';
 

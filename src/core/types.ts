@@ -1,7 +1,5 @@
 // The domain vocabulary of ghostwatch. Pure data: no I/O, no clock, no Node APIs.
 // All times are Unix epoch milliseconds on the LOCAL clock unless a field says otherwise.
-// Over 300 lines because it is the whole vocabulary, types and their comments (the only code is
-// defaultPolicy), read in one place.
 
 import type { ClaimVerdict, SessionVerdict, Verdict } from './verdicts.js';
 

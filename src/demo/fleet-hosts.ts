@@ -11,14 +11,14 @@
 // Teardown: close() SIGKILLs the host's pid 1, which takes every process of its PID namespace
 // with it, then removes the temp dir. Should this process die first, pid 1 reads its stdin (a
 // pipe from this process) and at EOF removes the temp dir and leaves: the host goes too. killNow() is the synchronous
-// last resort for a process 'exit' handler.
-// Over 300 lines because starting a host (namespaces, keys, sshd, its pid 1) and tearing it down are
-// one sequence whose steps depend on each other; most of the length is that sequence's comments.
+// last resort for a process 'exit' handler. The ssh side (keys, configs, the client) is fleet-ssh.ts;
+// the processes as this machine sees them, host-processes.ts.
 import { execFileSync, spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { clientOptions, freeLoopbackPort, keygen, sshdConfigText } from './fleet-ssh.js';
+import { childPids, commOf, exited, nsPids, pidNamespaceOf, processesIn, signal } from './host-processes.js';
 
 export const SSHD = '/usr/sbin/sshd';
 
@@ -147,111 +147,6 @@ const HOST_NAME = /^[A-Za-z0-9][A-Za-z0-9.-]{0,62}$/;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-export function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
-function childPids(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-/** The NSpid line of /proc/<pid>/status: [outside, ..., innermost]. */
-export function nsPids(pid: number): number[] | undefined {
-  try {
-    const line = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return line?.trim().split(/\s+/).map(Number);
-  } catch {
-    return undefined;
-  }
-}
-
-/** `/proc/<pid>/ns/pid`, or undefined when the process is gone. */
-export function pidNamespaceOf(pid: number): string | undefined {
-  try {
-    return readlinkSync(`/proc/${pid}/ns/pid`);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Processes of this machine (outside pids) whose PID namespace is `ns`. */
-export function processesIn(ns: string): number[] {
-  return readdirSync('/proc')
-    .filter((e) => /^\d+$/.test(e))
-    .map(Number)
-    .filter((p) => pidNamespaceOf(p) === ns);
-}
-
-function commOf(pid: number): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-  } catch {
-    return undefined;
-  }
-}
-
-/** process.kill that ignores a process already gone. */
-export function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // already gone
-  }
-}
-
-/** A new ed25519 key pair at `file` (and `file.pub`); returns the public key as "type base64". */
-export function keygen(file: string, comment: string): string {
-  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', file], { stdio: 'ignore' });
-  return readFileSync(`${file}.pub`, 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');
-}
-
-/** `'…'` for sh: the path may hold anything but a NUL. */
-function shQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}
-
-export interface FleetSshClient {
-  /** One ssh_config with every host's `Host` block. */
-  readonly sshConfigFile: string;
-  /** Holds `ssh`: the system client with `-F sshConfigFile`; to go first on PATH. */
-  readonly binDir: string;
-  /** `binDir/ssh`. */
-  readonly command: string;
-}
-
-/**
- * In `dir`: an ssh_config for all of `hosts` and an `ssh` that is the system client reading only
- * it, so `ssh NAME` (or ghostwatch's `--ssh NAME=NAME`) reaches the fake host NAME in batch mode.
- * The system ssh is resolved now, before binDir goes first on PATH: the wrapper never finds itself.
- */
-export function writeFleetSshClient(hosts: readonly FleetHost[], dir: string): FleetSshClient {
-  const realSsh = execFileSync('sh', ['-c', 'command -v ssh'], { encoding: 'utf8' }).trim();
-  const sshConfigFile = join(dir, 'ssh_config');
-  writeFileSync(sshConfigFile, hosts.map((h) => readFileSync(h.sshConfigFile, 'utf8')).join('\n'));
-  const binDir = join(dir, 'bin');
-  mkdirSync(binDir, { recursive: true });
-  const command = join(binDir, 'ssh');
-  writeFileSync(command, `#!/bin/sh\nexec ${shQuote(realSsh)} -F ${shQuote(sshConfigFile)} "$@"\n`);
-  chmodSync(command, 0o755);
-  return { sshConfigFile, binDir, command };
-}
-
 export async function startFleetHost(options: FleetHostOptions): Promise<FleetHost> {
   const missing = fleetHostRequirement();
   if (missing !== undefined) throw new Error(`fleet hosts: this machine needs ${missing.needs}`);
@@ -372,30 +267,7 @@ export async function startFleetHost(options: FleetHostOptions): Promise<FleetHo
     let sshd: ChildProcess | undefined;
     let log = '';
     const writeSshdConfig = (port: number): void =>
-      writeFileSync(
-        sshdConfig,
-        [
-          `Port ${port}`,
-          'ListenAddress 127.0.0.1',
-          `HostKey ${hostKey}`,
-          `AuthorizedKeysFile ${authorizedKeysFile}`,
-          `PidFile ${join(dir, 'sshd.pid')}`,
-          'PubkeyAuthentication yes',
-          'PasswordAuthentication no',
-          'KbdInteractiveAuthentication no',
-          'UsePAM no',
-          'StrictModes no',
-          'PermitRootLogin prohibit-password',
-          'PrintMotd no',
-          'PrintLastLog no',
-          'UseDNS no',
-          'X11Forwarding no',
-          'AllowTcpForwarding no',
-          'Subsystem sftp internal-sftp',
-          'LogLevel VERBOSE',
-          '',
-        ].join('\n'),
-      );
+      writeFileSync(sshdConfig, sshdConfigText({ port, hostKey, authorizedKeysFile, pidFile: join(dir, 'sshd.pid') }));
 
     /** Start sshd on `port`; resolves true once it listens, false when the port was taken. */
     const launchSshd = (port: number): Promise<boolean> =>
@@ -463,29 +335,10 @@ export async function startFleetHost(options: FleetHostOptions): Promise<FleetHo
 
     const knownHostsFile = join(dir, 'known_hosts');
     writeFileSync(knownHostsFile, `[127.0.0.1]:${sshPort} ${presented}\n`);
-    const common = [
-      `UserKnownHostsFile=${knownHostsFile}`,
-      'GlobalKnownHostsFile=/dev/null',
-      'StrictHostKeyChecking=yes',
-      'BatchMode=yes',
-      'IdentitiesOnly=yes',
-    ];
-    const sshArgs = ['-p', String(sshPort), '-i', identityFile, ...common.flatMap((o) => ['-o', o])];
+    const client = clientOptions({ hostname: options.hostname, user, port: sshPort, identityFile, knownHostsFile });
+    const sshArgs = client.sshArgs;
     const sshConfigFile = join(dir, 'ssh_config');
-    writeFileSync(
-      sshConfigFile,
-      [
-        `Host ${options.hostname}`,
-        '  HostName 127.0.0.1',
-        `  Port ${sshPort}`,
-        `  User ${user}`,
-        `  IdentityFile ${identityFile}`,
-        // ssh matches known_hosts by the name it connects to: HostKeyAlias keeps it [127.0.0.1]:PORT.
-        `  HostKeyAlias [127.0.0.1]:${sshPort}`,
-        ...common.map((o) => `  ${o.replace('=', ' ')}`),
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(sshConfigFile, client.configText);
 
     return {
       hostname: options.hostname,

@@ -9,10 +9,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { SshHostConfig } from '../os/ssh-provider.js';
+import type { SshHostConfig } from '../os/ssh-command.js';
 import { agentScriptPath } from './cast.js';
 import { childEnv } from './child-env.js';
-import { startFleetHost, writeFleetSshClient, type FleetHost, type InHostProcess } from './fleet-hosts.js';
+import { startFleetHost, type FleetHost, type InHostProcess } from './fleet-hosts.js';
+import { writeFleetSshClient } from './fleet-ssh.js';
 import { ENV_URL, parseReport } from './reports.js';
 
 /**

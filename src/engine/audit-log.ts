@@ -10,7 +10,7 @@
 
 import { constants } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { homedir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { sanitize } from '../core/sanitize.js';
 import { lstatIfAny, octal, UnsafePath } from '../os/safe-file.js';
@@ -156,3 +156,12 @@ export function auditError(err: unknown): string {
   return sanitize(text.split('\n')[0] ?? text, 300);
 }
 
+/** Who runs ghostwatch, for the actor an audit line names. */
+export function currentUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    // No passwd entry (some containers): the uid still says who.
+    return process.env.USER ?? `uid ${process.getuid?.() ?? '?'}`;
+  }
+}

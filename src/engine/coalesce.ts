@@ -2,7 +2,7 @@
 // almost at once (leading edge); requests during the gap become one run at its end (trailing
 // edge). 300 registrations in a burst cost a handful of reconciles, not 300.
 
-import { realClock, type Clock, type TimerHandle } from './clock.js';
+import { realClock, type Clock, type TimerHandle } from '../plumbing/clock.js';
 
 export class Coalescer {
   private timer: TimerHandle | undefined;

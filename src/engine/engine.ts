@@ -1,22 +1,17 @@
 // The live loop: one store of source snapshots and OS facts, reconciled into one published
 // snapshot. Work happens only when an input changed (a source notified, a fact changed in a way
 // reconcile can see) or a verdict is due to change with time; publishes are coalesced to ~30/s.
-// Over 300 lines because it wires one object's life (sources, OS facts, recompute, publish,
-// eviction, due-time timers); the logic of each lives in its own file (snapshot, coalesce, evict,
-// os-facts, remote-hosts, registry-view).
 
-import { userInfo } from 'node:os';
-import { diffEvents, keepLast, type EventFrame, type WatchEvent } from '../core/events.js';
-import { findingKey } from '../core/evict-plan.js';
 import { reconcile } from '../core/reconcile.js';
 import type { Finding, OsFacts, Policy, ProcessInfo, RegistryView } from '../core/types.js';
 import { localProbeProvider, type ProbeProvider } from '../os/provider.js';
 import { STATUS_TRAITS, type Source, type SourceSnapshot } from '../sources/types.js';
 import { sanitize } from '../core/sanitize.js';
 import { isUsablePid } from '../core/pid.js';
-import { AuditLog, defaultAuditLogPath } from './audit-log.js';
-import { realClock, type Clock, type TimerHandle } from './clock.js';
+import { AuditLog, currentUser, defaultAuditLogPath } from './audit-log.js';
+import { realClock, type Clock, type TimerHandle } from '../plumbing/clock.js';
 import { Coalescer } from './coalesce.js';
+import { EventLog } from './event-log.js';
 import { executeEviction } from './evict.js';
 import { cadenceMs, OsFactsTracker } from './os-facts.js';
 import { PidDomains } from './pid-domains.js';
@@ -24,9 +19,9 @@ import { ProbeTargets } from './probe-targets.js';
 import { RemotePortTracker } from './remote-ports.js';
 import { RemoteHosts } from './remote-hosts.js';
 import { mergeView, policyFor } from './registry-view.js';
-import { buildSnapshot, eventFrame, markProgress, markStale, nextVerdictCrossing, reuseUnchanged, sameFindings } from './snapshot.js';
+import { buildSnapshot, markProgress, markStale, nextVerdictCrossing, reuseUnchanged, sameFindings } from './snapshot.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
-import { EVENTS_KEPT, type EngineSnapshot, type EvictProgress, type EvictRequest, type EvictSummary, type PaneJumpResult } from './types.js';
+import { type EngineSnapshot, type EvictProgress, type EvictRequest, type EvictSummary, type PaneJumpResult } from './types.js';
 
 /** Publishes at least this far apart: ~30 a second at most. */
 const PUBLISH_GAP_MS = 33;
@@ -80,13 +75,9 @@ class LiveEngineImpl implements LiveEngine {
   private recomputes = 0;
   private publishes = 0;
   private notices: readonly string[] = [];
-  /** The events pane's ring, and the frame the next diff starts from (none before the first settled snapshot). */
-  private events: readonly WatchEvent[] = [];
-  private eventBase: EventFrame | undefined;
+  private readonly eventLog = new EventLog();
   /** Per source: whether it was last told that a problem of its is shown (showProblems). */
   private readonly problemsTold: (boolean | undefined)[];
-  /** Rows our evictions removed, told as 'evicted' when sent: their leaving is not told again. */
-  private readonly evictedKeys = new Set<string>();
 
   constructor(opts: EngineOptions) {
     this.sources = [...opts.sources];
@@ -193,10 +184,11 @@ class LiveEngineImpl implements LiveEngine {
 
   readonly evict = (request: EvictRequest): Promise<EvictSummary> => {
     const onProgress = (p: EvictProgress): void => {
-      // From the send on, the row may leave before the reply comes: that leaving is the eviction's.
-      if (p.phase === 'sending') this.evictedKeys.add(findingKey(p.finding));
-      else if (p.phase === 'evicted') this.onEvicted(p);
-      else if (p.phase !== 'checking') this.evictedKeys.delete(findingKey(p.finding));
+      // An entry our eviction removed is told at once, with the verdict it was removed for.
+      if (this.eventLog.progress(p, this.now()) && !this.stopped) {
+        this.inputDirty = true;
+        this.coalescer.request();
+      }
       request.onProgress?.(p);
     };
     // One eviction run at a time: two bulk runs must not interleave their re-checks and sends.
@@ -293,28 +285,6 @@ class LiveEngineImpl implements LiveEngine {
     if (!this.stopped) this.coalescer.request();
   };
 
-  /** An entry our eviction removed: told at once, with the verdict it was removed for. */
-  private onEvicted(p: EvictProgress): void {
-    if (this.stopped) return;
-    const f = p.finding;
-    this.events = keepLast(this.events, [{ at: this.now(), kind: 'evicted', source: f.source, rowKind: f.kind, id: f.id, verdict: f.verdict, detail: p.detail }], EVENTS_KEPT);
-    this.inputDirty = true;
-    this.coalescer.request();
-  }
-
-  /** The events since the last published snapshot; the first settled one is the base (its registries only). */
-  private nextEvents(findings: readonly Finding[], now: number, settled: boolean): readonly WatchEvent[] {
-    if (!settled) return this.events;
-    const frame = eventFrame(findings, this.lastSnaps.map((s) => s.state));
-    const added = diffEvents(this.eventBase ?? { findings: [], sources: [] }, frame, now, { evicted: this.evictedKeys });
-    this.eventBase = frame;
-    if (this.evictedKeys.size > 0) {
-      const present = new Set(findings.map(findingKey));
-      for (const k of this.evictedKeys) if (!present.has(k)) this.evictedKeys.delete(k);
-    }
-    return keepLast(this.events, added, EVENTS_KEPT);
-  }
-
   // ------------------------------------------------------------ the store
 
   private recompute(): void {
@@ -336,7 +306,7 @@ class LiveEngineImpl implements LiveEngine {
     const settled = this.isSettled();
     this.scheduleTtl(findings, now);
     if (!inputDriven && settled === this.snapshot.settled && sameFindings(this.snapshot.findings, findings)) return;
-    this.events = this.nextEvents(findings, now, settled);
+    const events = this.eventLog.next(findings, this.lastSnaps.map((s) => s.state), now, settled);
     this.snapshot = buildSnapshot({
       findings,
       sources: this.lastSnaps.map((s) => s.state),
@@ -345,7 +315,7 @@ class LiveEngineImpl implements LiveEngine {
       computedAt: now,
       version: this.snapshot.version + 1,
       settled,
-      events: this.events,
+      events,
       panes: this.tracker.panes,
       hosts: this.remote?.statuses(),
     });
@@ -417,14 +387,5 @@ class LiveEngineImpl implements LiveEngine {
       this.ttlAt = undefined;
       this.onTimeCheck();
     }, Math.max(0, at - now));
-  }
-}
-
-function currentUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    // No passwd entry (some containers): the uid still says who.
-    return process.env.USER ?? `uid ${process.getuid?.() ?? '?'}`;
   }
 }

@@ -4,7 +4,7 @@
 export { createEngine } from './engine.js';
 export type { EngineOptions, EngineStats, LiveEngine } from './options.js';
 export type { SshSettings } from './remote-hosts.js';
-export { realClock, type Clock, type TimerHandle } from './clock.js';
+export { realClock, type Clock, type TimerHandle } from '../plumbing/clock.js';
 export { defaultAuditLogPath } from './audit-log.js';
 export { READ_ONLY_DETAIL } from './evict.js';
 export type * from './types.js';

@@ -3,7 +3,7 @@
 import type { ProbeProvider } from '../os/provider.js';
 import type { RemotePortCheck } from '../os/remote-port-check.js';
 import type { Source } from '../sources/types.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../plumbing/clock.js';
 import type { SshSettings } from './remote-hosts.js';
 import type { ProbeCounts } from './os-facts.js';
 import type { SshVerified } from './remote-ports.js';

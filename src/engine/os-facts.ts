@@ -2,13 +2,11 @@
 // last probed. Probes come from an injected provider and every timer from an injected clock. A
 // probe never overlaps itself (a slow run makes the next tick a no-op), and only a change
 // reconcile can see calls `onChange`: a stable pid costs a kill(0) and nothing else.
-// Over 300 lines because it is the one probe loop's state (targets, cadences, runs in flight);
-// its parts live in fact-table.ts, probe-runner.ts, process-rows.ts and pane-tracker.ts.
 
 import type { OsFacts, PidFacts, PortFacts, ProcessInfo } from '../core/types.js';
 import type { TmuxPane } from '../core/tmux.js';
 import type { ProbeProvider } from '../os/provider.js';
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '../plumbing/clock.js';
 import { mergeFull, mergeKill, mergePort } from './fact-merge.js';
 import { FactTable } from './fact-table.js';
 import { PaneTracker } from './pane-tracker.js';

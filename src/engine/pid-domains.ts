@@ -5,7 +5,7 @@
 
 import type { PidNamespaceFacts } from '../core/types.js';
 import type { ProbeProvider } from '../os/provider.js';
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '../plumbing/clock.js';
 
 export interface PidDomainsOptions {
   readonly probes: ProbeProvider;

@@ -8,7 +8,7 @@ import { chooseRemotePortTargets, remotePortKey, remotePortTarget, type RemotePo
 import type { IsLocalMachine } from '../core/probe-targets.js';
 import type { RegistryView, RemotePortFacts, SessionEntry } from '../core/types.js';
 import { RemotePortChecker, type RemotePortCheck } from '../os/remote-port-check.js';
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '../plumbing/clock.js';
 
 /** A round of remote port checks every this many ms (at intervalScale 1); a result lives as long. */
 export const REMOTE_PORT_CADENCE_MS = 10_000;

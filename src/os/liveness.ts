@@ -1,7 +1,5 @@
 // Liveness probing: kill(pid, 0) for every usable pid, plus (full mode) state and start time
 // from /proc on Linux or one `ps` spawn per batch on macOS.
-// Over 300 lines because one probe has three forms that fill one PidFacts: kill(0), Linux's /proc
-// (stat, start time, clock ticks from auxv) and macOS's ps; apart, that record's rules would be split.
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
 import type { KillResult, PidFacts } from '../core/types.js';

@@ -4,58 +4,26 @@
 // (with a one-line reason taken from ssh's stderr and exit code) and comes back through the
 // shared backoff. The name the remote reports must be the machine the registry names: a
 // mismatch keeps the host down, so its entries stay unverified, never judged.
-// Over 300 lines because the ssh child's life (connect, handshake, pipelined requests, why it
-// failed) and the ProbeProvider on it share the pending requests; the remote side is remote-probe.ts.
+// How ssh is run and why it ended: ssh-command.ts; the hosts together: ssh-fleet.ts; answers as
+// facts: remote-facts.ts; the remote side: remote-probe.ts.
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { matchHost } from '../core/host.js';
 import { sanitize } from '../core/sanitize.js';
 import type { PidFacts, PortFacts } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
-import { Backoff, type BackoffOptions } from '../sources/backoff.js';
+import { Backoff, type BackoffOptions } from '../plumbing/backoff.js';
+import { realClock, type Clock } from '../plumbing/clock.js';
+import { LineSplitter, ReplyFifo } from '../plumbing/line-channel.js';
 import { childProcess } from './builtins.js';
 import { throwIfAborted } from './liveness.js';
 import type { ProcessTableResult } from './process-table.js';
 import type { PidProbeOptions, PortProbeRunOptions, ProbeProvider } from './provider.js';
-import { MAX_ANSWER_LENGTH, MAX_BATCH, parseAnswer, parseHandshake, parsePush, REMOTE_PROBE_PROGRAM, type Handshake, type RemoteAnswer } from './remote-probe.js';
+import { MAX_ANSWER_LENGTH, MAX_BATCH, parseAnswer, parseHandshake, parsePush, type Handshake, type RemoteAnswer } from './remote-probe.js';
+import { chunks, killFacts, pidFacts, portFacts, type AnswerReading } from './remote-facts.js';
+import { classifySshExit, sshArgs, type SshDownKind, type SshHostConfig, type SshHostStatus, type SshState } from './ssh-command.js';
 
-export interface SshHostConfig {
-  /** The machine name the registry uses for this host. */
-  readonly machine: string;
-  /** The ssh destination: `user@host`, a host name, or an ~/.ssh/config alias. */
-  readonly dest: string;
-  readonly port?: number | undefined;
-}
-
-export type SshState = 'connecting' | 'up' | 'down';
-export type SshDownKind = 'auth' | 'host-key' | 'timeout' | 'refused' | 'unresolved' | 'dropped' | 'protocol' | 'mismatch' | 'error';
-
-export interface SshHostStatus {
-  readonly machine: string;
-  readonly dest: string;
-  readonly state: SshState;
-  /** Why the host is down, in one line. */
-  readonly reason?: string | undefined;
-  readonly kind?: SshDownKind | undefined;
-  /** The last measured round trip of one request, ms. */
-  readonly rttMs?: number | undefined;
-  /** The name the remote gave (sanitized). */
-  readonly remoteName?: string | undefined;
-}
-
-/** The timers and clocks a host uses; the engine's Clock fits. */
-export interface SshClock {
-  now(): number;
-  monotonic(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const realSshClock: SshClock = {
-  now: () => Date.now(),
-  monotonic: () => performance.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
+/** The clocks and timers a host uses: the engine's Clock, or the process's own. */
+export type SshClock = Pick<Clock, 'now' | 'monotonic' | 'setTimeout' | 'clearTimeout'>;
 
 export interface SshOptions {
   /** The ssh client to run; `ssh` from PATH by default. */
@@ -72,7 +40,6 @@ export interface SshOptions {
   readonly aliases?: readonly string[] | undefined;
 }
 
-export const SSH_OPTIONS = ['-T', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=5', '-o', 'ServerAliveInterval=5', '-o', 'ServerAliveCountMax=2'] as const;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_SSH_BACKOFF = { initialMs: 1_000, maxMs: 30_000 } as const;
@@ -80,62 +47,18 @@ export const DEFAULT_SSH_BACKOFF = { initialMs: 1_000, maxMs: 30_000 } as const;
 const CLOCK_SLACK_MS = 2_000;
 const MAX_STDERR = 4_096;
 
-/** `sh -c '<program>'`, single-quoted for the remote login shell. */
-export function remoteCommand(program: string = REMOTE_PROBE_PROGRAM): string {
-  return `exec sh -c '${program.replace(/'/g, `'\\''`)}'`;
-}
-
-/** ssh's arguments for one host: fixed safety options, the port, `--`, the destination, the command. */
-export function sshArgs(config: SshHostConfig): string[] {
-  const port = config.port === undefined ? [] : ['-p', String(config.port)];
-  return [...SSH_OPTIONS, ...port, '--', config.dest, remoteCommand()];
-}
-
-/** Why ssh ended, in one line, from its stderr and exit code. */
-export function classifySshExit(stderr: string, code: number | null, signal: string | null, wasUp: boolean): { kind: SshDownKind; reason: string } {
-  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');
-  const find = (re: RegExp): string | undefined => lines.find((l) => re.test(l));
-  const said = (line: string | undefined): string => (line === undefined ? '' : `: ${sanitize(line, 160)}`);
-  let hit: string | undefined;
-  if ((hit = find(/Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|No .*host key is known/i))) {
-    return { kind: 'host-key', reason: `host key not trusted${said(hit)}` };
-  }
-  if ((hit = find(/Permission denied|Too many authentication failures|Authentication failed/i))) {
-    return { kind: 'auth', reason: `authentication failed${said(hit)}` };
-  }
-  if ((hit = find(/Could not resolve hostname|Name or service not known|nodename nor servname/i))) {
-    return { kind: 'unresolved', reason: `unknown host${said(hit)}` };
-  }
-  if ((hit = find(/Connection refused/i))) return { kind: 'refused', reason: `connection refused${said(hit)}` };
-  if ((hit = find(/not responding|Broken pipe|Connection reset|closed by remote host/i))) {
-    return { kind: 'dropped', reason: `connection dropped${said(hit)}` };
-  }
-  if ((hit = find(/timed out/i))) return { kind: 'timeout', reason: `connection timed out${said(hit)}` };
-  const how = signal !== null ? `killed by ${signal}` : `exit code ${String(code)}`;
-  if (wasUp) return { kind: 'dropped', reason: `connection dropped (${how})${said(lines.at(-1))}` };
-  return { kind: 'error', reason: `ssh failed (${how})${said(lines.at(-1))}` };
-}
-
 interface Pending {
   /** The answer lines awaited, in order: `P 42`, `L 8080`, `K 3` (three letters), `H`. */
   readonly expect: readonly string[];
   readonly answers: RemoteAnswer[];
   readonly sentAt: number;
   readonly resolve: (answers: readonly RemoteAnswer[] | undefined) => void;
-  timer: unknown;
 }
 
 /** Facts pushed by the remote's watchers in one chunk read. */
 interface Pushed {
   readonly pids: Map<number, PidFacts>;
   readonly ports: Map<number, PortFacts>;
-}
-
-/** `items` in slices of at most `size`. */
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
 }
 
 /** One remote host: its connection, its state, and the probe provider the engine asks. */
@@ -150,8 +73,8 @@ export class SshHost implements ProbeProvider {
   private child: ChildProcessWithoutNullStreams | undefined;
   private handshake: Handshake | undefined;
   private offsetMs = 0;
-  private pending: Pending[] = [];
-  private buffer = '';
+  private readonly pending: ReplyFifo<Pending>;
+  private readonly lines = new LineSplitter(MAX_ANSWER_LENGTH);
   private stderr = '';
   private timer: unknown;
   private stopped = true;
@@ -178,7 +101,8 @@ export class SshHost implements ProbeProvider {
   ) {
     this.host = config.machine;
     this.sshCommand = options.sshCommand ?? 'ssh';
-    this.clock = options.clock ?? realSshClock;
+    this.clock = options.clock ?? realClock;
+    this.pending = new ReplyFifo(this.clock);
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.backoff = new Backoff({ ...DEFAULT_SSH_BACKOFF, ...options.backoff });
@@ -234,7 +158,7 @@ export class SshHost implements ProbeProvider {
     }
     this.connections++;
     this.handshake = undefined;
-    this.buffer = '';
+    this.lines.clear();
     this.stderr = '';
     let released = false;
     const releaseOnce = (): void => {
@@ -283,26 +207,18 @@ export class SshHost implements ProbeProvider {
   }
 
   private failPending(): void {
-    const pending = this.pending;
-    this.pending = [];
-    for (const p of pending) {
-      this.clock.clearTimeout(p.timer);
-      p.resolve(undefined);
-    }
+    for (const p of this.pending.drain()) p.resolve(undefined);
   }
 
   private onData(child: ChildProcessWithoutNullStreams, chunk: string, release: () => void): void {
     if (this.child !== child) return;
-    this.buffer += chunk;
-    let nl: number;
     this.pushed = undefined;
-    while ((nl = this.buffer.indexOf('\n')) >= 0) {
-      const line = this.buffer.slice(0, nl);
-      this.buffer = this.buffer.slice(nl + 1);
+    const fits = this.lines.push(chunk, (line) => {
       this.onLine(child, line, release);
-      if (this.child !== child) return;
-    }
-    if (this.buffer.length > MAX_ANSWER_LENGTH) {
+      return this.child === child;
+    });
+    if (this.child !== child) return;
+    if (!fits) {
       this.drop(child, 'protocol', 'the remote sent a line longer than any answer');
       return;
     }
@@ -318,8 +234,8 @@ export class SshHost implements ProbeProvider {
     const checkedAt = this.clock.now();
     this.linesPushed++;
     const pushed = (this.pushed ??= { pids: new Map(), ports: new Map() });
-    if (answer.kind === 'pid') pushed.pids.set(answer.pid, this.pidFacts(answer.pid, answer, checkedAt));
-    else if (answer.kind === 'port') pushed.ports.set(answer.port, this.portFacts(answer.port, answer, checkedAt));
+    if (answer.kind === 'pid') pushed.pids.set(answer.pid, pidFacts(answer.pid, answer, checkedAt, this.reading()));
+    else if (answer.kind === 'port') pushed.ports.set(answer.port, portFacts(answer.port, answer, checkedAt, this.reading()));
     else this.drop(child, 'protocol', `a pushed line of no known shape: ${answer.kind === 'invalid' ? answer.text : sanitize(line, 80)}`);
   }
 
@@ -357,7 +273,7 @@ export class SshHost implements ProbeProvider {
       this.onPushLine(child, line, this.handshake);
       return;
     }
-    const head = this.pending[0];
+    const head = this.pending.head;
     if (!head) {
       this.drop(child, 'protocol', `an answer nobody asked for: ${sanitize(line, 80)}`);
       return;
@@ -373,7 +289,6 @@ export class SshHost implements ProbeProvider {
       (answer.kind === 'watch' && expect === answer.verb);
     if (!matches) {
       this.pending.shift();
-      this.clock.clearTimeout(head.timer);
       head.resolve(undefined);
       this.drop(child, 'protocol', `answer out of order: ${answer.kind === 'invalid' ? answer.text : sanitize(line, 80)}`);
       return;
@@ -383,7 +298,6 @@ export class SshHost implements ProbeProvider {
     else head.answers.push(answer);
     if (head.answers.length < head.expect.length) return;
     this.pending.shift();
-    this.clock.clearTimeout(head.timer);
     this.status = { ...this.status, rttMs: this.clock.monotonic() - head.sentAt };
     head.resolve(head.answers);
   }
@@ -393,11 +307,10 @@ export class SshHost implements ProbeProvider {
     const child = this.child;
     if (!child || this.handshake === undefined) return Promise.resolve(undefined);
     return new Promise((resolve) => {
-      const entry: Pending = { expect, answers: [], sentAt: this.clock.monotonic(), resolve, timer: undefined };
-      entry.timer = this.clock.setTimeout(() => {
+      const entry: Pending = { expect, answers: [], sentAt: this.clock.monotonic(), resolve };
+      this.pending.push(entry, this.requestTimeoutMs, () => {
         this.drop(child, 'timeout', `no answer within ${Math.round(this.requestTimeoutMs / 1000)} s`);
-      }, this.requestTimeoutMs);
-      this.pending.push(entry);
+      });
       const text = `${line}\n`;
       this.bytesSent += Buffer.byteLength(text);
       child.stdin.write(text);
@@ -409,6 +322,11 @@ export class SshHost implements ProbeProvider {
     if (answer !== undefined) return `ssh ${this.host}: unreadable answer`;
     const s = this.status;
     return s.state === 'down' ? `ssh ${this.host} down: ${s.reason ?? 'unknown'}` : `ssh ${this.host} ${s.state}`;
+  }
+
+  /** What answers are read with: this host's name, its clock's offset, and why none came. */
+  private reading(): AnswerReading {
+    return { host: this.host, offsetMs: this.offsetMs, noFacts: (a) => this.noFacts(a) };
   }
 
   /** "via ssh build-42 (rtt 12 ms)": the evidence a verified remote fact carries. */
@@ -424,24 +342,8 @@ export class SshHost implements ProbeProvider {
     const answers = await this.batched(usable, 'P');
     throwIfAborted(opts.signal);
     const out = new Map<number, PidFacts>();
-    usable.forEach((pid, i) => out.set(pid, this.pidFacts(pid, answers[i], now())));
+    usable.forEach((pid, i) => out.set(pid, pidFacts(pid, answers[i], now(), this.reading())));
     return out;
-  }
-
-  /** A P answer (asked or pushed) as facts; undefined: the request got no answer. */
-  private pidFacts(pid: number, a: RemoteAnswer | undefined, checkedAt: number): PidFacts {
-    if (a?.kind !== 'pid') return { pid, kill: 'error', error: this.noFacts(a), checkedAt };
-    if (a.kill === 'ESRCH' || a.kill === 'error') return { pid, kill: a.kill, error: a.error, checkedAt };
-    if (a.detailsHidden) return { pid, kill: a.kill, detailsHidden: `${this.host}'s /proc does not show it`, checkedAt };
-    return { pid, kill: a.kill, state: a.state, startedAt: a.startedAt === undefined ? undefined : a.startedAt + this.offsetMs, checkedAt };
-  }
-
-  /** An L answer (asked or pushed) as facts. */
-  private portFacts(port: number, a: RemoteAnswer | undefined, checkedAt: number): PortFacts {
-    if (a?.kind !== 'port') return { port, result: 'error', detail: this.noFacts(a), checkedAt };
-    if (a.listening === 'yes') return { port, result: 'open', detail: `listening on ${this.host}`, checkedAt };
-    if (a.listening === 'no') return { port, result: 'refused', detail: `nothing listens on ${this.host}`, checkedAt };
-    return { port, result: 'error', detail: `${this.host} cannot tell who listens`, checkedAt };
   }
 
   /**
@@ -482,12 +384,7 @@ export class SshHost implements ProbeProvider {
     parts.forEach((part, i) => {
       const a = answers[i]?.[0];
       const checkedAt = now();
-      part.forEach((pid, j) => {
-        const kill = a?.kind === 'kills' ? a.results[j] : undefined;
-        if (kill === undefined) out.set(pid, { pid, kill: 'error', error: this.noFacts(a), checkedAt });
-        else if (kill === 'error') out.set(pid, { pid, kill, error: `kill -0 failed on ${this.host}`, checkedAt });
-        else out.set(pid, { pid, kill, checkedAt });
-      });
+      part.forEach((pid, j) => out.set(pid, killFacts(pid, a, j, checkedAt, this.reading())));
     });
     return out;
   }
@@ -502,80 +399,11 @@ export class SshHost implements ProbeProvider {
     const answers = await this.batched(usable, 'L');
     throwIfAborted(opts.signal);
     const out = new Map<number, PortFacts>();
-    usable.forEach((port, i) => out.set(port, this.portFacts(port, answers[i], now())));
+    usable.forEach((port, i) => out.set(port, portFacts(port, answers[i], now(), this.reading())));
     return out;
   }
 
   scanProcessTable(): Promise<ProcessTableResult> {
     return Promise.resolve({ ok: false, error: `the process table of ${this.host} is not read over ssh` });
-  }
-}
-
-/**
- * The configured hosts, each with its own connection; at most `maxConnecting` handshakes run at
- * once (the others wait as `connecting`), so many hosts coming back together cannot swamp this one.
- */
-export class SshFleet {
-  private readonly list: SshHost[];
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-  private started = false;
-
-  constructor(configs: readonly SshHostConfig[], private readonly options: SshOptions = {}, readonly maxConnecting = 8) {
-    this.list = configs.map((c) => new SshHost(c, options, () => this.acquire()));
-  }
-
-  get hosts(): readonly SshHost[] {
-    return this.list;
-  }
-
-  /** One more host (--ssh-all: a machine the registry names); started at once when the fleet runs. */
-  add(config: SshHostConfig): SshHost {
-    const host = new SshHost(config, this.options, () => this.acquire());
-    this.list.push(host);
-    if (this.started) host.start();
-    return host;
-  }
-
-  private acquire(): Promise<() => void> {
-    return new Promise((resolve) => {
-      const grant = (): void => {
-        this.active++;
-        let done = false;
-        resolve(() => {
-          if (done) return;
-          done = true;
-          this.active--;
-          this.waiting.shift()?.();
-        });
-      };
-      if (this.active < this.maxConnecting) grant();
-      else this.waiting.push(grant);
-    });
-  }
-
-  /** Hosts holding a connecting slot now. */
-  get connecting(): number {
-    return this.active;
-  }
-
-  start(): void {
-    this.started = true;
-    for (const h of this.list) h.start();
-  }
-
-  async stop(): Promise<void> {
-    this.started = false;
-    await Promise.all(this.list.map((h) => h.stop()));
-  }
-
-  /** The host whose machine this registry name is (the same matching as for this host), if configured. */
-  hostFor(machine: string | undefined, aliases: readonly string[] = []): SshHost | undefined {
-    if (machine === undefined) return undefined;
-    return this.hosts.find((h) => matchHost(machine, h.config.machine, aliases) !== undefined);
-  }
-
-  statuses(): SshHostStatus[] {
-    return this.hosts.map((h) => h.state);
   }
 }

@@ -1,15 +1,12 @@
 // The embedded registry (`ghostwatch serve`): hypivisor wire protocol plus ghostwatch's extensions.
 export {
   startRegistryServer,
-  isLoopbackHost,
   DEFAULT_HOST,
   DEFAULT_PORT,
   DEFAULT_MAX_PAYLOAD,
   DEFAULT_MAX_CONNECTIONS,
-  SLOW_PEER_BYTES,
   READ_PAUSE_BYTES,
   type RegistryServer,
-  type PeerStats,
   type RegistryServerOptions,
 } from './server.js';
 export {
@@ -34,6 +31,8 @@ export {
   type InitFrame,
 } from './protocol.js';
 export * from './limits.js';
+export { SLOW_PEER_BYTES, type PeerStats } from './peer.js';
+export { isLoopbackHost } from '../os/loopback.js';
 export { loadStateFile, StateFileWriter, type StateSnapshot } from './state-file.js';
 export { tokenFromUrl, tokenMatches, percentDecodeLenient } from './auth.js';
 export {

@@ -1,7 +1,5 @@
-// The registry's state and rules, with no sockets and an injected clock: nodes by id, claims by
-// resource, which node each connection registered, and what every request does to them.
-// Over 300 lines because every rule of the registry's state (register, deregister, claims,
-// removal, sweep, restore) is in one class: a request sees all of them in one place.
+// The registry's rules, with no sockets and an injected clock: which node each connection
+// registered, and what every request does to the entries (their tables: registry-tables.ts).
 import { sanitize } from '../core/sanitize.js';
 import {
   errorOf,
@@ -21,12 +19,12 @@ import {
 import {
   claimBytes,
   DEFAULT_LIMITS,
-  INIT_OVERHEAD_BYTES,
   nodeBytes,
   nodeFieldError,
   tooLong,
   type RegistryLimits,
 } from './limits.js';
+import { RegistryTables } from './registry-tables.js';
 
 export interface RegistryOptions {
   /** Unix ms. */
@@ -73,22 +71,13 @@ function nonEmptyString(value: unknown): string | undefined {
 }
 
 export class Registry {
-  private readonly nodes = new Map<string, NodeInfo>();
-  private readonly claims = new Map<string, Claim>();
   /** The connection that most recently registered each id: only its close marks the node offline. */
   private readonly owners = new Map<string, ConnectionContext>();
   /** Which connection counts each node against its limit (the one that registered it last). */
   private readonly registrants = new Map<string, ConnectionContext>();
   /** Which connection counts each claim against its limit (the one that claimed it last). */
   private readonly claimants = new Map<string, ConnectionContext>();
-  /** Ids by `port machine`: register evicts by machine:port without a scan. */
-  private readonly byMachinePort = new Map<string, Set<string>>();
-  /** Claimed resources by holder: a removal drops its node's claims without a scan. */
-  private readonly claimsByHolder = new Map<string, Set<string>>();
-  /** Bytes every node and claim takes in `init` at its largest, by id and by resource. */
-  private readonly nodeSizes = new Map<string, number>();
-  private readonly claimSizes = new Map<string, number>();
-  private bytes = INIT_OVERHEAD_BYTES;
+  private readonly tables = new RegistryTables();
   readonly limits: RegistryLimits;
   private serial = 0;
   private readonly now: () => number;
@@ -110,43 +99,7 @@ export class Registry {
 
   /** What `init` takes now, at most: every node and claim at its largest encoding. */
   initBytesBound(): number {
-    return this.bytes;
-  }
-
-  private putNode(node: NodeInfo): void {
-    this.dropNodeEntry(node.id);
-    this.nodes.set(node.id, node);
-    const key = `${node.port} ${node.machine}`;
-    let ids = this.byMachinePort.get(key);
-    if (!ids) this.byMachinePort.set(key, (ids = new Set()));
-    ids.add(node.id);
-    const size = nodeBytes(node);
-    this.nodeSizes.set(node.id, size);
-    this.bytes += size;
-  }
-
-  /** Forgets a node's entry and indexes (not its claims, not its owner). */
-  private dropNodeEntry(nodeId: string): void {
-    const node = this.nodes.get(nodeId);
-    if (!node) return;
-    this.nodes.delete(nodeId);
-    const key = `${node.port} ${node.machine}`;
-    const ids = this.byMachinePort.get(key);
-    ids?.delete(nodeId);
-    if (ids?.size === 0) this.byMachinePort.delete(key);
-    this.bytes -= this.nodeSizes.get(nodeId) ?? 0;
-    this.nodeSizes.delete(nodeId);
-  }
-
-  private putClaim(claim: Claim): void {
-    this.bytes -= this.claimSizes.get(claim.resource) ?? 0;
-    this.claims.set(claim.resource, claim);
-    let held = this.claimsByHolder.get(claim.holder);
-    if (!held) this.claimsByHolder.set(claim.holder, (held = new Set()));
-    held.add(claim.resource);
-    const size = claimBytes(claim);
-    this.claimSizes.set(claim.resource, size);
-    this.bytes += size;
+    return this.tables.bytes;
   }
 
   /** Unix seconds on the injected clock, the unit of every registry timestamp. */
@@ -159,17 +112,17 @@ export class Registry {
   }
 
   listNodes(): NodeInfo[] {
-    return [...this.nodes.values()].map(wireNode);
+    return [...this.tables.nodes.values()].map(wireNode);
   }
 
   /** One node as on the wire, or undefined. */
   nodeById(nodeId: string): NodeInfo | undefined {
-    const node = this.nodes.get(nodeId);
+    const node = this.tables.nodes.get(nodeId);
     return node && wireNode(node);
   }
 
   listClaims(): Claim[] {
-    return [...this.claims.values()].map(wireClaim);
+    return [...this.tables.claims.values()].map(wireClaim);
   }
 
   initFrame(): InitFrame {
@@ -189,7 +142,7 @@ export class Registry {
       case 'list_nodes':
         return resultOf(id, this.listNodes());
       case 'ping':
-        return resultOf(id, { status: 'healthy', nodes: this.nodes.size, version: SERVER_VERSION });
+        return resultOf(id, { status: 'healthy', nodes: this.tables.nodes.size, version: SERVER_VERSION });
       case 'claim':
         return this.claim(id, params, conn);
       case 'release_claim':
@@ -224,12 +177,12 @@ export class Registry {
       pid_started_at: parsed.pid_started_at ?? this.startTimeOf(parsed),
     };
     // A port on a machine belongs to one process, so an older entry there is stale. Never by cwd.
-    const stale = [...(this.byMachinePort.get(`${node.port} ${node.machine}`) ?? [])].filter((other) => other !== node.id);
+    const stale = this.tables.idsAt(node.port, node.machine).filter((other) => other !== node.id);
     const full = this.registerRefusal(node, conn, stale);
     if (full !== undefined) return errorOf(id, full);
     conn.registeredId = node.id;
     for (const other of stale) this.removeNode(other, { kind: 'evicted', by: node.id });
-    this.putNode(node);
+    this.tables.putNode(node);
     this.owners.set(node.id, conn);
     this.registrants.get(node.id)?.nodes.delete(node.id);
     this.registrants.set(node.id, conn);
@@ -247,14 +200,14 @@ export class Registry {
     if (!conn.nodes.has(node.id) && conn.nodes.size - stale.filter((s) => conn.nodes.has(s)).length >= limits.nodesPerConnection) {
       return `too many nodes on this connection (limit ${limits.nodesPerConnection})`;
     }
-    const existing = this.nodes.has(node.id) ? 1 : 0;
-    if (this.nodes.size - existing - stale.length >= limits.nodes) return `registry is full (limit ${limits.nodes} nodes)`;
-    let freed = this.nodeSizes.get(node.id) ?? 0;
+    const existing = this.tables.nodes.has(node.id) ? 1 : 0;
+    if (this.tables.nodes.size - existing - stale.length >= limits.nodes) return `registry is full (limit ${limits.nodes} nodes)`;
+    let freed = this.tables.nodeSize(node.id);
     for (const other of stale) {
-      freed += this.nodeSizes.get(other) ?? 0;
-      for (const resource of this.claimsByHolder.get(other) ?? []) freed += this.claimSizes.get(resource) ?? 0;
+      freed += this.tables.nodeSize(other);
+      for (const resource of this.tables.claimsOf(other)) freed += this.tables.claimSize(resource);
     }
-    if (this.bytes - freed + nodeBytes(node) > limits.initBytes) {
+    if (this.tables.bytes - freed + nodeBytes(node) > limits.initBytes) {
       return `registry is full (init would be larger than ${limits.initBytes} bytes)`;
     }
     return undefined;
@@ -266,7 +219,7 @@ export class Registry {
     if (conn.registeredId !== undefined && conn.registeredId !== target) {
       return errorOf(id, 'Unauthorized: cannot deregister another node');
     }
-    if (!this.nodes.has(target)) return resultOf(id, { status: 'not_found' });
+    if (!this.tables.nodes.has(target)) return resultOf(id, { status: 'not_found' });
     this.removeNode(target, { kind: 'deregistered' });
     return resultOf(id, { status: 'deregistered' });
   }
@@ -281,15 +234,15 @@ export class Registry {
     if (conn.registeredId !== undefined && conn.registeredId !== holder) {
       return errorOf(id, 'Unauthorized: cannot claim for another node');
     }
-    if (!this.nodes.has(holder)) return errorOf(id, `Unknown holder: ${holder}`);
-    const existing = this.claims.get(resource);
+    if (!this.tables.nodes.has(holder)) return errorOf(id, `Unknown holder: ${holder}`);
+    const existing = this.tables.claims.get(resource);
     if (existing && existing.holder !== holder) return errorOf(id, `Resource already claimed by ${existing.holder}`);
     const pid = field(params, 'pid');
     const claim: Claim = { resource, holder, acquired_at: this.nowSeconds() };
     if (typeof pid === 'number' && Number.isInteger(pid)) claim.pid = pid;
     const full = this.claimRefusal(claim, conn, existing !== undefined);
     if (full !== undefined) return errorOf(id, full);
-    this.putClaim(claim);
+    this.tables.putClaim(claim);
     this.claimants.get(resource)?.claims.delete(resource);
     this.claimants.set(resource, conn);
     conn.claims.add(resource);
@@ -304,8 +257,8 @@ export class Registry {
     if (!conn.claims.has(claim.resource) && conn.claims.size >= limits.claimsPerConnection) {
       return `too many claims on this connection (limit ${limits.claimsPerConnection})`;
     }
-    if (!refresh && this.claims.size >= limits.claims) return `registry is full (limit ${limits.claims} claims)`;
-    if (this.bytes - (this.claimSizes.get(claim.resource) ?? 0) + claimBytes(claim) > limits.initBytes) {
+    if (!refresh && this.tables.claims.size >= limits.claims) return `registry is full (limit ${limits.claims} claims)`;
+    if (this.tables.bytes - this.tables.claimSize(claim.resource) + claimBytes(claim) > limits.initBytes) {
       return `registry is full (init would be larger than ${limits.initBytes} bytes)`;
     }
     return undefined;
@@ -314,7 +267,7 @@ export class Registry {
   private releaseClaim(id: string | undefined, params: unknown, conn: ConnectionContext): RpcResponse {
     const resource = nonEmptyString(field(params, 'resource'));
     if (resource === undefined) return errorOf(id, 'Missing params.resource');
-    const existing = this.claims.get(resource);
+    const existing = this.tables.claims.get(resource);
     if (!existing) return resultOf(id, { status: 'not_found' });
     if (conn.registeredId !== undefined && conn.registeredId !== existing.holder) {
       return errorOf(id, "Unauthorized: cannot release another node's claim");
@@ -325,12 +278,7 @@ export class Registry {
   }
 
   private dropClaim(claim: Claim, why: string): void {
-    this.claims.delete(claim.resource);
-    const held = this.claimsByHolder.get(claim.holder);
-    held?.delete(claim.resource);
-    if (held?.size === 0) this.claimsByHolder.delete(claim.holder);
-    this.bytes -= this.claimSizes.get(claim.resource) ?? 0;
-    this.claimSizes.delete(claim.resource);
+    this.tables.dropClaim(claim);
     this.claimants.get(claim.resource)?.claims.delete(claim.resource);
     this.claimants.delete(claim.resource);
     this.log(`serve: claim ${sanitize(claim.resource)} released (${why}, holder ${sanitize(claim.holder)})`);
@@ -339,13 +287,13 @@ export class Registry {
 
   /** Removes a node for any reason; its claims go first, each with its own event. */
   removeNode(nodeId: string, reason: RemovalReason): boolean {
-    const node = this.nodes.get(nodeId);
+    const node = this.tables.nodes.get(nodeId);
     if (!node) return false;
-    for (const resource of [...(this.claimsByHolder.get(nodeId) ?? [])]) {
-      const claim = this.claims.get(resource);
+    for (const resource of this.tables.claimsOf(nodeId)) {
+      const claim = this.tables.claims.get(resource);
       if (claim) this.dropClaim(claim, 'holder removed');
     }
-    this.dropNodeEntry(nodeId);
+    this.tables.dropNode(nodeId);
     this.owners.delete(nodeId);
     this.registrants.get(nodeId)?.nodes.delete(nodeId);
     this.registrants.delete(nodeId);
@@ -374,7 +322,7 @@ export class Registry {
     const nodeId = conn.registeredId;
     if (nodeId === undefined || this.owners.get(nodeId) !== conn) return;
     this.owners.delete(nodeId);
-    const node = this.nodes.get(nodeId);
+    const node = this.tables.nodes.get(nodeId);
     if (!node) return;
     // Counted at this size already (nodeBytes): offline with offline_since is its largest state.
     node.status = 'offline';
@@ -386,7 +334,7 @@ export class Registry {
 
   /** A WebSocket ping frame from the connection: its node was seen just now. */
   heartbeat(conn: ConnectionContext): void {
-    const node = conn.registeredId === undefined ? undefined : this.nodes.get(conn.registeredId);
+    const node = conn.registeredId === undefined ? undefined : this.tables.nodes.get(conn.registeredId);
     if (node) node.last_seen = this.nowSeconds();
   }
 
@@ -395,7 +343,7 @@ export class Registry {
     const now = this.nowSeconds();
     const ttl = this.ttlSeconds;
     let removed = 0;
-    for (const node of [...this.nodes.values()]) {
+    for (const node of [...this.tables.nodes.values()]) {
       if (node.status === 'offline' && node.offline_since !== undefined && now >= node.offline_since + ttl) {
         if (this.removeNode(node.id, { kind: 'swept-offline' })) removed++;
       } else if (node.status === 'active' && node.last_seen !== undefined && now >= node.last_seen + 3 * ttl) {
@@ -415,14 +363,14 @@ export class Registry {
     let skipped = 0;
     for (const node of nodes) {
       const restored: NodeInfo = { ...node, status: 'offline', offline_since: now };
-      const fits = nodeFieldError(node, limits) === undefined && this.nodes.size < limits.nodes;
-      if (fits && this.bytes - (this.nodeSizes.get(node.id) ?? 0) + nodeBytes(restored) <= limits.initBytes) this.putNode(restored);
+      const fits = nodeFieldError(node, limits) === undefined && this.tables.nodes.size < limits.nodes;
+      if (fits && this.tables.bytes - this.tables.nodeSize(node.id) + nodeBytes(restored) <= limits.initBytes) this.tables.putNode(restored);
       else skipped++;
     }
     for (const claim of claims) {
-      if (!this.nodes.has(claim.holder) || tooLong('resource', claim.resource, limits.resourceBytes) !== undefined) continue;
-      if (this.claims.size >= limits.claims || this.bytes + claimBytes(claim) > limits.initBytes) skipped++;
-      else this.putClaim({ ...claim });
+      if (!this.tables.nodes.has(claim.holder) || tooLong('resource', claim.resource, limits.resourceBytes) !== undefined) continue;
+      if (this.tables.claims.size >= limits.claims || this.tables.bytes + claimBytes(claim) > limits.initBytes) skipped++;
+      else this.tables.putClaim({ ...claim });
     }
     if (skipped > 0) this.log(`serve: state file: skipped ${skipped} entries over the registry's limits`);
   }

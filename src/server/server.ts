@@ -1,28 +1,21 @@
 // `ghostwatch serve` on the wire: node:http + ws in noServer mode, so every refusal (404, 401,
 // 503) is a plain HTTP answer written before any WebSocket handshake happens.
-// Over 300 lines because startRegistryServer is one closure over the connections' state (limits,
-// back-pressure, refusals, the state file); the rules are in registry.ts, auth.ts and limits.ts.
+// Each open connection is a Peer (peer.ts); the rules are in registry.ts, auth.ts and limits.ts.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { homedir, hostname } from 'node:os';
 import type { Duplex } from 'node:stream';
-import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import { sanitize } from '../core/sanitize.js';
-import { isLoopbackAddress } from '../os/loopback.js';
-import {
-  DEFAULT_PROXY_CONNECT_TIMEOUT_MS,
-  PROXY_BUFFER_LIMIT,
-  refuseProxy,
-  startAgentProxy,
-  type AgentProxy,
-  type ProxyStats,
-} from './agent-proxy.js';
+import { isLoopbackHost } from '../os/loopback.js';
+import { DEFAULT_PROXY_CONNECT_TIMEOUT_MS, PROXY_BUFFER_LIMIT, refuseProxy, startAgentProxy, type ProxyStats } from './agent-proxy.js';
 import { percentDecodeLenient, tokenFromUrl, tokenMatches } from './auth.js';
-import { listDirectories, spawnAgent, type HostMethodOptions } from './host-methods.js';
+import type { HostMethodOptions } from './host-methods.js';
 import { startStamper } from './process-start.js';
-import { parseRequest, type RegistryEvent, type RpcResponse } from './protocol.js';
-import { Registry, DEFAULT_TTL_SECONDS, type ConnectionContext } from './registry.js';
+import { ProxyPeer, RegistryPeer, type Peer, type PeerStats } from './peer.js';
+import type { RegistryEvent } from './protocol.js';
+import { Registry, DEFAULT_TTL_SECONDS } from './registry.js';
 import { loadStateFile, StateFileWriter } from './state-file.js';
-import { jsonDepthExceeds, MAX_JSON_DEPTH, MAX_REQUEST_BYTES, type RegistryLimits } from './limits.js';
+import { MAX_REQUEST_BYTES, type RegistryLimits } from './limits.js';
 
 export const DEFAULT_PORT = 31415;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -79,44 +72,13 @@ export interface RegistryServer {
   close(): Promise<void>;
 }
 
-interface Peer {
-  readonly conn: ConnectionContext;
-  answeredPing: boolean;
-  readonly closed: Promise<void>;
-  /** Not read because too much is unsent to it; `stalledTicks` counts pinger ticks spent so. */
-  held: boolean;
-  stalledTicks: number;
-  /** The over-deep message refusal is logged once per connection. */
-  toldDepth: boolean;
-  /** Requests received while held (the rest of one read), handled in order once released. */
-  readonly queue: string[];
-  handle: (text: string) => void;
-}
-
-export interface PeerStats {
-  readonly serial: number;
-  /** Bytes serve has not yet written to this client's socket. */
-  readonly buffered: number;
-  /** Not read because it does not read: `queued` requests wait. */
-  readonly held: boolean;
-  readonly queued: number;
-}
-
 const SHUTDOWN_GRACE_MS = 1000;
-/** Unsent bytes after which a peer counts as not reading at all: terminated (events and replies). */
-export const SLOW_PEER_BYTES = 64 * 1024 * 1024;
 /**
  * Unsent bytes to a peer above which its requests are not read until it reads: a client that
  * sends and never reads fills its own TCP window, not serve's memory. A full `init` is more and
  * is let through: reading stops until it has gone out.
  */
 export const READ_PAUSE_BYTES = 1024 * 1024;
-
-/** localhost, 127.0.0.0/8 or ::1 as an address: a name like 127.evil.example is not loopback. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || isLoopbackAddress(h);
-}
 
 function writeRefusal(socket: Duplex, status: number, reason: string, body: string): void {
   socket.on('error', () => {}); // the peer may already be gone; nothing to tell it then
@@ -143,12 +105,6 @@ function reachableUrl(host: string, port: number): string {
   return `ws://${h.includes(':') ? `[${h}]` : h}:${port}/ws`;
 }
 
-function textOf(data: RawData): string {
-  if (Buffer.isBuffer(data)) return data.toString('utf8');
-  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  return Buffer.from(data as ArrayBuffer).toString('utf8');
-}
-
 /** ws closes an over-size message with a bare 1009; give that close a reason a person can read. */
 function explainOversizeClose(ws: WebSocket, maxPayload: number): void {
   const close = ws.close.bind(ws);
@@ -162,35 +118,11 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   const maxPayload = opts.maxPayload ?? DEFAULT_MAX_PAYLOAD;
   const maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   const log = opts.quiet ? () => {} : (opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`)));
-  const peers = new Map<WebSocket, Peer>();
+  const peers = new Set<RegistryPeer>();
   /** Open `/ws/agent/<id>` connections; each counts as one against maxConnections. */
-  const proxies = new Set<{ readonly proxy: AgentProxy; answeredPing: boolean; stalledTicks: number }>();
+  const proxies = new Set<ProxyPeer>();
   const pending: RegistryEvent[] = [];
   const readPauseBytes = opts.readPauseBytes ?? READ_PAUSE_BYTES;
-
-  const dropIfBehind = (ws: WebSocket, peer: Peer): boolean => {
-    if (ws.bufferedAmount <= SLOW_PEER_BYTES) return false;
-    log(`serve: connection ${peer.conn.serial} fell ${ws.bufferedAmount} bytes behind: terminated`);
-    ws.terminate();
-    return true;
-  };
-  /** Stops reading a peer with too much unsent, until it has read. */
-  const hold = (ws: WebSocket): void => {
-    const peer = peers.get(ws);
-    if (!peer || peer.held || ws.bufferedAmount <= readPauseBytes || ws.readyState !== WebSocket.OPEN) return;
-    peer.held = true;
-    peer.stalledTicks = 0;
-    ws.pause();
-  };
-  /** A write went out: read the peer again once what is unsent is below the bound. */
-  const release = (ws: WebSocket): void => {
-    const peer = peers.get(ws);
-    if (!peer?.held || ws.bufferedAmount > readPauseBytes || ws.readyState !== WebSocket.OPEN) return;
-    peer.held = false;
-    peer.answeredPing = true; // pings sent while it was not read count from now
-    while (peer.queue.length > 0 && !peer.held && ws.readyState === WebSocket.OPEN) peer.handle(peer.queue.shift()!);
-    if (!peer.held) ws.resume();
-  };
 
   // A request's events follow its response; changes from timers and closes go out on a microtask.
   const broadcast = (): void => {
@@ -198,12 +130,8 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       if (opts.eventFilter && !opts.eventFilter(event)) continue;
       // One buffer that every peer's send refers to: a thousand slow peers do not copy it a thousand times.
       const data = Buffer.from(JSON.stringify(event));
-      for (const [ws, peer] of peers) {
-        if (ws.readyState !== WebSocket.OPEN) continue;
-        // A peer that never reads would grow our memory without bound; a stale stream is worse.
-        if (dropIfBehind(ws, peer)) continue;
-        ws.send(data, { binary: false }, () => release(ws));
-      }
+      // A peer that never reads would grow our memory without bound; a stale stream is worse: send drops it.
+      for (const peer of peers) peer.send(data);
     }
   };
   /** `init` as sent, shared by every connection until the registry changes (up to 16 MiB each). */
@@ -244,64 +172,18 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
 
   const accept = (ws: WebSocket): void => {
     explainOversizeClose(ws, requestMaxPayload);
-    const conn = registry.openConnection();
-    const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
-    const peer: Peer = { conn, answeredPing: true, closed, held: false, stalledTicks: 0, toldDepth: false, queue: [], handle: () => {} };
-    peers.set(ws, peer);
-    const reply = (response: RpcResponse): void => {
-      if (ws.readyState !== WebSocket.OPEN || dropIfBehind(ws, peer)) return;
-      ws.send(JSON.stringify(response), () => release(ws));
-      hold(ws);
-    };
-    const handle = (text: string): void => {
-      if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
-        // Not parsed at all, so there is no id to answer: dropped as invalid JSON is.
-        if (!peer.toldDepth) log(`serve: connection ${conn.serial}: dropped a message nested deeper than ${MAX_JSON_DEPTH} levels`);
-        peer.toldDepth = true;
-        return;
-      }
-      let message: unknown;
-      try {
-        message = JSON.parse(text);
-      } catch {
-        return; // invalid JSON: dropped without a reply, as the stock server does
-      }
-      const request = parseRequest(message);
-      if (request?.method === 'list_directories') {
-        reply(listDirectories(request.id, request.params, hostMethods));
-        return;
-      }
-      if (request?.method === 'spawn_agent') {
-        void spawnAgent(request.id, request.params, hostMethods).then(reply);
-        return;
-      }
-      const response = registry.handle(message, conn);
-      if (response) reply(response);
-      broadcast(); // this request's events now, before the next frame of the same chunk is handled
-    };
-    peer.handle = handle;
-    ws.on('message', (data, isBinary) => {
-      if (isBinary || ws.readyState !== WebSocket.OPEN) return; // the stock server ignores binary frames
-      // Not read while held: the rest of the chunk already received waits here, in order.
-      if (peer.held || peer.queue.length > 0) peer.queue.push(textOf(data));
-      else handle(textOf(data));
+    const peer = new RegistryPeer(ws, {
+      registry,
+      log,
+      readPauseBytes,
+      hostMethods: () => hostMethods,
+      broadcast,
+      onPing: () => (initCache = undefined), // last_seen changed
+      onClose: (p) => peers.delete(p),
     });
-    ws.on('ping', () => {
-      registry.heartbeat(conn);
-      initCache = undefined; // last_seen changed
-    });
-    ws.on('pong', () => {
-      const peer = peers.get(ws);
-      if (peer) peer.answeredPing = true;
-    });
-    ws.on('error', (err) => log(`serve: connection ${conn.serial}: ${sanitize(err.message)}`));
-    ws.on('close', () => {
-      peers.delete(ws);
-      registry.connectionClosed(conn);
-    });
+    peers.add(peer);
     initCache ??= Buffer.from(JSON.stringify(registry.initFrame()));
-    ws.send(initCache, { binary: false }, () => release(ws));
-    hold(ws);
+    peer.sendInit(initCache);
   };
 
   // `/ws/agent/<id>`: the id as sent, or else percent-decoded (Pi-DE sends encodeURIComponent(id)).
@@ -319,10 +201,9 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       maxPayload,
       log,
     });
-    const entry = { proxy, answeredPing: true, stalledTicks: 0 };
-    proxies.add(entry);
-    client.on('pong', () => (entry.answeredPing = true));
-    void proxy.closed.then(() => proxies.delete(entry));
+    const peer = new ProxyPeer(proxy, log);
+    proxies.add(peer);
+    void proxy.closed.then(() => proxies.delete(peer));
   };
 
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -369,47 +250,10 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   };
 
   const sweeper = setInterval(() => registry.sweep(), opts.sweepIntervalMs ?? 15_000);
+  const pingIntervalMs = opts.pingIntervalMs ?? 30_000;
   const pinger = setInterval(() => {
-    for (const [ws, peer] of peers) {
-      if (peer.held) {
-        // Not read while it does not read: it cannot answer pings. One whole interval is its grace.
-        if (++peer.stalledTicks >= 2) {
-          log(`serve: connection ${peer.conn.serial} stopped reading (${ws.bufferedAmount} bytes unsent for over ${opts.pingIntervalMs ?? 30_000} ms): terminated`);
-          ws.terminate();
-        }
-        continue;
-      }
-      if (!peer.answeredPing) {
-        const node = peer.conn.registeredId === undefined ? '' : ` (node ${sanitize(peer.conn.registeredId)})`;
-        log(`serve: connection ${peer.conn.serial}${node} did not answer a ping: terminated`);
-        ws.terminate();
-        continue;
-      }
-      peer.answeredPing = false;
-      ws.ping();
-    }
-    for (const entry of proxies) {
-      const { client } = entry.proxy;
-      if (client.readyState !== WebSocket.OPEN) continue;
-      // A Pi-DE side paused by backpressure cannot read its pongs: the agent is not reading. Both
-      // sides not reading would hold the connection for ever; one whole interval is the grace.
-      if (client.isPaused) {
-        if (entry.proxy.stats().state === 'relaying' && ++entry.stalledTicks >= 2) {
-          log(`serve: an agent proxy connection: the agent did not read for over ${opts.pingIntervalMs ?? 30_000} ms: terminated`);
-          entry.proxy.terminate();
-        }
-        continue;
-      }
-      entry.stalledTicks = 0;
-      if (!entry.answeredPing) {
-        log(`serve: an agent proxy connection did not answer a ping: terminated`);
-        entry.proxy.terminate();
-        continue;
-      }
-      entry.answeredPing = false;
-      client.ping();
-    }
-  }, opts.pingIntervalMs ?? 30_000);
+    for (const peer of [...peers, ...proxies]) peer.tick(pingIntervalMs);
+  }, pingIntervalMs);
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -417,19 +261,8 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       clearInterval(sweeper);
       clearInterval(pinger);
       http.close();
-      const all = [...peers].map(async ([ws, peer]) => {
-        const force = setTimeout(() => ws.terminate(), SHUTDOWN_GRACE_MS);
-        ws.close(1001, 'server shutting down');
-        await peer.closed;
-        clearTimeout(force);
-      });
-      const relays = [...proxies].map(async ({ proxy }) => {
-        const force = setTimeout(() => proxy.terminate(), SHUTDOWN_GRACE_MS);
-        proxy.close(1001, 'server shutting down');
-        await proxy.closed;
-        clearTimeout(force);
-      });
-      await Promise.all([...all, ...relays]);
+      const all: Peer[] = [...peers, ...proxies];
+      await Promise.all(all.map((peer) => peer.shutdown(SHUTDOWN_GRACE_MS)));
       broadcast();
       writer?.flush();
       http.closeAllConnections();
@@ -441,7 +274,6 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
 
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const proxyStats = (): ProxyStats[] => [...proxies].map(({ proxy }) => proxy.stats());
-  const peerStats = (): PeerStats[] =>
-    [...peers].map(([ws, p]) => ({ serial: p.conn.serial, buffered: ws.bufferedAmount, held: p.held, queued: p.queue.length }));
+  const peerStats = (): PeerStats[] => [...peers].map((p) => p.stats());
   return { url: `ws://${urlHost}:${port}/ws`, port, host, registry, proxyStats, peerStats, close };
 }

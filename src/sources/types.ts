@@ -128,20 +128,6 @@ export interface AlsoRemoved {
   readonly after?: unknown;
 }
 
-/** The timers a polling source arms: the engine's Clock fits (tests hand it a hand-driven one). */
-export interface SourceTimers {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  /** Only ever given what this setTimeout returned. */
-  clearTimeout(handle: unknown): void;
-}
-
-export const realTimers: SourceTimers = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
-
 export interface Source {
   readonly name: string;
   start(): void;

@@ -2,8 +2,6 @@
 // refresh, evict) for the App to carry out. Behaviour lives here, so tests need no terminal.
 // The modes form a stack (table → detail → help or confirm; table → filter): a view opens over
 // the one under it, and closing it (Esc, q, No) goes back to that one, not always to the table.
-// Over 300 lines because it is one state machine: every mode's transitions sit beside the others',
-// where a wrong back-step shows; the keymap, columns and rows live in their own files.
 import { findingKey } from '../core/evict-plan.js';
 import { sanitize } from '../core/sanitize.js';
 import type { TmuxPane } from '../core/tmux.js';

@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_REGISTRY, isLoopback, isLoopbackAddress, lookupAllSync, resolveRegistry, type LookupAll } from '../../src/cli/registry-options.js';
+import { DEFAULT_REGISTRY, lookupAllSync, resolveRegistry, type LookupAll } from '../../src/cli/registry-options.js';
+import { isLoopbackAddress, isLoopbackHost } from '../../src/os/loopback.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-regopt-'));
 const tokenFile = join(dir, 'token');
@@ -53,7 +54,7 @@ describe('resolveRegistry', () => {
     ['10.0.0.1', false],
     ['registry.example.com', false],
     ['127.0.0.1.evil.com', false],
-  ])('isLoopback(%s) = %s', (host, expected) => expect(isLoopback(host)).toBe(expected));
+  ])('isLoopbackHost(%s) = %s', (host, expected) => expect(isLoopbackHost(host)).toBe(expected));
 });
 
 describe('a *.localhost name is loopback only if it resolves to loopback addresses', () => {

@@ -2,7 +2,7 @@
 // trailing edge at the end of the gap, never earlier even when a timer fires early), one timer for
 // a whole burst, flush and cancel.
 import { describe, expect, it } from 'vitest';
-import type { Clock, TimerHandle } from '../../src/engine/clock.js';
+import type { Clock, TimerHandle } from '../../src/plumbing/clock.js';
 import { Coalescer } from '../../src/engine/coalesce.js';
 import { FakeClock } from './fake-clock.js';
 

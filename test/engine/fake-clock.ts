@@ -1,7 +1,7 @@
 // A hand-driven clock for the engine: timers fire only inside advance(), in time order (ties in
 // the order they were armed), and after each one every promise the engine chained on it settles
 // before the next fires. No global is patched; nothing depends on the machine's speed.
-import type { Clock, TimerHandle } from '../../src/engine/clock.js';
+import type { Clock, TimerHandle } from '../../src/plumbing/clock.js';
 
 interface Timer {
   readonly id: number;

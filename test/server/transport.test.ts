@@ -1,7 +1,7 @@
 // The HTTP side of `ghostwatch serve`: paths, the token, connection and payload limits.
 import { get } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isLoopbackHost } from '../../src/server/server.js';
+import { isLoopbackHost } from '../../src/os/loopback.js';
 import { cleanup, connect, connectPastInit, refusal, roundTrip, serve } from './helpers.js';
 
 afterEach(cleanup);

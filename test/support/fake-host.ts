@@ -8,18 +8,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  exited,
-  fleetHostRequirement,
-  keygen,
-  nsPids,
-  signal,
-  SSHD,
-  startFleetHost,
-  type FleetHost,
-  type InHostProcess,
-  type SpawnInHostOptions,
-} from '../../src/demo/fleet-hosts.js';
+import { fleetHostRequirement, SSHD, startFleetHost, type FleetHost, type InHostProcess, type SpawnInHostOptions } from '../../src/demo/fleet-hosts.js';
+import { keygen } from '../../src/demo/fleet-ssh.js';
+import { exited, nsPids, signal } from '../../src/demo/host-processes.js';
 import { PI_AGENT_SCRIPT } from './pi-agent.js';
 
 export { SSHD, type InHostProcess, type SpawnInHostOptions };

@@ -8,24 +8,23 @@
 // offers nothing finer) and `lock.release` for manual locks (it answers `null`); never
 // `session.stop`, which can kill a live process. The daemon answers errors with code "ERR", and a
 // malformed line not at all. Its own liveness checks count EPERM as dead; ghostwatch does not.
-// Over 300 lines because agentctl has more rules than hypivisor (polling, the files when the daemon
-// is down, prune and release answers); the plumbing is shared (rpc.ts, backoff.ts,
-// snapshot-holder.ts) and the pace, the outcome and the wire have files of their own.
+// The connection (framing, ids, closing without crashing the daemon) is daemon-connection.ts; the
+// manual locks' setters lock-holders.ts; the pace, the outcome and the wire have files of their own.
 
-import { randomUUID } from 'node:crypto';
-import { createConnection, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { EvictionAction } from '../../core/evict-plan.js';
 import { sanitize } from '../../core/sanitize.js';
-import { Backoff } from '../backoff.js';
+import { Backoff } from '../../plumbing/backoff.js';
 import { FirstSeen } from '../first-seen.js';
-import { RpcTable } from '../rpc.js';
+import { realClock, type Timers } from '../../plumbing/clock.js';
 import { SnapshotHolder } from '../snapshot-holder.js';
 import { DEFAULT_CALM_READS, DEFAULT_FAST_POLL_MS, PollPace } from '../poll-pace.js';
-import { realTimers, type RegistryAnswer, type Source, type SourceTimers } from '../types.js';
+import type { RegistryAnswer, Source } from '../types.js';
 import { describe, prunedText, sideEffects, targetRemoved, type Lists, type Target } from './prune-outcome.js';
+import { DaemonConnection } from './daemon-connection.js';
+import { LockHolders } from './lock-holders.js';
 import { readStateFiles } from './state-files.js';
-import { claimKeyOf, entriesOf, isManualLock, parseReply, sessionListOf } from './wire.js';
+import { claimKeyOf, entriesOf, isManualLock, sessionListOf } from './wire.js';
 
 export interface AgentctlOptions {
   readonly name?: string;
@@ -38,7 +37,7 @@ export interface AgentctlOptions {
   /** Between reads once steady (DEFAULT_CALM_READS reads found nothing new). Default 5 × pollIntervalMs (10 s). */
   readonly slowPollIntervalMs?: number;
   /** The poll and reconnect timers; the process's own by default. */
-  readonly timers?: SourceTimers;
+  readonly timers?: Timers;
   /** session.list fans out to every agent adapter (up to 5 s each in agentctl), so not too short. */
   readonly requestTimeoutMs?: number;
   readonly backoffInitialMs?: number;
@@ -56,9 +55,6 @@ export interface AgentctlOptions {
   readonly now?: () => number;
 }
 
-/** At most this many manual-lock setters looked up per read (session.status asks every adapter). */
-const MAX_HOLDER_LOOKUPS = 50;
-
 /** session.prune marks records stopped (deleting nothing: state.json only grows) and drops auto-locks; "dead" by agentctl's check, which counts EPERM as dead. */
 export const PRUNE_NOTE =
   "agentctl prunes every dead record at once: session.prune marks every session whose pid is dead stopped and drops every auto-lock whose pid is dead, not only these (agentctl counts another user's process as dead)";
@@ -67,7 +63,7 @@ const FILES_READ_ONLY =
 
 export class AgentctlSource extends SnapshotHolder implements Source {
   private readonly opts: Required<Omit<AgentctlOptions, 'name' | 'random' | 'backoffInitialMs' | 'backoffMaxMs' | 'slowPollIntervalMs' | 'timers'>>;
-  private readonly timers: SourceTimers;
+  private readonly timers: Timers;
   private readonly pace: PollPace;
   /** Timers' time: when the last read ended, and when the next one is due (undefined: none armed). */
   private lastReadAt = 0;
@@ -76,12 +72,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   private lastShape = '';
   private readonly dir: string;
   private readonly firstSeen = new FirstSeen();
-  private socket: Socket | undefined;
-  /** Ids of the requests written on `socket` and not answered yet, timed out or not. */
-  private outstanding = new Set<string>();
-  private connected = false;
-  private buffer = '';
-  private readonly rpc: RpcTable<unknown>;
+  private conn: DaemonConnection | undefined;
   private readonly backoff: Backoff;
   private stopped = true;
   private pollTimer: unknown;
@@ -95,8 +86,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   /** state.json and locks.json as last read (mtime and size), read again only when changed. */
   private fileStamp = '';
   private fileWarnings: string[] = [];
-  /** session.status answers for the setters of manual locks that session.list does not return (null: nothing answers to that name). */
-  private readonly holderLookups = new Map<string, { readonly record: unknown; readonly at: number }>();
+  private readonly holders: LockHolders;
 
   constructor(options: AgentctlOptions) {
     super(options.name ?? 'agentctl', options.socketPath, options.now ?? Date.now);
@@ -111,20 +101,15 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       lingerMs: options.lingerMs ?? 15_000,
       now: this.now,
     };
-    this.timers = options.timers ?? realTimers;
+    this.timers = options.timers ?? realClock;
     this.pace = new PollPace({
       fastMs: this.opts.pollIntervalMs,
       slowMs: options.slowPollIntervalMs ?? 5 * this.opts.pollIntervalMs,
       calmReads: DEFAULT_CALM_READS,
     });
     this.backoff = new Backoff({ initialMs: options.backoffInitialMs, maxMs: options.backoffMaxMs, random: options.random });
-    this.rpc = new RpcTable<unknown>({
-      timeoutMs: this.opts.requestTimeoutMs,
-      timeoutMessage: (method, ms) => `agentctl did not answer ${method} within ${ms / 1000} s`,
-      onTimeout: () => this.counters.requestTimeouts++,
-      newId: randomUUID,
-    });
     this.dir = dirname(options.socketPath);
+    this.holders = new LockHolders(this.opts.holderLookupMs);
   }
 
   start(): void {
@@ -225,56 +210,59 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   private connect(): void {
     if (this.stopped) return;
     if (this.currentStatus() === 'stopped') this.setStatus('connecting');
-    const socket = createConnection(this.opts.socketPath);
-    this.socket = socket;
-    socket.setEncoding('utf8');
-    socket.on('connect', () => {
-      if (socket !== this.socket) return;
-      this.connected = true;
-      this.backoff.reset();
-      this.buffer = '';
-      this.tick(socket);
+    const conn: DaemonConnection = new DaemonConnection({
+      socketPath: this.opts.socketPath,
+      requestTimeoutMs: this.opts.requestTimeoutMs,
+      maxLineBytes: this.opts.maxLineBytes,
+      lingerMs: this.opts.lingerMs,
+      counters: this.counters,
+      onConnect: () => {
+        if (conn !== this.conn) return;
+        this.backoff.reset();
+        this.tick(conn);
+      },
+      onLost: (why, close) => {
+        if (conn === this.conn) this.lostDaemon(why, close);
+      },
     });
-    socket.on('data', (chunk: string) => this.onData(socket, chunk));
-    socket.on('error', (error) => {
-      if (socket === this.socket) this.lostDaemon(error.message);
-    });
-    socket.on('close', () => {
-      if (socket === this.socket) this.lostDaemon('the daemon closed the connection');
-    });
+    this.conn = conn;
+  }
+
+  private get connected(): boolean {
+    return this.conn?.connected === true;
   }
 
   /**
    * One read, then the next one armed at the pace's delay after it ended (one read at a time:
    * a slow daemon, whose session.list asks every agent adapter, never gets a queue of them).
    */
-  private tick(socket: Socket): void {
+  private tick(conn: DaemonConnection): void {
     this.pollDue = undefined;
     const read = this.inFlight > 0 ? (this.polling ?? Promise.resolve()) : this.poll();
     read.then(
       () => {
-        if (socket !== this.socket || !this.connected) return;
+        if (conn !== this.conn || !this.connected) return;
         this.setStatus('connected', '', this.opts.socketPath);
         this.setEviction({ available: true, note: PRUNE_NOTE });
       },
       (error: Error) => {
         // Connected but not answering sensibly: say so, keep the last lists, keep asking.
-        if (socket === this.socket && this.connected) this.setStatus('unreachable', error.message, this.opts.socketPath);
+        if (conn === this.conn && this.connected) this.setStatus('unreachable', error.message, this.opts.socketPath);
         this.pace.read(true);
       },
     ).finally(() => {
-      if (this.stopped || socket !== this.socket || !this.connected) return;
+      if (this.stopped || conn !== this.conn || !this.connected) return;
       this.lastReadAt = this.timers.now();
-      this.armPoll(socket, this.lastReadAt + this.pace.delay());
+      this.armPoll(conn, this.lastReadAt + this.pace.delay());
     });
   }
 
-  private armPoll(socket: Socket, due: number): void {
+  private armPoll(conn: DaemonConnection, due: number): void {
     this.cancelPoll();
     this.pollDue = due;
     this.pollTimer = this.timers.setTimeout(() => {
       this.pollTimer = undefined;
-      this.tick(socket);
+      this.tick(conn);
     }, Math.max(0, due - this.timers.now()));
   }
 
@@ -286,10 +274,10 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   /** A problem shown makes a slow pace fast at once: the next read moves up to the fast delay after the last. */
   showProblems(shown: boolean): void {
     if (!this.pace.showProblems(shown)) return;
-    const socket = this.socket;
-    if (!socket || !this.connected || this.pollDue === undefined) return;
+    const conn = this.conn;
+    if (!conn || !this.connected || this.pollDue === undefined) return;
     const due = Math.max(this.timers.now(), this.lastReadAt + this.pace.fastMs);
-    if (due < this.pollDue) this.armPoll(socket, due);
+    if (due < this.pollDue) this.armPoll(conn, due);
   }
 
   /** The daemon is gone (or was never there, or is not to be read any more): fall back to its files and try again later. */
@@ -310,105 +298,17 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     }, this.backoff.next());
   }
 
-  /**
-   * Stop using the connection. 'now': it is already dead (an error, the daemon closed it).
-   * 'gently': it is open, and requests on it may still be answered: it is ended only after.
-   */
+  /** Stop using the connection; 'gently' ends it only once the replies still due came (daemon-connection.ts). */
   private drop(why: string, close: 'gently' | 'now'): Promise<void> {
-    this.connected = false;
     this.cancelPoll();
-    const socket = this.socket;
-    const outstanding = this.outstanding;
-    this.socket = undefined;
-    this.outstanding = new Set();
-    this.rpc.failAll(`agentctl daemon: ${why}`);
-    if (!socket) return Promise.resolve();
-    if (close === 'now') {
-      socket.destroy();
-      return Promise.resolve();
-    }
-    return this.endWhenAnswered(socket, outstanding);
-  }
-
-  /**
-   * End `socket` once every request written on it is answered, or after `lingerMs`. Until then it
-   * stays fully open, not even half-closed: agentctl's server ends its side when it reads our
-   * FIN, and a reply it writes in that moment, like one written to a closed socket (EPIPE), is an
-   * unhandled 'error' that kills it. The open socket and the timer keep the process alive.
-   */
-  private endWhenAnswered(socket: Socket, outstanding: Set<string>): Promise<void> {
-    return new Promise<void>((resolve) => {
-      let buffer = '';
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (): void => {
-        clearTimeout(timer);
-        socket.removeListener('data', onData);
-        if (!socket.destroyed) socket.end();
-        // A daemon that never answers our FIN must not hold the process forever.
-        setTimeout(() => socket.destroy(), 2_000).unref();
-        resolve();
-      };
-      const onData = (chunk: string): void => {
-        buffer += chunk;
-        let nl: number;
-        while ((nl = buffer.indexOf('\n')) >= 0) {
-          const reply = parseReply(buffer.slice(0, nl));
-          buffer = buffer.slice(nl + 1);
-          if (reply.kind !== 'bad') outstanding.delete(reply.id);
-        }
-        // A reply too long to read is not parsed: its request waits for the bound.
-        if (buffer.length > this.opts.maxLineBytes) buffer = '';
-        if (outstanding.size === 0) finish();
-      };
-      if (outstanding.size === 0 || socket.destroyed) {
-        finish();
-        return;
-      }
-      socket.on('data', onData);
-      socket.once('close', finish);
-      timer = setTimeout(finish, this.opts.lingerMs);
-    });
-  }
-
-  private onData(socket: Socket, chunk: string): void {
-    if (socket !== this.socket) return;
-    this.buffer += chunk;
-    if (this.buffer.length > this.opts.maxLineBytes) {
-      this.counters.oversize++;
-      this.buffer = '';
-      this.lostDaemon(`a reply longer than ${this.opts.maxLineBytes} bytes`, 'gently');
-      return;
-    }
-    let nl: number;
-    while ((nl = this.buffer.indexOf('\n')) >= 0) {
-      const line = this.buffer.slice(0, nl);
-      this.buffer = this.buffer.slice(nl + 1);
-      if (line.trim() === '') continue;
-      this.counters.frames++;
-      const reply = parseReply(line);
-      if (reply.kind === 'bad') {
-        if (reply.why === 'not JSON') this.counters.invalidJson++;
-        else this.counters.badFrames++;
-        continue;
-      }
-      this.outstanding.delete(reply.id);
-      const matched =
-        reply.kind === 'error'
-          ? this.rpc.answer(reply.id, { error: Object.assign(new Error(`agentctl: ${reply.message} (${reply.code})`), { daemon: true }) })
-          : this.rpc.answer(reply.id, { answer: reply.result });
-      if (!matched) this.counters.badFrames++;
-    }
+    const conn = this.conn;
+    this.conn = undefined;
+    return conn ? conn.drop(why, close) : Promise.resolve();
   }
 
   private request(method: string, params: Record<string, unknown>): Promise<unknown> {
-    const socket = this.socket;
-    if (!socket || !this.connected) return Promise.reject(new Error('the agentctl daemon is not connected'));
-    const outstanding = this.outstanding;
-    return this.rpc.call(method, (id) => {
-      // Answered or not in time, it stays outstanding until its reply: the socket is ended only after.
-      outstanding.add(id);
-      socket.write(`${JSON.stringify({ id, method, params })}\n`);
-    });
+    if (!this.conn) return Promise.reject(new Error('the agentctl daemon is not connected'));
+    return this.conn.request(method, params);
   }
 
   // ------------------------------------------------------------ reading
@@ -433,7 +333,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       this.counters.badFrames++;
       throw new Error('agentctl answered session.list or lock.list in an unknown shape');
     }
-    const holders = await this.lockHolders(sessions.records, locks);
+    const holders = await this.holders.lookUp(sessions.records, locks, this.now(), (method, params) => this.request(method, params));
     this.take([...sessions.records, ...holders], locks, sessions.warnings);
     this.pace.read(this.shapeChanged(sessions.records, locks));
   }
@@ -449,42 +349,6 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     if (shape === this.lastShape) return false;
     this.lastShape = shape;
     return true;
-  }
-
-  /**
-   * The sessions manual locks name that session.list did not return: it never lists a record
-   * agentctl marked stopped or error again, but session.status still answers for it, and
-   * state.json (files-only mode) still holds it. Each is looked up so the lock is judged by what
-   * its setter is, as files-only mode judges it. A name nothing answers to (agentctl's "Session
-   * not found", or a record of another id: it also matches by prefix) names no holder. Answers
-   * are kept a while: session.status asks every agent adapter.
-   */
-  private async lockHolders(records: readonly unknown[], locks: readonly unknown[]): Promise<unknown[]> {
-    const listed = new Set(records.map((r) => (typeof r === 'object' && r !== null ? (r as { id?: unknown }).id : undefined)));
-    const names = new Set<string>();
-    for (const l of locks) {
-      const by = isManualLock(l) ? (l as { lockedBy?: unknown }).lockedBy : undefined;
-      if (typeof by === 'string' && by !== '' && !listed.has(by) && names.size < MAX_HOLDER_LOOKUPS) names.add(by);
-    }
-    const now = this.now();
-    const found: unknown[] = [];
-    for (const name of names) {
-      let known = this.holderLookups.get(name);
-      if (!known || now - known.at >= this.opts.holderLookupMs) {
-        try {
-          const record = await this.request('session.status', { id: name });
-          known = { record: typeof record === 'object' && record !== null && (record as { id?: unknown }).id === name ? record : null, at: now };
-        } catch (error) {
-          // Not answered (a timeout, the connection): unknown this time, asked again next poll.
-          if ((error as { daemon?: boolean }).daemon !== true) continue;
-          known = { record: null, at: now };
-        }
-        this.holderLookups.set(name, known);
-      }
-      if (known.record !== null) found.push(known.record);
-    }
-    for (const name of this.holderLookups.keys()) if (!names.has(name)) this.holderLookups.delete(name);
-    return found;
   }
 
   /** Turn records into entries, unless the registry says exactly what it said last time. */

@@ -1,6 +1,6 @@
 // What a hypivisor client can be told, and what it does when told nothing (as the CLI builds it).
 
-import { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '../backoff.js';
+import { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '../../plumbing/backoff.js';
 
 export interface HypivisorOptions {
   readonly name?: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Backoff, DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '../../src/sources/backoff.js';
+import { Backoff, DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '../../src/plumbing/backoff.js';
 
 /** A fixed sequence of "random" numbers, repeated. */
 const sequence = (...values: number[]) => {

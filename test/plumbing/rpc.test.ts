@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RequestTimeout, RpcTable } from '../../src/sources/rpc.js';
+import { RequestTimeout, RpcTable } from '../../src/plumbing/rpc.js';
 
 afterEach(() => {
   vi.useRealTimers();

@@ -1,0 +1,47 @@
+// The events pane's ring: what changed between published snapshots (diffEvents), from the first
+// settled one on, and the rows our own evictions removed, told once as 'evicted' and not again as
+// leaving.
+import { diffEvents, keepLast, type EventFrame, type WatchEvent } from '../core/events.js';
+import { findingKey } from '../core/evict-plan.js';
+import type { Finding } from '../core/types.js';
+import type { SourceState } from '../sources/types.js';
+import { eventFrame } from './snapshot.js';
+import { EVENTS_KEPT, type EvictProgress } from './types.js';
+
+export class EventLog {
+  private ring: readonly WatchEvent[] = [];
+  /** The frame the next diff starts from (none before the first settled snapshot). */
+  private base: EventFrame | undefined;
+  /** Rows our evictions removed, told as 'evicted' when sent: their leaving is not told again. */
+  private readonly evictedKeys = new Set<string>();
+
+  get events(): readonly WatchEvent[] {
+    return this.ring;
+  }
+
+  /** An eviction's progress. True when it removed its entry: an 'evicted' event was added. */
+  progress(p: EvictProgress, now: number): boolean {
+    // From the send on, the row may leave before the reply comes: that leaving is the eviction's.
+    if (p.phase === 'sending') this.evictedKeys.add(findingKey(p.finding));
+    else if (p.phase === 'evicted') {
+      const f = p.finding;
+      this.ring = keepLast(this.ring, [{ at: now, kind: 'evicted', source: f.source, rowKind: f.kind, id: f.id, verdict: f.verdict, detail: p.detail }], EVENTS_KEPT);
+      return true;
+    } else if (p.phase !== 'checking') this.evictedKeys.delete(findingKey(p.finding));
+    return false;
+  }
+
+  /** The events up to this snapshot; the first settled one is the base (its registries only). */
+  next(findings: readonly Finding[], sources: readonly SourceState[], now: number, settled: boolean): readonly WatchEvent[] {
+    if (!settled) return this.ring;
+    const frame = eventFrame(findings, sources);
+    const added = diffEvents(this.base ?? { findings: [], sources: [] }, frame, now, { evicted: this.evictedKeys });
+    this.base = frame;
+    if (this.evictedKeys.size > 0) {
+      const present = new Set(findings.map(findingKey));
+      for (const k of this.evictedKeys) if (!present.has(k)) this.evictedKeys.delete(k);
+    }
+    this.ring = keepLast(this.ring, added, EVENTS_KEPT);
+    return this.ring;
+  }
+}

@@ -1,0 +1,273 @@
+// A connection serve holds open: a registry client on `/ws` (RegistryPeer) or a relayed agent
+// connection on `/ws/agent/<id>` (ProxyPeer). Both are pinged on one interval and terminated when
+// they stop answering, or stop reading for a whole interval; both close with one grace at shutdown.
+import { WebSocket, type RawData } from 'ws';
+import { sanitize } from '../core/sanitize.js';
+import type { AgentProxy } from './agent-proxy.js';
+import { listDirectories, spawnAgent, type HostMethodOptions } from './host-methods.js';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from './limits.js';
+import { parseRequest, type RpcResponse } from './protocol.js';
+import type { ConnectionContext, Registry } from './registry.js';
+
+/** Unsent bytes after which a peer counts as not reading at all: terminated (events and replies). */
+export const SLOW_PEER_BYTES = 64 * 1024 * 1024;
+
+export interface PeerStats {
+  readonly serial: number;
+  /** Bytes serve has not yet written to this client's socket. */
+  readonly buffered: number;
+  /** Not read because it does not read: `queued` requests wait. */
+  readonly held: boolean;
+  readonly queued: number;
+}
+
+export abstract class Peer {
+  /** A pong (or, for a registry client, a read) came since the last ping. */
+  protected answeredPing = true;
+  /** Pinger ticks spent not reading. */
+  protected stalledTicks = 0;
+
+  constructor(
+    protected readonly ws: WebSocket,
+    protected readonly log: (line: string) => void,
+  ) {
+    ws.on('pong', () => (this.answeredPing = true));
+  }
+
+  abstract readonly closed: Promise<void>;
+  /** Not read now (back-pressure): it cannot answer pings. */
+  protected abstract notReading(): boolean;
+  /** Whether a tick not reading counts towards terminating it. */
+  protected abstract stallCounts(): boolean;
+  protected abstract stalled(intervalMs: number): string;
+  protected abstract silent(): string;
+  abstract terminate(): void;
+  protected abstract closeGently(code: number, reason: string): void;
+
+  /** One tick of the pinger: ping it, or terminate it when it did not answer the last ping or did not read for a whole interval. */
+  tick(intervalMs: number): void {
+    if (this.notReading()) {
+      // One whole interval is its grace.
+      if (this.stallCounts() && ++this.stalledTicks >= 2) {
+        this.log(this.stalled(intervalMs));
+        this.terminate();
+      }
+      return;
+    }
+    this.stalledTicks = 0;
+    if (!this.answeredPing) {
+      this.log(this.silent());
+      this.terminate();
+      return;
+    }
+    this.answeredPing = false;
+    this.ws.ping();
+  }
+
+  /** Close it, terminated if it has not closed within `graceMs`. */
+  async shutdown(graceMs: number): Promise<void> {
+    const force = setTimeout(() => this.terminate(), graceMs);
+    this.closeGently(1001, 'server shutting down');
+    await this.closed;
+    clearTimeout(force);
+  }
+}
+
+export interface RegistryPeerContext {
+  readonly registry: Registry;
+  readonly log: (line: string) => void;
+  /** Unsent bytes above which its requests are not read until it reads. */
+  readonly readPauseBytes: number;
+  /** list_directories and spawn_agent's options (known once serve listens). */
+  readonly hostMethods: () => HostMethodOptions;
+  /** Sends the events queued so far to every peer. */
+  readonly broadcast: () => void;
+  /** It pinged us: its node's last_seen changed. */
+  readonly onPing: () => void;
+  readonly onClose: (peer: RegistryPeer) => void;
+}
+
+function textOf(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data as ArrayBuffer).toString('utf8');
+}
+
+/** A registry client on `/ws`: its registry connection, and its back-pressure (not read while it does not read). */
+export class RegistryPeer extends Peer {
+  readonly conn: ConnectionContext;
+  readonly closed: Promise<void>;
+  /** Not read because too much is unsent to it. */
+  private held = false;
+  /** The over-deep message refusal is logged once per connection. */
+  private toldDepth = false;
+  /** Requests received while held (the rest of one read), handled in order once released. */
+  private readonly queue: string[] = [];
+
+  constructor(ws: WebSocket, private readonly ctx: RegistryPeerContext) {
+    super(ws, ctx.log);
+    this.conn = ctx.registry.openConnection();
+    this.closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+    ws.on('message', (data, isBinary) => {
+      if (isBinary || ws.readyState !== WebSocket.OPEN) return; // the stock server ignores binary frames
+      // Not read while held: the rest of the chunk already received waits here, in order.
+      if (this.held || this.queue.length > 0) this.queue.push(textOf(data));
+      else this.handle(textOf(data));
+    });
+    ws.on('ping', () => {
+      ctx.registry.heartbeat(this.conn);
+      ctx.onPing();
+    });
+    ws.on('error', (err) => ctx.log(`serve: connection ${this.conn.serial}: ${sanitize(err.message)}`));
+    ws.on('close', () => {
+      ctx.onClose(this);
+      ctx.registry.connectionClosed(this.conn);
+    });
+  }
+
+  get open(): boolean {
+    return this.ws.readyState === WebSocket.OPEN;
+  }
+
+  /** A frame for it (`init`, an event: one buffer shared by every peer), unless it fell too far behind. */
+  send(data: Buffer | string): void {
+    if (!this.open || this.dropIfBehind()) return;
+    this.ws.send(data, { binary: false }, () => this.release());
+  }
+
+  /** Sends `init` and stops reading it until it has gone out, when it is large. */
+  sendInit(init: Buffer): void {
+    this.ws.send(init, { binary: false }, () => this.release());
+    this.hold();
+  }
+
+  stats(): PeerStats {
+    return { serial: this.conn.serial, buffered: this.ws.bufferedAmount, held: this.held, queued: this.queue.length };
+  }
+
+  terminate(): void {
+    this.ws.terminate();
+  }
+
+  protected closeGently(code: number, reason: string): void {
+    this.ws.close(code, reason);
+  }
+
+  protected notReading(): boolean {
+    return this.held;
+  }
+
+  protected stallCounts(): boolean {
+    return true;
+  }
+
+  protected stalled(intervalMs: number): string {
+    return `serve: connection ${this.conn.serial} stopped reading (${this.ws.bufferedAmount} bytes unsent for over ${intervalMs} ms): terminated`;
+  }
+
+  protected silent(): string {
+    const node = this.conn.registeredId === undefined ? '' : ` (node ${sanitize(this.conn.registeredId)})`;
+    return `serve: connection ${this.conn.serial}${node} did not answer a ping: terminated`;
+  }
+
+  private dropIfBehind(): boolean {
+    if (this.ws.bufferedAmount <= SLOW_PEER_BYTES) return false;
+    this.log(`serve: connection ${this.conn.serial} fell ${this.ws.bufferedAmount} bytes behind: terminated`);
+    this.ws.terminate();
+    return true;
+  }
+
+  /** Stops reading it while too much is unsent, until it has read. */
+  private hold(): void {
+    if (this.held || this.ws.bufferedAmount <= this.ctx.readPauseBytes || !this.open) return;
+    this.held = true;
+    this.stalledTicks = 0;
+    this.ws.pause();
+  }
+
+  /** A write went out: read it again once what is unsent is below the bound. */
+  private release(): void {
+    if (!this.held || this.ws.bufferedAmount > this.ctx.readPauseBytes || !this.open) return;
+    this.held = false;
+    this.answeredPing = true; // pings sent while it was not read count from now
+    while (this.queue.length > 0 && !this.held && this.open) this.handle(this.queue.shift()!);
+    if (!this.held) this.ws.resume();
+  }
+
+  private reply(response: RpcResponse): void {
+    if (!this.open || this.dropIfBehind()) return;
+    this.ws.send(JSON.stringify(response), () => this.release());
+    this.hold();
+  }
+
+  private handle(text: string): void {
+    if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+      // Not parsed at all, so there is no id to answer: dropped as invalid JSON is.
+      if (!this.toldDepth) this.log(`serve: connection ${this.conn.serial}: dropped a message nested deeper than ${MAX_JSON_DEPTH} levels`);
+      this.toldDepth = true;
+      return;
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return; // invalid JSON: dropped without a reply, as the stock server does
+    }
+    const request = parseRequest(message);
+    if (request?.method === 'list_directories') {
+      this.reply(listDirectories(request.id, request.params, this.ctx.hostMethods()));
+      return;
+    }
+    if (request?.method === 'spawn_agent') {
+      void spawnAgent(request.id, request.params, this.ctx.hostMethods()).then((r) => this.reply(r));
+      return;
+    }
+    const response = this.ctx.registry.handle(message, this.conn);
+    if (response) this.reply(response);
+    this.ctx.broadcast(); // this request's events now, before the next frame of the same chunk is handled
+  }
+}
+
+/** A relayed `/ws/agent/<id>` connection: pinged on Pi-DE's side, back-pressure relayed by the proxy. */
+export class ProxyPeer extends Peer {
+  readonly closed: Promise<void>;
+
+  constructor(
+    readonly proxy: AgentProxy,
+    log: (line: string) => void,
+  ) {
+    super(proxy.client, log);
+    this.closed = proxy.closed;
+  }
+
+  /** Pi-DE's side open: a closing one is neither pinged nor terminated. */
+  override tick(intervalMs: number): void {
+    if (this.proxy.client.readyState === WebSocket.OPEN) super.tick(intervalMs);
+  }
+
+  terminate(): void {
+    this.proxy.terminate();
+  }
+
+  protected closeGently(code: number, reason: string): void {
+    this.proxy.close(code, reason);
+  }
+
+  /** A Pi-DE side paused by back-pressure cannot read its pongs: the agent is not reading. */
+  protected notReading(): boolean {
+    return this.proxy.client.isPaused;
+  }
+
+  /** Both sides not reading would hold the connection for ever; only a relaying proxy counts. */
+  protected stallCounts(): boolean {
+    return this.proxy.stats().state === 'relaying';
+  }
+
+  protected stalled(intervalMs: number): string {
+    return `serve: an agent proxy connection: the agent did not read for over ${intervalMs} ms: terminated`;
+  }
+
+  protected silent(): string {
+    return 'serve: an agent proxy connection did not answer a ping: terminated';
+  }
+}
