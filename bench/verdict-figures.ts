@@ -85,6 +85,7 @@ export async function verdictFigures(): Promise<Figures> {
     await startOnce('warm', 3_000);
     const runs: { ms: number; cpuMs: number | undefined }[] = [];
     for (let i = 0; i < STARTS; i++) runs.push(await startOnce(`gw-${i}`));
+    if (process.env.GHOSTWATCH_BENCH_VERBOSE === '1') process.stderr.write(`bench: verdict: ${runs.map((r) => `${Math.round(r.ms)} ms (${Math.round(r.cpuMs ?? 0)} CPU)`).join(', ')}\n`);
     const cpu = runs.every((r) => r.cpuMs !== undefined) ? Math.round(median(runs.map((r) => r.cpuMs!))) : null;
     return {
       first_verdict_ms: { value: Math.round(median(runs.map((r) => r.ms))), unit: 'ms', target: '<= 1.15x 4a86c6a (bench:compare)' },
