@@ -7,10 +7,10 @@
 // pane's output, beside a bare Node that prints one line (and lingers, so its pane stays)
 // started the same way; wall time, and CPU time: the process is stopped (SIGSTOP) as soon as the
 // frame is seen and its threads' run time read from /proc (schedstat, in ns), so the figure is
-// what the start-up cost this process, whatever else the machine was doing. The code cache
-// (src/os/code-cache.ts) and the kept first frame (src/os/frame-cache.ts) are warm: the run before
-// the loop fills them. startup_live_frame_ms: to the end of the first frame Ink draws (keys read
-// from then on), in the same starts.
+// what the start-up cost this process, whatever else the machine was doing. The file cache is
+// warm: one run before the loop. startup_live_frame_ms: to the end of the first frame Ink draws
+// (keys read from then on), in the same starts; the first frame is Ink's own, so the two are one
+// frame now (first_verdict_ms in verdict-figures.ts is the frame with data).
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
@@ -34,7 +34,7 @@ const ROWS = 40;
 /** The column title line: in every frame of the table, from the very first. */
 const FIRST_FRAME_MARK = 'VERDICT';
 
-function installed(cmd: string, arg: string): boolean {
+export function installed(cmd: string, arg: string): boolean {
   try {
     execFileSync(cmd, [arg], { stdio: 'ignore' });
     return true;
@@ -44,7 +44,7 @@ function installed(cmd: string, arg: string): boolean {
 }
 
 /** CPU time of all the threads of a process so far, in ms (schedstat: ns on the CPU); undefined without schedstat. */
-function threadsCpuMs(pid: number): number | undefined {
+export function threadsCpuMs(pid: number): number | undefined {
   try {
     let ns = 0;
     for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
@@ -55,7 +55,7 @@ function threadsCpuMs(pid: number): number | undefined {
 }
 
 /** Spawns `n` sleeps, 50 at a time. */
-async function spawnMany(n: number, into: ChildProcess[]): Promise<number[]> {
+export async function spawnMany(n: number, into: ChildProcess[]): Promise<number[]> {
   const pids: number[] = [];
   for (let i = 0; i < n; i += 50) {
     const batch = await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => spawnSleep(900)));
@@ -132,8 +132,7 @@ export async function idleFigures(): Promise<Figures> {
       process.kill(pid, 'SIGSTOP');
       const cpuMs = threadsCpuMs(pid);
       // The first frame Ink draws (the end of its first synchronized update): from then on the
-      // screen code runs and keys are read. Before it, the first frame may be the one kept from
-      // the last run (src/os/frame-cache.ts), drawn while Ink loads.
+      // screen code runs and keys are read.
       let liveMs: number | undefined;
       if (live) {
         process.kill(pid, 'SIGCONT');
@@ -155,7 +154,7 @@ export async function idleFigures(): Promise<Figures> {
     // A session that outlives the measured ones: the tmux server exits with its last session,
     // and the next new-session raced its exit ("server exited unexpectedly").
     newPane('keep', 'exec sleep 600');
-    // The file cache, and the code cache: a monitor that runs past a second writes it.
+    // The file cache.
     const warm = newPane('warm', `exec node '${BIN}' --registry ${server.url}`);
     await sleep(2_500);
     if (!readFileSync(`/proc/${warm}/cmdline`, 'utf8').includes('ghostwatch')) throw new Error('the warm-up monitor is gone');

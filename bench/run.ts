@@ -11,6 +11,7 @@ import { cliFigures } from './cli-figures.js';
 import { uiFigures } from './ui-figures.js';
 import { detectFigures } from './detect-figures.js';
 import { idleFigures } from './idle-figures.js';
+import { verdictFigures } from './verdict-figures.js';
 import { fleetFigures } from './fleet-figures.js';
 
 const groups: [string, () => Promise<Figures>][] = [
@@ -22,6 +23,7 @@ const groups: [string, () => Promise<Figures>][] = [
   ['ui', uiFigures],
   ['detect', detectFigures],
   ['idle', idleFigures],
+  ['verdict', verdictFigures],
   ['fleet', fleetFigures],
 ];
 

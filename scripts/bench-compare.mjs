@@ -8,7 +8,9 @@ import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-const GROUPS = ['core', 'os', 'sources', 'serve', 'cli', 'ui', 'detect', 'idle'];
+const GROUPS = ['core', 'os', 'sources', 'serve', 'cli', 'ui', 'detect', 'idle', 'verdict'];
+/** Groups that measure only a launcher (GHOSTWATCH_BENCH_BIN): this tree's bench runs them against both builds, so a figure new here has a before. */
+const LAUNCHER_GROUPS = new Set(['verdict']);
 const args = process.argv.slice(2);
 const rev = args.find((a, i) => !a.startsWith('--') && !['--only', '--rounds'].includes(args[i - 1] ?? ''));
 if (!rev) {
@@ -47,7 +49,9 @@ try {
   }
   const results = { before: {}, after: {} };
   const runOne = (dir, group) => {
-    const r = spawnSync('node', ['dist/bench/run.js', '--json', '--only', group], { cwd: dir, encoding: 'utf8', maxBuffer: 1 << 24 });
+    const launcherOnly = LAUNCHER_GROUPS.has(group);
+    const env = launcherOnly ? { ...process.env, GHOSTWATCH_BENCH_BIN: join(dir, 'bin/ghostwatch.js') } : process.env;
+    const r = spawnSync('node', ['dist/bench/run.js', '--json', '--only', group], { cwd: launcherOnly ? root : dir, env, encoding: 'utf8', maxBuffer: 1 << 24 });
     const line = r.stdout.trim().split('\n').pop() ?? '';
     try {
       return JSON.parse(line);

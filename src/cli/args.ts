@@ -14,19 +14,9 @@ export interface OptionSpec {
 
 export type ParsedOptions = Record<string, string | number | boolean | string[] | undefined>;
 
-const USAGE_ERROR = Symbol.for('ghostwatch.UsageError');
-
+/** A mistake in the command line: printed as one line, exit 2. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
-  readonly [USAGE_ERROR] = true;
-
-  /**
-   * By its brand, not by class identity: the bundled CLI is two builds (scripts/bundle.mjs), and
-   * a heavy command throws its own build's copy of this class to the dispatcher's errorLines.
-   */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return typeof value === 'object' && value !== null && USAGE_ERROR in value;
-  }
 }
 
 /**

@@ -5,6 +5,14 @@
 // If the registry does not answer within --timeout it prints "?" (tmux: "gw ?"). tmux-color is
 // the tmux line with each count in its verdict's colour (the theme's), in tmux's #[fg=…] styles.
 import { hostname } from 'node:os';
+import * as core from '../core/index.js';
+import { tmuxStyled } from '../core/tmux.js';
+import { PROBLEM_VERDICTS, problemCounts, VERDICT_TRAITS } from '../core/verdicts.js';
+import { probePids } from '../os/liveness.js';
+import { probePortFacts } from '../os/port-facts.js';
+import { readInitSnapshot } from '../sources/hypivisor/init-reader.js';
+import * as wire from '../sources/hypivisor/wire.js';
+import { TONE_COLOR } from '../ui/theme.js';
 import { formatOptions, UsageError, type OptionSpec } from './args.js';
 import { commandOptions, MONITOR_OPTIONS, monitorSettings, REGISTRIES_HELP, type LookedFor, type MonitorSettings } from './settings.js';
 
@@ -50,14 +58,8 @@ export async function statusCommand(argv: readonly string[]): Promise<number> {
   const { target } = settings;
   if (settings.kinds.length !== 1 || settings.kinds[0] !== 'hypivisor' || !target) return statusViaEngine(settings, format, timeoutMs);
 
-  // Only what one pass needs: no ws package, no process-table scanner (ps-list), no engine.
-  const [{ readInitSnapshot }, wire, core, { probePids }, { probePortFacts }] = await Promise.all([
-    import('../sources/hypivisor/init-reader.js'),
-    import('../sources/hypivisor/wire.js'),
-    import('../core/index.js'),
-    import('../os/liveness.js'),
-    import('../os/port-facts.js'),
-  ]);
+  // Only what one pass needs (imported above, in this command's own chunk): no ws package, no
+  // process-table scanner (ps-list), no engine.
   let init: Awaited<ReturnType<typeof readInitSnapshot>>;
   try {
     init = await readInitSnapshot({ url: target.url, token: target.token, ca: target.ca, timeoutMs, maxPayload: target.maxPayload });
@@ -66,7 +68,7 @@ export async function statusCommand(argv: readonly string[]): Promise<number> {
     const code = error instanceof Error && 'code' in error ? String(error.code) : '';
     if (settings.discovery && NOTHING_LISTENS.has(code)) return printNothingFound(format, [{ name: 'hypivisor', where: core.redactUrl(target.url) }, ...settings.discovery.absent]);
     const why = core.sanitize(error instanceof Error ? error.message : String(error), 200);
-    process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error: why })}\n` : format === 'tmux' ? 'gw ?\n' : format === 'tmux-color' ? `${await tmuxUnknown()}\n` : `? ${why}\n`);
+    process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error: why })}\n` : format === 'tmux' ? 'gw ?\n' : format === 'tmux-color' ? `${tmuxUnknown()}\n` : `? ${why}\n`);
     return 2;
   }
   const seen = { firstObservedAt: Date.now(), joinSeq: 0 };
@@ -104,7 +106,7 @@ async function statusViaEngine(settings: MonitorSettings, format: Format, timeou
     return printNothingFound(format, absent);
   }
   if (error && snap.findings.length === 0) {
-    process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error })}\n` : format === 'tmux' ? 'gw ?\n' : format === 'tmux-color' ? `${await tmuxUnknown()}\n` : `? ${error}\n`);
+    process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error })}\n` : format === 'tmux' ? 'gw ?\n' : format === 'tmux-color' ? `${tmuxUnknown()}\n` : `? ${error}\n`);
     return 2;
   }
   return printStatus(format, { ...snap.counts }, snap.problems);
@@ -113,13 +115,13 @@ async function statusViaEngine(settings: MonitorSettings, format: Format, timeou
 async function printStatus(format: Format, counts: Readonly<Record<string, number>>, problems: number): Promise<number> {
   if (format === 'json') process.stdout.write(`${JSON.stringify({ connected: true, problems, summary: counts })}\n`);
   else if (format === 'tmux') {
-    // The problems by their short names (core's VERDICT_TRAITS); core is loaded already, by now.
-    const { problemCounts } = await import('../core/verdicts.js');
+    // The problems by their short names (core's VERDICT_TRAITS).
     const parts = problemCounts(counts);
     process.stdout.write(`gw ${parts.length > 0 ? parts.join(' ') : 'ok'}\n`);
   } else if (format === 'tmux-color') {
-    process.stdout.write(`${await tmuxColorLine(counts)}\n`);
+    process.stdout.write(`${tmuxColorLine(counts)}\n`);
   } else {
+    // Loaded on use: report.js measures text with string-width, whose set-up a tmux line need not pay.
     const { summaryLine } = await import('./report.js');
     process.stdout.write(`${summaryLine(counts, problems)}\n`);
   }
@@ -143,18 +145,12 @@ async function printNothingFound(format: Format, absent: readonly LookedFor[]): 
 }
 
 /** The tmux line in colour: `gw #[fg=red]2 ghost#[default] …`, each count in its verdict's tone (the UI theme's colours). */
-async function tmuxColorLine(counts: Readonly<Record<string, number>>): Promise<string> {
-  const [{ PROBLEM_VERDICTS, VERDICT_TRAITS }, { tmuxStyled }, { TONE_COLOR }] = await Promise.all([
-    import('../core/verdicts.js'),
-    import('../core/tmux.js'),
-    import('../ui/theme.js'),
-  ]);
+function tmuxColorLine(counts: Readonly<Record<string, number>>): string {
   const parts = PROBLEM_VERDICTS.filter((v) => (counts[v] ?? 0) > 0).map((v) => [`${counts[v]} ${VERDICT_TRAITS[v].short}`, TONE_COLOR[VERDICT_TRAITS[v].tone]] as const);
   return `gw ${tmuxStyled(parts.length > 0 ? parts : [['ok', TONE_COLOR.ok]])}`;
 }
 
 /** The registry did not answer: a `?` in the warning colour. */
-async function tmuxUnknown(): Promise<string> {
-  const [{ tmuxStyled }, { TONE_COLOR }] = await Promise.all([import('../core/tmux.js'), import('../ui/theme.js')]);
+function tmuxUnknown(): string {
   return `gw ${tmuxStyled([['?', TONE_COLOR.warning]])}`;
 }

@@ -38,11 +38,8 @@ export async function watchCommand(argv: readonly string[]): Promise<number> {
   const options = commandOptions(argv, MONITOR_OPTIONS, watchUsage);
   if (!options) return 0;
   const settings = watchingEveryRegistry(monitorSettings(options));
-  // In a terminal the screen comes first, with the last run's first frame when one was kept: it
-  // shows while the screen code (Ink, React: ~60 ms to their first frame) loads.
-  const first = process.stdout.isTTY && process.stdin.isTTY ? (await import('./first-screen.js')).openFirstScreen(settings, process.stdout, process.stdin) : undefined;
   const { runMonitor } = await importWithoutFetch(() => import('./monitor.js'));
-  return runMonitor(settings, first);
+  return runMonitor(settings);
 }
 
 /**

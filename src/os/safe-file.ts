@@ -4,7 +4,7 @@
 // that is appended to is opened with O_NOFOLLOW, and a path ghostwatch keeps for itself that is
 // found looser than it should be is tightened, with a warning.
 
-import { closeSync, constants, type Stats, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, type Stats, fstatSync, fsyncSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { chmod, lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { crypto } from './builtins.js';
@@ -104,21 +104,6 @@ export async function ensurePrivateDir(path: string, what: string, opts: { creat
   if ((s.mode & 0o077) === 0) return [];
   await chmod(path, 0o700);
   return [`${what} ${path} was mode ${octal(s.mode)}; tightened to 0700`];
-}
-
-/**
- * A folder whose files are trusted when read back (the start-up caches: compiled code, a frame):
- * made 0700 when missing; true only when it is a folder, not a symlink, of this user, that group
- * and others cannot write. Never throws: false when it cannot be made or checked.
- */
-export function ownFolderSync(dir: string): boolean {
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const st = lstatSync(dir);
-    return st.isDirectory() && (st.mode & 0o022) === 0 && (typeof process.getuid !== 'function' || st.uid === process.getuid());
-  } catch {
-    return false;
-  }
 }
 
 /** The permission bits as `0755`. */

@@ -9,28 +9,11 @@ export function ghostwatchStateDir(env: NodeJS.ProcessEnv = process.env, home: s
 }
 
 /**
- * An XDG base directory the environment names (state, cache, config): only an absolute one counts,
+ * An XDG base directory the environment names (state, config): only an absolute one counts,
  * per the XDG spec; undefined means the caller's default under the home folder.
  */
-export function xdgHome(env: NodeJS.ProcessEnv, variable: 'XDG_STATE_HOME' | 'XDG_CACHE_HOME' | 'XDG_CONFIG_HOME'): string | undefined {
+export function xdgHome(env: NodeJS.ProcessEnv, variable: 'XDG_STATE_HOME' | 'XDG_CONFIG_HOME'): string | undefined {
   const dir = env[variable];
   return dir !== undefined && dir !== '' && isAbsolute(dir) ? dir : undefined;
 }
 
-/**
- * $XDG_CACHE_HOME/ghostwatch (default ~/.cache/ghostwatch), where the start-up caches live (the
- * code cache, the kept first frame); undefined when they are off (GHOSTWATCH_CODE_CACHE=0) or there
- * is no home.
- */
-export function ghostwatchCacheDir(env: NodeJS.ProcessEnv, home: () => string): string | undefined {
-  if (env.GHOSTWATCH_CODE_CACHE === '0') return undefined;
-  const xdg = xdgHome(env, 'XDG_CACHE_HOME');
-  if (xdg !== undefined) return join(xdg, 'ghostwatch');
-  let h: string;
-  try {
-    h = home();
-  } catch {
-    return undefined;
-  }
-  return h === '' ? undefined : join(h, '.cache', 'ghostwatch');
-}

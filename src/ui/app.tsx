@@ -22,8 +22,6 @@ import { visibleRows } from './rows.js';
 import { fit } from './text.js';
 import { copyToClipboard } from './terminal.js';
 import { useKeymap } from './use-keymap.js';
-// Ink's line caches kept between frames (ink-output-cache.ts): wherever this screen is rendered.
-import './ink-output-cache.js';
 import { fromKept, initialViewState, keptOf, modeOf, type KeptView, overlayScroll, reduce, type Action, type Effect, type ScreenFacts, type ViewState } from './view-state.js';
 
 export interface AppProps {

@@ -4,10 +4,11 @@ import type { RenderOptions } from 'ink';
 
 /**
  * Our keymap owns Ctrl-C; Ink patching console would garble the alternate screen; at most 30
- * frames a second. Ink 6.8's incremental mode starts each redraw one row low after a frame that
- * ends in a newline (every frame shorter than the pane), so frames stack (seen in a tmux pane:
- * docs/performance.md): the standard mode erases and redraws in one write, and writes nothing at
- * all when the frame did not change.
+ * frames a second. Ink's standard renderer: each change erases and redraws the frame in one
+ * synchronized update, an unchanged frame writes nothing. Ink 6.8's incremental mode draws every
+ * frame after the first one row too low when the frame ends in a newline (all of ours: Ink adds
+ * it to a frame shorter than the pane); fixed in Ink 7, which needs Node 22; the 6.x fix we
+ * propose is docs/ink-6-incremental-newline.patch.
  */
 export const RENDER_OPTIONS = {
   exitOnCtrlC: false,

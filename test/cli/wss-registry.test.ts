@@ -13,7 +13,7 @@ import { startStockHypivisor, type StockHypivisor } from '../support/stock-hypiv
 const dir = mkdtempSync(join(tmpdir(), 'gw-wss-cli-'));
 const cert = join(dir, 'cert.pem');
 const key = join(dir, 'key.pem');
-const env = { ...process.env, XDG_CONFIG_HOME: join(dir, 'config'), XDG_STATE_HOME: join(dir, 'state'), XDG_CACHE_HOME: join(dir, 'cache'), HYPI_TOKEN: '' };
+const env = { ...process.env, XDG_CONFIG_HOME: join(dir, 'config'), XDG_STATE_HOME: join(dir, 'state'), HYPI_TOKEN: '' };
 let hv: StockHypivisor;
 
 describe('check against a wss:// registry, built CLI', () => {

@@ -38,9 +38,9 @@ export function otherUserRequirement(asRoot: string): string | undefined {
 }
 
 /**
- * A copy of the launcher and the bundle that another user can read, wherever the checkout is, in
- * a new folder (0755) under the temp folder: its path; the caller removes it. ws goes along: it is
- * required lazily, outside the bundle.
+ * A copy of the launcher and the built CLI that another user can read, wherever the checkout is,
+ * in a new folder (0755) under the temp folder: its path; the caller removes it. The built CLI
+ * needs nothing from node_modules (test/cli/package-contents.test.ts).
  */
 export function cliCopyForAnyUser(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -48,6 +48,5 @@ export function cliCopyForAnyUser(prefix: string): string {
   cpSync(join(ROOT, 'bin'), join(dir, 'bin'), { recursive: true });
   cpSync(join(ROOT, 'dist/bundle'), join(dir, 'dist/bundle'), { recursive: true });
   cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
-  cpSync(join(ROOT, 'node_modules/ws'), join(dir, 'node_modules/ws'), { recursive: true, dereference: true });
   return dir;
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
 export const BIN = join(ROOT, 'bin/ghostwatch.js');
-export const BUILT = existsSync(join(ROOT, 'dist/src/cli/main.js'));
+export const BUILT = existsSync(join(ROOT, 'dist/bundle/main.js'));
 export const HAS_TMUX = (() => {
   try {
     execFileSync('tmux', ['-V'], { stdio: 'ignore' });

@@ -146,34 +146,18 @@ function holderName(claim: ClaimEntry): string {
 }
 
 function claimFinding(claim: ClaimEntry, verdict: ClaimVerdict, evidence: EvidenceDraft, reason: string, note?: string): ClaimFinding {
-  return new ClaimFindingObject(claim, verdict, evidence, reason, note);
-}
-
-/** A class, not an object literal, for the reason given in judgement.ts (V8 pretenures literals). */
-class ClaimFindingObject implements ClaimFinding {
-  readonly kind = 'claim';
-  readonly source: string;
-  readonly id: string;
-  readonly holder: string | null;
-  readonly verdict: ClaimVerdict;
-  readonly problem: boolean;
-  readonly evictable: boolean;
-  readonly reason: string;
-  readonly note: string | undefined;
-  readonly evidence: Evidence;
-  readonly entry: ClaimEntry;
-
-  constructor(claim: ClaimEntry, verdict: ClaimVerdict, evidence: Evidence, reason: string, note: string | undefined) {
-    const traits = VERDICT_TRAITS[verdict];
-    this.source = claim.source;
-    this.id = claim.resource;
-    this.holder = claim.holder ?? null;
-    this.verdict = verdict;
-    this.problem = traits.problem;
-    this.evictable = traits.evictable;
-    this.reason = reason;
-    this.note = note;
-    this.evidence = evidence;
-    this.entry = claim;
-  }
+  const traits = VERDICT_TRAITS[verdict];
+  return {
+    kind: 'claim',
+    source: claim.source,
+    id: claim.resource,
+    holder: claim.holder ?? null,
+    verdict,
+    problem: traits.problem,
+    evictable: traits.evictable,
+    reason,
+    note,
+    evidence,
+    entry: claim,
+  };
 }

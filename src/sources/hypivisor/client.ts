@@ -6,12 +6,9 @@
 import { createRequire } from 'node:module';
 import type WebSocketType from 'ws';
 
-// ws is CommonJS: through require it skips the ESM loader's export scan of its sources, and it is
-// required on the first connect, not at import: ~25 ms that neither `ghostwatch status` nor the
-// monitor's first frame should wait for. The bundle's files have a `require` (scripts/bundle.mjs),
-// for which esbuild inlines ws: compiled from the bundle's code cache, its TLS and HTTPS modules
-// loaded only for a wss:// registry (~2.6 MB of memory a ws:// monitor never needs). Unbundled
-// (the tests, the tsc build), it is Node's require.
+// ws is CommonJS, required on the first connect, not at import: ~25 ms that neither `ghostwatch
+// status` nor the monitor's first frame should wait for. In the built CLI esbuild inlines ws for
+// this require (evaluated on that first call); unbundled (the tests), it is Node's require.
 let wsClass: typeof WebSocketType | undefined;
 const WebSocketClass = (): typeof WebSocketType =>
   (wsClass ??= (typeof require === 'function' ? require('ws') : createRequire(import.meta.url)('ws')) as typeof WebSocketType);
