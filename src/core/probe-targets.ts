@@ -59,10 +59,14 @@ export function chooseProbeTargets(view: RegistryView, isLocal: IsLocalMachine, 
   return { pids, ports };
 }
 
-/** The pid namespaces this host's entries name (their records' pidDomain): the ones to read. */
+/**
+ * The pid namespaces this host's entries name (their records' pidDomain): the ones to read. A
+ * domain that names no Linux namespace is '' here: the host's standing must still be read (on a
+ * host with one pid table, such a record is judged as any pid).
+ */
 export function namespacesNamed(view: RegistryView, isLocal: IsLocalMachine): Set<string> {
   const named = new Set<string>();
-  for (const s of view.sessions) if (s.pidDomain?.namespace !== undefined && isLocal(s.machine)) named.add(s.pidDomain.namespace);
+  for (const s of view.sessions) if (s.pidDomain !== undefined && isLocal(s.machine)) named.add(s.pidDomain.namespace ?? '');
   return named;
 }
 

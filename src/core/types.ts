@@ -223,6 +223,8 @@ export interface PidNamespaceFacts {
   readonly own?: string | undefined;
   /** We run in the machine's initial pid namespace: every process of the machine is in our table. */
   readonly initial: boolean;
+  /** This OS has a single pid table (macOS, BSD): no record's pid belongs to another namespace. */
+  readonly flat?: boolean | undefined;
   /** Why we may not see every process (not root, hidepid); undefined: we see them all. */
   readonly blind?: string | undefined;
   /**

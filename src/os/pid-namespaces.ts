@@ -93,7 +93,7 @@ export function readPidNamespaces(wanted: ReadonlySet<string>, opts: PidNamespac
     }
   }
   const namespaces = new Map<string, Map<number, number> | null>();
-  const asked = [...wanted].filter((ns) => ns !== own);
+  const asked = [...wanted].filter((ns) => ns !== own && ns !== '');
   for (const ns of asked) namespaces.set(ns, null);
   if (asked.length > 0) {
     let names: string[] = [];

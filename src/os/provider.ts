@@ -64,6 +64,9 @@ export interface ProbeProvider {
  * This machine. Each provider keeps its own socket-owner hints: the next owner search reads
  * first the processes where the last one found the sockets.
  */
+/** What a host without pid namespaces says of them: one table, every pid in it. */
+const ONE_PID_TABLE: PidNamespaceFacts = { initial: true, flat: true, namespaces: new Map(), checkedAt: 0 };
+
 export function localProbeProvider(host: string = hostname()): ProbeProvider {
   const hints = createOwnerHints();
   const tmux = createTmux();
@@ -75,6 +78,6 @@ export function localProbeProvider(host: string = hostname()): ProbeProvider {
     scanProcessTable: (opts) => scanProcessTable(opts),
     findPanes: (pids, opts) => tmux.findPanes(pids, opts),
     jumpToPane: (pane) => tmux.jumpToPane(pane),
-    ...(process.platform === 'linux' ? { pidNamespaces: (wanted: ReadonlySet<string>) => Promise.resolve(readPidNamespaces(wanted)) } : {}),
+    pidNamespaces: (wanted: ReadonlySet<string>) => Promise.resolve(process.platform === 'linux' ? readPidNamespaces(wanted) : ONE_PID_TABLE),
   };
 }

@@ -39,6 +39,15 @@ export function placePid(entry: SessionEntry, ns: PidNamespaceFacts | undefined,
     note(status);
     return { kind: 'unplaced', verdict: 'unverified', reason: why };
   };
+  // A host with one pid table (macOS): there is no other namespace a pid could belong to, so a
+  // record written here is judged as any pid; a Linux namespace named here is another machine's.
+  if (ns?.flat) {
+    if (domain.machineId === undefined) {
+      note('this-namespace');
+      return OURS;
+    }
+    return unverified('other-machine', `its pid belongs to a Linux pid namespace (${text}); this host has no such namespace`);
+  }
   if (domain.unreadable !== undefined || domain.machineId === undefined || domain.namespace === undefined) {
     return unverified('unreadable', `its pid domain "${text}" cannot be read (${domain.unreadable ?? 'no machine or namespace'}): its pid is not judged against this host's processes`);
   }

@@ -41,6 +41,8 @@ const cases: [string, SessionEntry, PidNamespaceFacts | undefined, OsFacts, stri
   ['our machine-id unknown', claude('a', 2, { pidDomain: domain(OWN) }), nsFacts({ machineId: undefined }), os([alive(2)]), 'unverified', /machine-id is unknown/, 'unseen'],
   ['an unreadable domain', claude('a', 2, { pidDomain: { text: 'darwin:x', unreadable: 'not linux' } }), mapped, os([alive(2)]), 'unverified', /cannot be read \(not linux\)/, 'unreadable'],
   ['a container init (pid 1) mapped', claude('a', 1, { pidDomain: domain(OTHER) }), nsFacts({ namespaces: new Map([[OTHER, new Map([[1, 5000]])]]) }), os([alive(5000)]), 'live', /pid 1 of pid namespace 4026532999 \(host pid 5000\) is alive/, 'mapped'],
+  ['one pid table (macOS): a record written here is judged as any pid', claude('a', 7, { pidDomain: { text: 'darwin:x', unreadable: 'not linux' } }), nsFacts({ flat: true, machineId: undefined, own: undefined }), os([alive(7)]), 'live', /^pid 7 is alive$/, 'this-namespace'],
+  ['one pid table (macOS): a Linux namespace is another machine\'s', claude('a', 7, { pidDomain: domain(OTHER) }), nsFacts({ flat: true }), os([alive(7)]), 'unverified', /this host has no such namespace/, 'other-machine'],
   ['a pid that is no process number', claude('a', -4, { pidDomain: domain(OTHER) }), mapped, os(), 'unverified', /not a process number/, 'unreadable'],
 ];
 
@@ -67,6 +69,7 @@ describe('rule: pid domain', () => {
     expect([...chooseProbeTargets(view, isLocal, mapped).pids].sort()).toEqual([11, 48213, 9]);
     expect([...chooseProbeTargets(view, isLocal, undefined).pids].sort()).toEqual([11]);
     expect([...namespacesNamed(view, isLocal)].sort()).toEqual([OWN, '4026532555', OTHER]);
+    expect([...namespacesNamed({ sessions: [claude('m', 3, { pidDomain: { text: 'darwin:x', unreadable: 'not linux' } })], claims: [] }, isLocal)]).toEqual(['']);
     expect(pidToProbe(claude('x', 4), undefined)).toBe(4);
     expect(placePid(claude('x', 4), undefined)).toEqual({ kind: 'ours' });
   });
