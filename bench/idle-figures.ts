@@ -55,6 +55,29 @@ export function threadsCpuMs(pid: number): number | undefined {
 }
 
 /** Spawns `n` sleeps, 50 at a time. */
+/**
+ * A registry on a loopback port whose nodes name real processes: `live` running sleeps (kept in
+ * `children`), `dead` ones SIGKILLed and reaped, and `remote` nodes of other machines.
+ */
+export async function registryOfProcesses(counts: { live: number; dead: number; remote: number }, children: ChildProcess[]): Promise<{ server: RegistryServer; agents: WireClient }> {
+  const all = counts.live + counts.dead + counts.remote;
+  const server = await startRegistryServer({ port: 0, quiet: true, ttlSeconds: 3_600, limits: { nodesPerConnection: all } });
+  const live = await spawnMany(counts.live, children);
+  const doomed: ChildProcess[] = [];
+  const dead = await spawnMany(counts.dead, doomed);
+  await Promise.all(doomed.map(killAndReap));
+  const me = hostname();
+  const nodes: NodeParams[] = [];
+  for (let i = 0; i < all; i++) {
+    const pid = i < counts.live ? live[i] : i < counts.live + counts.dead ? dead[i - counts.live] : 40_000 + i;
+    const machine = i < counts.live + counts.dead ? me : `node-${i % 7}.example`;
+    nodes.push({ id: `agent-${i}`, machine, cwd: `/home/dev/work/project-${i % 97}`, port: 20_000 + i, pid });
+  }
+  const agents = await openClient(server.url);
+  await registerNodes(agents, nodes);
+  return { server, agents };
+}
+
 export async function spawnMany(n: number, into: ChildProcess[]): Promise<number[]> {
   const pids: number[] = [];
   for (let i = 0; i < n; i += 50) {
@@ -79,20 +102,7 @@ export async function idleFigures(): Promise<Figures> {
   let server: RegistryServer | undefined;
   let agents: WireClient | undefined;
   try {
-    server = await startRegistryServer({ port: 0, quiet: true, ttlSeconds: 3_600, limits: { nodesPerConnection: LIVE + DEAD + REMOTE } });
-    const live = await spawnMany(LIVE, children);
-    const doomed: ChildProcess[] = [];
-    const dead = await spawnMany(DEAD, doomed);
-    await Promise.all(doomed.map(killAndReap));
-    const me = hostname();
-    const nodes: NodeParams[] = [];
-    for (let i = 0; i < LIVE + DEAD + REMOTE; i++) {
-      const pid = i < LIVE ? live[i] : i < LIVE + DEAD ? dead[i - LIVE] : 40_000 + i;
-      const machine = i < LIVE + DEAD ? me : `node-${i % 7}.example`;
-      nodes.push({ id: `agent-${i}`, machine, cwd: `/home/dev/work/project-${i % 97}`, port: 20_000 + i, pid });
-    }
-    agents = await openClient(server.url);
-    await registerNodes(agents, nodes);
+    ({ server, agents } = await registryOfProcesses({ live: LIVE, dead: DEAD, remote: REMOTE }, children));
     const sessions = LIVE + DEAD + REMOTE;
 
     // `exec`: each pane's pid is the measured process itself.

@@ -8,16 +8,16 @@
 // before the loop fills (a cache the build keeps, if any, is warm, as it is for a user).
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { startRegistryServer, type RegistryServer } from '../src/server/index.js';
+import type { RegistryServer } from '../src/server/index.js';
 import { killAndReap } from './children.js';
 import { type Figures, median } from './figures.js';
-import { installed, spawnMany, threadsCpuMs } from './idle-figures.js';
+import { installed, registryOfProcesses, threadsCpuMs } from './idle-figures.js';
 import { sleep, tmuxServer, until } from './panes.js';
 import { MEASURED_BIN as BIN } from './paths.js';
-import { openClient, registerNodes, type NodeParams, type WireClient } from './registrations.js';
+import type { WireClient } from './registrations.js';
 
 const LIVE = 600;
 const DEAD = 300;
@@ -42,20 +42,7 @@ export async function verdictFigures(): Promise<Figures> {
   let server: RegistryServer | undefined;
   let agents: WireClient | undefined;
   try {
-    server = await startRegistryServer({ port: 0, quiet: true, ttlSeconds: 3_600, limits: { nodesPerConnection: LIVE + DEAD + REMOTE } });
-    const live = await spawnMany(LIVE, children);
-    const doomed: ChildProcess[] = [];
-    const dead = await spawnMany(DEAD, doomed);
-    await Promise.all(doomed.map(killAndReap));
-    const me = hostname();
-    const nodes: NodeParams[] = [];
-    for (let i = 0; i < LIVE + DEAD + REMOTE; i++) {
-      const pid = i < LIVE ? live[i] : i < LIVE + DEAD ? dead[i - LIVE] : 40_000 + i;
-      const machine = i < LIVE + DEAD ? me : `node-${i % 7}.example`;
-      nodes.push({ id: `agent-${i}`, machine, cwd: `/home/dev/work/project-${i % 97}`, port: 20_000 + i, pid });
-    }
-    agents = await openClient(server.url);
-    await registerNodes(agents, nodes);
+    ({ server, agents } = await registryOfProcesses({ live: LIVE, dead: DEAD, remote: REMOTE }, children));
     // tmux's server (and the environment of its panes) comes from the first session.
     newPane('keep', 'exec sleep 600');
     const command = `node '${BIN}' --registry ${server.url}`;

@@ -4,7 +4,7 @@
 // the machines verified over SSH (`sshVerified`; none by default). Facts change only when a
 // result does, and only then is reconcile told.
 
-import { chooseRemotePortTargets, remotePortKey, remotePortTarget, type RemotePortTarget } from '../core/remote-ports.js';
+import { chooseRemotePortTargets, remotePortTarget, type RemotePortTarget } from '../core/remote-ports.js';
 import type { IsLocalMachine } from '../core/probe-targets.js';
 import type { RegistryView, RemotePortFacts, SessionEntry } from '../core/types.js';
 import { RemotePortChecker, type RemotePortCheck } from '../os/remote-port-check.js';

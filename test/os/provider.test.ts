@@ -1,5 +1,6 @@
 // The local probe provider is this machine, read exactly as the probes read it on their own:
 // real children, a real listening socket on 127.0.0.1, the real process table.
+import { freePort } from '../support/ports.js';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,14 +17,6 @@ async function listening(): Promise<number> {
   await new Promise((r) => server.once('listening', r));
   cleanups.push(() => new Promise((r) => server.close(() => r())));
   return (server.address() as AddressInfo).port;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 describe('localProbeProvider', () => {

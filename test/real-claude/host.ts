@@ -1,7 +1,6 @@
 // What the real-Claude tests read of this host and of the files Claude Code writes: process trees,
 // pid namespaces (NSpid, /proc/<pid>/ns/pid), the machine id, and each session file with its fields.
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 export function alive(pid: number): boolean {
@@ -68,18 +67,7 @@ export const MACHINE_ID = (() => {
   }
 })();
 
-/** A loopback port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../support/ports.js';
 
 // ---- what Claude Code wrote --------------------------------------------------------------------
 

@@ -4,7 +4,7 @@
 // of a private tmux server, with our registering extension and a trace file it writes.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../support/ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
@@ -58,18 +58,7 @@ export async function installPi(version = PI_VERSION): Promise<string> {
   return join(dir, 'node_modules/.bin/pi');
 }
 
-/** A port nothing listens on right now (the OS picks it; our extension scans upward if it is taken later). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export function alive(pid: number): boolean {
   try {

@@ -1,6 +1,6 @@
 // A registry looked for (not named): nothing there is `absent`, quietly, until it appears; once
 // read, losing it is an outage like any other. A real hypivisor (ghostwatch serve) on a real port.
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from '../support/ports.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { HypivisorSource } from '../../src/sources/hypivisor/index.js';
@@ -12,14 +12,6 @@ const open: (Source | RegistryServer)[] = [];
 afterEach(async () => {
   for (const x of open.splice(0)) await ('stop' in x ? x.stop() : x.close());
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => s.once('listening', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 function lookedFor(port: number): LookedForSource {
   const inner = new HypivisorSource({ url: `ws://127.0.0.1:${port}/ws`, backoffInitialMs: 20, backoffMaxMs: 100, requestTimeoutMs: 2000 });
