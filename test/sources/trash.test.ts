@@ -4,12 +4,13 @@
 // changes in the middle of its move, a move and a restore across filesystems (copied, since a hard
 // link cannot cross), and restore never over a file.
 import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, watch, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UnsafePath } from '../../src/os/safe-file.js';
 import { moveToTrash } from '../../src/sources/trash-move.js';
-import { checkTrashDir, FileChanged, fileStamp, listTrash, restoreFromTrash, type TrashMeta } from '../../src/sources/trash.js';
+import { ghostwatchStateDir } from '../../src/os/state-dir.js';
+import { checkTrashDir, defaultTrashDir, FileChanged, fileStamp, listTrash, restoreFromTrash, type TrashMeta } from '../../src/sources/trash.js';
 import { until } from '../support/wait.js';
 
 const dirs: string[] = [];
@@ -350,3 +351,45 @@ describe('listTrash and restoreFromTrash', () => {
   });
 });
 
+
+describe('what the trash reads back', () => {
+  it('lives in the state folder by default', () => {
+    expect(defaultTrashDir()).toBe(join(ghostwatchStateDir(process.env, homedir()), 'trash'));
+    expect(defaultTrashDir({ XDG_STATE_HOME: '/s' }, '/h')).toBe('/s/ghostwatch/trash');
+  });
+
+  it('lists only notes of its own shape: not JSON objects, missing fields, other kinds and versions, file names that climb out are passed over', async () => {
+    const trash = join(temp(), 'trash');
+    mkdirSync(trash, { mode: 0o700 });
+    const good = { version: 2, source: 'claude', kind: 'session', id: 'x', originalPath: '/o/1.json', trashName: 'e1', trashedAt: '2026-11-27T00:00:00.000Z', files: [{ name: '1.json', originalPath: '/o/1.json' }] };
+    const notes: Record<string, unknown> = {
+      'array.meta.json': [good],
+      'no-id.meta.json': { ...good, id: 7 },
+      'kind.meta.json': { ...good, kind: 'lock' },
+      'v3.meta.json': { ...good, version: 3 },
+      'no-files.meta.json': { ...good, files: [] },
+      'climbs.meta.json': { ...good, files: [{ name: '../1.json', originalPath: '/o/1.json' }] },
+      'dots.meta.json': { ...good, files: [{ name: '..', originalPath: '/o/1.json' }] },
+      'not-a-file-entry.meta.json': { ...good, files: ['1.json'] },
+    };
+    for (const [name, body] of Object.entries(notes)) writeFileSync(join(trash, name), JSON.stringify(body));
+    writeFileSync(join(trash, 'broken.meta.json'), '{"version": 2,');
+    expect(await listTrash(trash)).toEqual([]);
+    // Two good entries of the same moment: the later name first.
+    writeFileSync(join(trash, 'a.meta.json'), JSON.stringify({ ...good, trashName: 'e-a' }));
+    writeFileSync(join(trash, 'b.meta.json'), JSON.stringify({ ...good, trashName: 'e-b' }));
+    expect((await listTrash(trash)).map((i) => [i.trashName, i.present])).toEqual([['e-b', false], ['e-a', false]]);
+  });
+
+  it('restores nothing from an entry whose folder is not a folder any more', async () => {
+    const root = temp();
+    const trash = join(root, 'trash');
+    const { path, stamp } = sessionFile(root);
+    const moved = await moveToTrash(path, stamp, meta, trash);
+    const [item] = await listTrash(trash);
+    rmSync(moved.entryDir, { recursive: true });
+    writeFileSync(moved.entryDir, 'not a folder');
+    await expect(restoreFromTrash(item!)).rejects.toBeInstanceOf(UnsafePath);
+    expect(existsSync(path)).toBe(false);
+  });
+});
