@@ -2,15 +2,9 @@
 // pid namespaces (NSpid, /proc/<pid>/ns/pid), the machine id, and each session file with its fields.
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { alive } from '../support/processes.js';
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+export { alive };
 
 function children(pid: number): number[] {
   try {

@@ -11,6 +11,7 @@ import { WebSocket } from 'ws';
 import { runCli } from '../support/cli.js';
 import { BIN, ROOT, tuiEnv } from '../support/tmux.js';
 import { until } from '../support/wait.js';
+import { alive } from '../support/processes.js';
 
 export const PI_VERSION = process.env.GHOSTWATCH_REAL_PI_VERSION ?? '0.73.1';
 export const EXTENSION = join(ROOT, 'test/real-pi/registering-extension.ts');
@@ -60,14 +61,7 @@ export async function installPi(version = PI_VERSION): Promise<string> {
 
 export { freePort };
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+export { alive };
 
 /** The process state letter from /proc (Z = zombie), or undefined when the pid is gone. */
 export function procState(pid: number): string | undefined {

@@ -10,6 +10,16 @@ export const isLinux = process.platform === 'linux';
 
 export type LiveChild = ChildProcess & { pid: number };
 
+/** kill(pid, 0): the process exists (EPERM too: another user's process is still a process). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** A `sleep` child that the caller kills (killAndReap); see `sleeper` for one killed after the test. */
 export function spawnSleep(seconds = 30): LiveChild {
   const child = spawn('sleep', [String(seconds)], { stdio: 'ignore' });
