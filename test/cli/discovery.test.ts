@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandOptions, MONITOR_OPTIONS, monitorSettings, watchingEveryRegistry } from '../../src/cli/settings.js';
 import { killAndReap, spawnSleep } from '../support/processes.js';
 import { runCli, type CliRun } from '../support/cli.js';
+import { claudeRecord } from '../support/claude-records.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const built = existsSync(join(ROOT, 'dist/src/cli/main.js'));
@@ -32,22 +33,7 @@ function procStart(pid: number): string {
 function sessionFile(folder: string, pid: number, sessionId: string, start: string): void {
   mkdirSync(join(folder, 'sessions'), { recursive: true });
   const now = Date.now();
-  const record = {
-    pid,
-    sessionId,
-    cwd: '/tmp/p2',
-    startedAt: now,
-    procStart: start,
-    version: '2.1.197',
-    peerProtocol: 1,
-    kind: 'interactive',
-    entrypoint: 'cli',
-    name: 'p2-e2',
-    nameSource: 'derived',
-    status: 'idle',
-    updatedAt: now,
-    statusUpdatedAt: now,
-  };
+  const record = claudeRecord(pid, sessionId, { startedAt: now, procStart: start, updatedAt: now, statusUpdatedAt: now }, now);
   writeFileSync(join(folder, 'sessions', `${pid}.json`), JSON.stringify(record));
 }
 

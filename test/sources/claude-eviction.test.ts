@@ -15,6 +15,7 @@ import { listTrash, type TrashMeta } from '../../src/sources/trash.js';
 import type { RegistryAnswer } from '../../src/sources/types.js';
 import { deadPid, HOST, killAndReap, onCleanup, sleeper, tempDir, until } from '../engine/helpers.js';
 import { runCli } from '../support/cli.js';
+import { claudeRecord } from '../support/claude-records.js';
 
 const OWN_DOMAIN = `linux:${readFileSync('/etc/machine-id', 'utf8').trim()}:${readlinkSync('/proc/self/ns/pid')}`;
 
@@ -37,26 +38,7 @@ function home(): Home {
 /** A record as Claude Code 2.1.332 writes it, its key file beside it (0600); returns both paths. */
 function record(h: Home, pid: number, fields: Record<string, unknown> = {}): { json: string; key: string; id: string } {
   const id = `${randomBytes(4).toString('hex')}-1b2a-4c3d-9e8f-0a1b2c3d4e5f`;
-  const now = Date.now();
-  const body = {
-    pid,
-    sessionId: id,
-    cwd: '/tmp/p2',
-    startedAt: now - 60_000,
-    procStart: '97090',
-    version: '2.1.332',
-    peerProtocol: 1,
-    kind: 'interactive',
-    entrypoint: 'cli',
-    name: 'p2-e2',
-    nameSource: 'derived',
-    status: 'idle',
-    updatedAt: now - 30_000,
-    statusUpdatedAt: now - 30_000,
-    pidDomain: OWN_DOMAIN,
-    messagingSocketPath: join(h.socks, `${pid}.sock`),
-    ...fields,
-  };
+  const body = claudeRecord(pid, id, { version: '2.1.332', pidDomain: OWN_DOMAIN, messagingSocketPath: join(h.socks, `${pid}.sock`), ...fields });
   const json = join(h.sessions, `${pid}.json`);
   writeFileSync(json, JSON.stringify(body));
   const key = join(h.sessions, `${pid}.${randomBytes(32).toString('hex')}.key`);

@@ -8,6 +8,7 @@ import { expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { describeOn } from '../support/platform.js';
 import { deadPid, exited, inPidNamespace, pidNamespaceOf, sleeper, tempDir } from '../engine/helpers.js';
+import { claudeRecord } from '../support/claude-records.js';
 
 const MACHINE_ID = (() => {
   try {
@@ -27,22 +28,20 @@ function procStart(pid: number): string {
 /** A record as 2.1.332 writes it: its pid, in the pid namespace `ns` (default: that of the process at `hostPid`). */
 function record(fields: { pid: number; sessionId: string; procStart?: string; ns?: string; status?: string | undefined; entrypoint?: string }): string {
   const now = Date.now();
-  const body: Record<string, unknown> = {
-    pid: fields.pid,
-    sessionId: fields.sessionId,
-    cwd: '/tmp/p2',
-    startedAt: now - 60_000,
-    ...(fields.procStart !== undefined ? { procStart: fields.procStart } : {}),
-    version: '2.1.332',
-    peerProtocol: 1,
-    kind: 'interactive',
-    entrypoint: fields.entrypoint ?? 'cli',
-    name: 'p2-e2',
-    nameSource: 'derived',
-    ...(fields.status !== undefined ? { status: fields.status, updatedAt: now - 5_000, statusUpdatedAt: now - 5_000 } : {}),
-    ...(fields.ns !== undefined ? { pidDomain: `linux:${MACHINE_ID}:pid:[${fields.ns}]` } : {}),
-    tmux: 'work:@3.%12',
-  };
+  const body = claudeRecord(
+    fields.pid,
+    fields.sessionId,
+    {
+      procStart: fields.procStart,
+      version: '2.1.332',
+      entrypoint: fields.entrypoint ?? 'cli',
+      // A -p run writes no status and no times.
+      ...(fields.status !== undefined ? { status: fields.status, updatedAt: now - 5_000, statusUpdatedAt: now - 5_000 } : { status: undefined, updatedAt: undefined, statusUpdatedAt: undefined }),
+      pidDomain: fields.ns !== undefined ? `linux:${MACHINE_ID}:pid:[${fields.ns}]` : undefined,
+      tmux: 'work:@3.%12',
+    },
+    now,
+  );
   return JSON.stringify(body);
 }
 
