@@ -69,7 +69,8 @@ describe.runIf(built)('check, reap, status', () => {
     expect(Object.keys(out)).toEqual(['host', 'checkedAt', 'lookedFor', 'sources', 'findings', 'summary']);
     expect(out.lookedFor.found).toEqual([{ name: 'hypivisor', where: server.url }]);
     expect(out.lookedFor.absent.map((a: { name: string }) => a.name)).toEqual(['agentctl', 'claude', 'claude-sessions']);
-    expect(out.sources).toEqual([{ name: 'hypivisor', url: server.url, connected: true, status: 'connected' }]);
+    // Every source says whether it can evict now (README): hypivisor by its deregister, while connected.
+    expect(out.sources).toEqual([{ name: 'hypivisor', url: server.url, connected: true, status: 'connected', eviction: { available: true } }]);
     // Named, the object is design.md's own.
     const named = JSON.parse((await gw(['check', '--json', '--source', 'hypivisor'])).stdout);
     expect(Object.keys(named)).toEqual(['host', 'checkedAt', 'sources', 'findings', 'summary']);

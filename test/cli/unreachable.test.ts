@@ -52,7 +52,7 @@ describe.runIf(built)('check against a registry that cannot be read', () => {
     const r = await gw(['check', '--json', '--timeout', '3']);
     expect(r.code).toBe(2);
     const out = JSON.parse(r.stdout);
-    expect(out.sources).toEqual([expect.objectContaining({ name: 'hypivisor', connected: false, status: 'unreachable', cause: 'connection refused', error: expect.stringContaining('ECONNREFUSED') })]);
+    expect(out.sources).toEqual([expect.objectContaining({ name: 'hypivisor', connected: false, status: 'unreachable', cause: 'connection refused', error: expect.stringContaining('ECONNREFUSED'), eviction: { available: false, why: expect.stringContaining('not connected') } })]);
   });
 
   it('with several sources, the one down is named and the others are reported', async () => {

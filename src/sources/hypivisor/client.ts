@@ -21,7 +21,7 @@ import type { EvictionAction } from '../../core/evict-plan.js';
 import { Backoff } from '../../plumbing/backoff.js';
 import { RpcTable } from '../../plumbing/rpc.js';
 import { SnapshotHolder, type EntryLists } from '../snapshot-holder.js';
-import type { RegistryAnswer, Source } from '../types.js';
+import type { EvictionSupport, RegistryAnswer, Source } from '../types.js';
 import { describeError, failureCause, refusalText } from './failure.js';
 import { DEFAULT_MAX_PAYLOAD, DOUBT_RESYNC_MS, HYPIVISOR_DEFAULTS, type HypivisorOptions } from './options.js';
 import { RegistryView } from './registry-view.js';
@@ -31,6 +31,10 @@ export { failureCause } from './failure.js';
 export { DEFAULT_MAX_PAYLOAD, DOUBT_RESYNC_MS, HYPIVISOR_DEFAULTS, type HypivisorOptions } from './options.js';
 
 type Response = Extract<Frame, { kind: 'response' }>;
+
+/** Eviction is the registry's own `deregister` / `release_claim`: possible while connected. */
+const CONNECTED: EvictionSupport = { available: true };
+const NOT_CONNECTED: EvictionSupport = { available: false, why: 'not connected to the registry (eviction is its deregister)' };
 
 export class HypivisorSource extends SnapshotHolder implements Source {
   private readonly opts: Required<Omit<HypivisorOptions, 'token' | 'ca' | 'name' | 'random' | 'backoffInitialMs' | 'backoffMaxMs'>> & Pick<HypivisorOptions, 'token' | 'ca'>;
@@ -102,6 +106,7 @@ export class HypivisorSource extends SnapshotHolder implements Source {
 
   private connect(): void {
     this.setOutage({ ...this.currentOutage(), retryAt: undefined });
+    this.setEviction(NOT_CONNECTED);
     this.setStatus('connecting');
     const url = urlWithToken(this.opts.url, this.opts.token);
     const ws = new (WebSocketClass())(url, {
@@ -147,6 +152,7 @@ export class HypivisorSource extends SnapshotHolder implements Source {
     // A 401 waits the long fixed time (no retry storm against a wrong token); anything else backs off.
     const delay = authRefused ? this.opts.authRetryMs : this.backoff.next();
     this.setOutage({ cause: sanitize(cause, 160), downSince: was.downSince ?? now, confirmedAt, retryAt: now + delay });
+    this.setEviction(NOT_CONNECTED);
     if (authRefused) this.setStatus('auth-refused', this.currentError());
     else this.setStatus('unreachable', this.currentError() ?? `closed (code ${code})`);
     this.reconnectTimer = setTimeout(() => this.reconnect(), delay);
@@ -208,6 +214,7 @@ export class HypivisorSource extends SnapshotHolder implements Source {
     this.synced(false);
     this.setError(undefined);
     this.setOutage({});
+    this.setEviction(CONNECTED);
     this.entriesChanged(undefined, true); // new entries and a new status: one notification for both
     if (!this.setStatus('connected')) this.changed();
     this.scheduleResync();
