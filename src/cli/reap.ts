@@ -26,7 +26,7 @@ export function reapUsage(): string {
     'Options:',
     formatOptions(REAP_OPTIONS),
     '',
-    'Exit 0 when everything planned was evicted or was already gone, 1 otherwise, 2 on errors.',
+    'Exit 0 when everything planned was evicted or was already gone (or the question was declined), 1 otherwise, 2 on errors.',
     '',
     ...REGISTRIES_HELP,
     '',
@@ -102,8 +102,9 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
       const answer = await rl.question(`Evict these ${plan.length}? Each is re-checked first. [y/N] `);
       rl.close();
       if (!/^y(es)?$/i.test(answer.trim())) {
-        process.stdout.write('nothing evicted\n');
-        return 1;
+        // Declining is an answer, not a failure: nothing was meant to change and nothing did.
+        process.stdout.write('nothing evicted (declined)\n');
+        return 0;
       }
     }
     const summary = await engine.evict({ selection: plan, force: false });

@@ -1,5 +1,5 @@
 // check, reap and status as real processes against a real `ghostwatch serve` with real children.
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,8 @@ import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
 import { killAndReap, spawnSleep } from '../support/processes.js';
+import { BIN, tmuxOn, tuiEnv } from '../support/tmux.js';
+import { until } from '../support/wait.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const built = existsSync(join(ROOT, 'dist/src/cli/main.js'));
@@ -106,6 +108,26 @@ describe.runIf(built)('check, reap, status', () => {
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe('ghostwatch: reap needs --yes when there is no terminal to ask in (or --dry-run to see the plan)');
     expect(ids()).toContain('ghost-a');
+  });
+
+  it('reap asked in a terminal and answered "n" evicts nothing and exits 0: declining is not a failure', async () => {
+    const socket = `gw-reap-${process.pid}`;
+    const rc = join(state, 'rc');
+    const env = tuiEnv({ HOME: home, XDG_STATE_HOME: state, XDG_CONFIG_HOME: config, HYPIVISOR_WS: server.url, HYPI_TOKEN: '' });
+    execFileSync('tmux', ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'gw', '-x', '120', '-y', '30', 'sh'], { env });
+    const pane = tmuxOn(socket);
+    try {
+      pane.run('send-keys', '-t', 'gw', `node ${BIN} reap; echo "rc=$?" > ${rc}`, 'Enter');
+      await until(() => /Evict these 2\? .*\[y\/N\]/.test(pane.capture()), 15_000, 'the question');
+      pane.run('send-keys', '-t', 'gw', 'n', 'Enter');
+      await until(() => existsSync(rc) && readFileSync(rc, 'utf8').includes('rc='), 15_000, 'reap to exit');
+      expect(readFileSync(rc, 'utf8').trim()).toBe('rc=0');
+      expect(pane.capture()).toMatch(/nothing evicted \(declined\)/);
+      expect(ids()).toContain('ghost-a');
+      expect(existsSync(join(state, 'ghostwatch/evictions.jsonl'))).toBe(false);
+    } finally {
+      pane.run('kill-server');
+    }
   });
 
   it('reap --yes --only ghost evicts the ghosts, audited, prints each outcome and a summary', async () => {
