@@ -45,6 +45,7 @@ export function statusUsage(): string {
     '',
     'In ~/.tmux.conf:',
     "  set -g status-right '#(ghostwatch status --format tmux-color) %H:%M'",
+    "  set -g status-right-length 100   # tmux's default (40) cuts a line with several verdicts",
     '  set -g status-interval 10',
   ].join('\n');
 }
