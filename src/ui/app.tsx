@@ -7,7 +7,7 @@ import type { Finding } from '../core/types.js';
 import { sanitize } from '../core/sanitize.js';
 import type { Engine, EvictProgress } from '../engine/types.js';
 import { columnsFor, layoutColumns, paneOfRow, type CellContext } from './columns.js';
-import { Confirm, confirmLines, confirmView } from './components/confirm.js';
+import { Confirm, confirmLines, confirmView, wrapConfirm } from './components/confirm.js';
 import { EventsPane } from './components/events.js';
 import { Footer } from './components/footer.js';
 import { Header, headerHeight, headerSourceLines, headerTicks, type AbsentRegistry } from './components/header.js';
@@ -106,7 +106,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   const events = useMemo(() => (mode === 'events' ? eventLines(snap.events, minute, snap.settled) : undefined), [mode, snap.events, snap.settled, minute]);
 
   const dialog = state.confirm && (mode === 'confirm' || mode === 'confirm-force' || mode === 'evicting' || mode === 'cancelling') ? state.confirm : undefined;
-  const dialogLines = useMemo(() => (dialog ? confirmLines(dialog, mode === 'confirm-force', snap.sources, home) : undefined), [dialog, mode, snap.sources, home]);
+  const dialogLines = useMemo(() => (dialog ? wrapConfirm(confirmLines(dialog, mode === 'confirm-force', snap.sources, home), width) : undefined), [dialog, mode, snap.sources, home, width]);
   const dialogRoom = dialogLines ? confirmView(dialogLines, bodyHeight + 1, 0).listRoom : undefined;
 
   const facts: ScreenFacts = {
@@ -198,7 +198,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   if (overlay) body = <Panel lines={overlay} scroll={overlayScroll(state)} height={bodyHeight + 1} width={width} />;
   else if (events) body = <EventsPane title={events.title} lines={events.lines} scroll={overlayScroll(state)} height={bodyHeight + 1} width={width} />;
   else if (dialog) {
-    body = <Confirm confirm={dialog} force={mode === 'confirm-force'} height={bodyHeight + 1} width={width} sources={snap.sources} scroll={state.confirmScroll} home={home} />;
+    body = <Confirm all={dialogLines!} height={bodyHeight + 1} width={width} scroll={state.confirmScroll} />;
   } else {
     body = (
       <>

@@ -86,6 +86,31 @@ export function headCells(text: string, width: number): string {
   return out;
 }
 
+/**
+ * `text` over as many lines of `width` cells as it takes, never cut: each break at the last space
+ * of the line when there is one in its second half, else anywhere; lines after the first start
+ * with `indent`. Made inert, as `truncate` makes what it shows.
+ */
+export function wrapText(raw: string, width: number, indent = ''): string[] {
+  const room = Math.max(1, width);
+  const lead = stringWidth(indent) < room ? indent : '';
+  const lines: string[] = [];
+  let rest = inert(raw);
+  let prefix = '';
+  while (stringWidth(prefix + rest) > room) {
+    const space = room - stringWidth(prefix);
+    let piece = headCells(rest, space);
+    const cut = piece.lastIndexOf(' ');
+    if (cut > piece.length / 2) piece = piece.slice(0, cut + 1);
+    if (piece === '') piece = [...rest][0]!; // a character wider than the room: on a line of its own
+    lines.push((prefix + piece).trimEnd());
+    rest = rest.slice(piece.length).replace(/^ +/, '');
+    prefix = lead;
+  }
+  lines.push(prefix + rest);
+  return lines;
+}
+
 const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
 /** A moment as local wall-clock time, HH:MM:SS, with the date when it is not today's. */

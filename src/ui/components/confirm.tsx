@@ -7,7 +7,7 @@ import type { Finding } from '../../core/types.js';
 import type { SourceState } from '../../engine/index.js';
 import { evictionNoteLines, evictionNotes, liveEvictionLines } from '../../engine/eviction-notes.js';
 import { keysOf } from '../keymap.js';
-import { fit, shortenPath } from '../text.js';
+import { fit, shortenPath, wrapText } from '../text.js';
 import { TONE_COLOR, VERDICT_TONE, type Tone } from '../theme.js';
 import { staleRefusal, type ConfirmState } from '../confirm-state.js';
 
@@ -61,6 +61,12 @@ export function confirmLines(c: ConfirmState, force: boolean, sources: readonly 
   return { head, list };
 }
 
+/** The dialog's lines as drawn in `width` cells: a long line wraps onto the lines under it, never cut (the last screen before harm keeps every word). */
+export function wrapConfirm(all: { head: ConfirmLine[]; list: ConfirmLine[] }, width: number): { head: ConfirmLine[]; list: ConfirmLine[] } {
+  const wrap = (lines: ConfirmLine[], indent: string): ConfirmLine[] => lines.flatMap((l) => wrapText(l.text, width, indent).map((text) => ({ ...l, text })));
+  return { head: wrap(all.head, '  '), list: wrap(all.list, '    ') };
+}
+
 /** The lines drawn in `height` rows, the list scrolled by `scroll`, and how many list lines fit (for the scroll keys). */
 export function confirmView(all: { head: ConfirmLine[]; list: ConfirmLine[] }, height: number, scroll: number): { lines: ConfirmLine[]; listRoom: number } {
   const room = Math.max(1, height);
@@ -75,9 +81,10 @@ export function confirmView(all: { head: ConfirmLine[]; list: ConfirmLine[] }, h
   return { lines: [...head, ...all.list.slice(top, end), { text: where, tone: 'muted' }], listRoom };
 }
 
-export function Confirm(props: { confirm: ConfirmState; force: boolean; height: number; width: number; sources: readonly SourceState[]; scroll: number; home?: string | undefined }) {
-  const { confirm, force, height, width, sources, scroll, home } = props;
-  const { lines } = confirmView(confirmLines(confirm, force, sources, home), height, scroll);
+/** The dialog: `all` as confirmLines gives it, wrapped to `width` (wrapConfirm). */
+export function Confirm(props: { all: { head: ConfirmLine[]; list: ConfirmLine[] }; height: number; width: number; scroll: number }) {
+  const { all, height, width, scroll } = props;
+  const { lines } = confirmView(all, height, scroll);
   return (
     <>
       {lines.map((l, i) => (

@@ -1,0 +1,62 @@
+// What a user needs now is on the screen in the common pane sizes: the evict dialog (the last
+// screen before harm) wraps every line instead of cutting it, at 80x24 and at 60x15.
+import { render } from 'ink-testing-library';
+import { stripVTControlCharacters } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { App } from '../../src/ui/app.js';
+import { wrapText } from '../../src/ui/text.js';
+import { FIXED_NOW, fleetEngine, StaticEngine } from '../support/ui-fixtures.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const unmounts: (() => void)[] = [];
+afterEach(() => {
+  for (const u of unmounts.splice(0)) u();
+});
+
+async function app(engine: StaticEngine, size: { columns: number; rows: number }) {
+  const r = render(<App engine={engine} now={() => FIXED_NOW} home="/home/ana" size={size} onQuit={() => {}} />);
+  unmounts.push(() => r.unmount());
+  await sleep(30);
+  const send = async (chunk: string) => {
+    r.stdin.write(chunk);
+    await sleep(30);
+  };
+  const frame = () => stripVTControlCharacters(r.lastFrame() ?? '');
+  return { send, frame };
+}
+
+/** The frame's lines joined as one text, so a wrapped sentence reads whole. */
+const joined = (frame: string) => frame.split('\n').map((l) => l.trim()).join(' ').replace(/\s+/g, ' ');
+
+describe('the evict dialog wraps, never cuts', () => {
+  for (const size of [{ columns: 80, rows: 24 }, { columns: 60, rows: 15 }]) {
+    it(`at ${size.columns}x${size.rows} a remote ghost's reason, host and pid are all there`, async () => {
+      const a = await app(fleetEngine(), size);
+      await a.send('/b42-nightly');
+      await a.send('\r');
+      await a.send('d');
+      await expect.poll(() => a.frame()).toMatch(/Evict 1 entry/);
+      const text = joined(a.frame());
+      expect(text).toMatch(/pid 4243/);
+      expect(text).toMatch(/\(via ssh build-42/);
+      // Nothing of the dialog is cut (the header's line above it has its own rules).
+      expect(a.frame().split('\n').slice(1).join('\n')).not.toMatch(/…/);
+      for (const line of a.frame().split('\n')) expect(line.length).toBeLessThanOrEqual(size.columns);
+    });
+  }
+});
+
+describe('wrapText', () => {
+  it('breaks at spaces, indents what follows, keeps every character', () => {
+    const text = 'ghost session b42-nightly pid 4243: pid 4243 is gone (ESRCH) (via ssh build-42, rtt 12 ms)';
+    const lines = wrapText(text, 30, '    ');
+    expect(lines.every((l) => l.length <= 30)).toBe(true);
+    expect(lines.slice(1).every((l) => l.startsWith('    '))).toBe(true);
+    expect(lines.map((l) => l.trim()).join(' ')).toBe(text);
+  });
+  it('cuts a word longer than the line anywhere, and survives a width of 1', () => {
+    expect(wrapText('abcdefghij', 4)).toEqual(['abcd', 'efgh', 'ij']);
+    expect(wrapText('ab c', 1).join('')).toBe('abc');
+    expect(wrapText('', 10)).toEqual(['']);
+  });
+});
