@@ -9,7 +9,7 @@ import type { Engine, EvictProgress } from '../engine/types.js';
 import { columnsFor, layoutColumns, paneOfRow, type CellContext } from './columns.js';
 import { Confirm, confirmLines, confirmView, wrapConfirm } from './components/confirm.js';
 import { EventsPane } from './components/events.js';
-import { Footer } from './components/footer.js';
+import { Footer, type FooterNeed } from './components/footer.js';
 import { Header, headerHeight, headerSourceLines, headerTicks, type AbsentRegistry } from './components/header.js';
 import { Panel, wrapLines } from './components/panel.js';
 import { emptyText, StatusLine, summaryText } from './components/status-line.js';
@@ -194,6 +194,10 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     return <Text>{fit(`ghostwatch: pane too small (${width}x${size.rows}); need ${MIN_COLUMNS}x${MIN_ROWS}. q quits.`, Math.max(1, width))}</Text>;
   }
 
+  // What the footer offers first: evicting, when that is what the row (or the marks) wants.
+  const underCursor = mode === 'detail' ? detailFinding : mode === 'table' ? rows[state.cursor] : undefined;
+  const footerNeed: FooterNeed = (mode === 'table' && state.marks.size > 0) || (underCursor?.problem === true && underCursor.evictable) ? 'evict' : undefined;
+
   let body;
   if (overlay) body = <Panel lines={overlay} scroll={overlayScroll(state)} height={bodyHeight + 1} width={width} />;
   else if (events) body = <EventsPane title={events.title} lines={events.lines} scroll={overlayScroll(state)} height={bodyHeight + 1} width={width} />;
@@ -231,7 +235,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
         <StatusLine state={state} progress={progress} rowCount={rows.length} snap={snap} width={width} now={tickNow} />
       </Box>
       <Box height={1} flexShrink={0} overflowY="hidden">
-        <Footer mode={mode} width={width} readOnly={readOnly} />
+        <Footer mode={mode} width={width} readOnly={readOnly} need={footerNeed} />
       </Box>
     </Box>
   );

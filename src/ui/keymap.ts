@@ -216,8 +216,9 @@ export function keysOf(command: Command, mode: Mode): string {
 }
 
 /** Footer entries for a mode: "key word" pairs, in keymap order. */
-export function footerFor(mode: Mode): { keys: string; word: string; evicts: boolean }[] {
+export function footerFor(mode: Mode): { command: Command; keys: string; word: string; evicts: boolean }[] {
   return KEYMAP.filter((b) => b.footer !== undefined && b.modes.includes(mode)).map((b) => ({
+    command: b.command,
     keys: b.command === 'nav.down' ? 'j/k' : keyLabel(b.keys[0]!),
     word: b.footer!,
     evicts: b.evicts === true,

@@ -54,11 +54,12 @@ describe('the header and the footer at 80x24 and 60x15', () => {
     expect(lines[0]).toMatch(/^ghostwatch  hypivisor connected  devbox  2 ghost 1 zombie/);
   });
 
-  it.each([...SIZES, { columns: 200, rows: 24 }])('the footer keeps "? help" and "q quit", other keys go first (%o)', async (size) => {
+  it.each([...SIZES, { columns: 200, rows: 24 }])('the footer keeps "? help" and "q quit", the keys the row needs go first (%o)', async (size) => {
     for (const readOnly of [false, true]) {
       const footer = (await frameOf(new StaticEngine(), size, { readOnly })).at(-1)!;
       expect(footer).toMatch(/\?\s+help\s+q\s+quit\s*$/);
-      expect(footer).toMatch(/^ j\/k\s+move/);
+      // The cursor starts on a ghost: evicting it first, unless eviction is off.
+      expect(footer).toMatch(readOnly ? /^ Enter\s+details/ : /^ d\s+evict/);
     }
     // In the detail view: help and the way back.
     const detail = (await frameOf(new StaticEngine(), size, { keys: ['\r'] })).at(-1)!;

@@ -60,3 +60,28 @@ describe('wrapText', () => {
     expect(wrapText('', 10)).toEqual(['']);
   });
 });
+
+describe('the footer offers what the row needs first', () => {
+  const footer = (frame: string) => frame.split('\n').at(-1) ?? '';
+  it('at 80x24 on a ghost: d evict first, then details, mark, claims, events; help and quit always', async () => {
+    const a = await app(new StaticEngine(), { columns: 80, rows: 24 });
+    await expect.poll(() => a.frame()).toMatch(/c0ffee00/);
+    const f = footer(a.frame());
+    expect(f.trim()).toMatch(/^d\s+evict\s+Enter\s+details\s+Space\s+mark\s+Tab\s+claims\s+e\s+events\s+\?\s+help\s+q\s+quit$/);
+    expect(f.length).toBeLessThanOrEqual(80);
+  });
+  it('on a live row evicting is not offered first; marks make it first again', async () => {
+    const a = await app(new StaticEngine(), { columns: 80, rows: 24 });
+    await a.send('/live-agent');
+    await a.send('\r');
+    await expect.poll(() => footer(a.frame())).toMatch(/^ Enter\s+details/);
+    await a.send(' ');
+    await expect.poll(() => footer(a.frame())).toMatch(/^ d\s+evict/);
+  });
+  it('--read-only never puts evicting first', async () => {
+    const r = render(<App engine={new StaticEngine()} now={() => FIXED_NOW} home="/home/ana" size={{ columns: 80, rows: 24 }} readOnly onQuit={() => {}} />);
+    unmounts.push(() => r.unmount());
+    await expect.poll(() => stripVTControlCharacters(r.lastFrame() ?? '')).toMatch(/c0ffee00/);
+    expect(footer(stripVTControlCharacters(r.lastFrame() ?? ''))).toMatch(/^ Enter\s+details/);
+  });
+});

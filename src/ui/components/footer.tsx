@@ -1,25 +1,46 @@
-// The keys that apply now, from the keymap itself. In --read-only the eviction keys say so.
+// The keys that apply now, from the keymap itself, most needed first: what fits the pane's width
+// is what the user needs next (a ghost under the cursor: `d evict` before anything else). In
+// --read-only the eviction keys say so.
 import { Text } from 'ink';
 import stringWidth from 'string-width';
-import { footerFor, type Mode } from '../keymap.js';
+import { footerFor, type Command, type Mode } from '../keymap.js';
 import { fit } from '../text.js';
 
 /** The keys every footer keeps: help, and quit (or back, in a view over the table). */
 const PINNED: ReadonlySet<string> = new Set(['?', 'q']);
 
-export function Footer({ mode, width, readOnly }: { mode: Mode; width: number; readOnly: boolean }) {
-  const parts: { keys: string; word: string; dim: boolean }[] = footerFor(mode).map((e) => ({
+/**
+ * The order keys are given room in, before the rest (keymap order): the actions on the row first,
+ * then the ways to look around; moving (j/k, arrows) is last, as every user knows it.
+ */
+const BY_NEED: readonly Command[] = ['view.details', 'mark.toggle', 'view.tab', 'view.events', 'filter.start', 'evict.selected', 'view.problems', 'sort.next', 'nav.down'];
+
+/** `evict`: the row under the cursor (or the marked rows, or the detail view's row) is an evictable problem. */
+export type FooterNeed = 'evict' | undefined;
+
+export function footerOrder(mode: Mode, need: FooterNeed): ReturnType<typeof footerFor> {
+  const entries = footerFor(mode);
+  const rank = (c: Command): number => {
+    if (need === 'evict' && c === 'evict.selected') return -1;
+    const i = BY_NEED.indexOf(c);
+    return i === -1 ? BY_NEED.length : i;
+  };
+  return entries.map((e, i) => ({ e, i })).sort((a, b) => rank(a.e.command) - rank(b.e.command) || a.i - b.i).map(({ e }) => e);
+}
+
+export function Footer({ mode, width, readOnly, need }: { mode: Mode; width: number; readOnly: boolean; need?: FooterNeed }) {
+  const parts: { keys: string; word: string; dim: boolean }[] = footerOrder(mode, readOnly ? undefined : need).map((e) => ({
     keys: e.keys,
     word: e.evicts && readOnly ? 'evict (read-only)' : e.word,
     dim: e.evicts && readOnly,
   }));
-  // Help and the way out are always shown: the others go first, from the end, when the pane is narrow.
-  const widthOf = (p: (typeof parts)[number]) => stringWidth(` ${p.keys}  ${p.word} `);
+  // Help and the way out are always shown; the others in order of need, each where it still fits.
+  // ` d ` inverse, then ` evict`: the next key's inverse block is the separator.
+  const widthOf = (p: (typeof parts)[number]) => stringWidth(` ${p.keys}  ${p.word}`);
   const kept = new Set(parts.filter((p) => PINNED.has(p.keys)));
   let room = width - [...kept].reduce((w, p) => w + widthOf(p), 0);
   for (const p of parts) {
-    if (kept.has(p)) continue;
-    if (widthOf(p) > room) break;
+    if (kept.has(p) || widthOf(p) > room) continue;
     kept.add(p);
     room -= widthOf(p);
   }
@@ -29,7 +50,7 @@ export function Footer({ mode, width, readOnly }: { mode: Mode; width: number; r
       {shown.map((p, i) => (
         <Text key={i} dimColor={p.dim}>
           <Text inverse> {p.keys} </Text>
-          {` ${p.word} `}
+          {` ${p.word}`}
         </Text>
       ))}
       {fit('', room)}
