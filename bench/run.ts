@@ -13,6 +13,7 @@ import { detectFigures } from './detect-figures.js';
 import { idleFigures } from './idle-figures.js';
 import { verdictFigures } from './verdict-figures.js';
 import { fleetFigures } from './fleet-figures.js';
+import { sshFloodFigures } from './ssh-flood-figures.js';
 
 const groups: [string, () => Promise<Figures>][] = [
   ['core', coreFigures],
@@ -25,6 +26,7 @@ const groups: [string, () => Promise<Figures>][] = [
   ['idle', idleFigures],
   ['verdict', verdictFigures],
   ['fleet', fleetFigures],
+  ['ssh-flood', sshFloodFigures],
 ];
 
 const json = process.argv.includes('--json');

@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-const GROUPS = ['core', 'os', 'sources', 'serve', 'cli', 'ui', 'detect', 'idle', 'verdict'];
+const GROUPS = ['core', 'os', 'sources', 'serve', 'cli', 'ui', 'detect', 'idle', 'verdict', 'ssh-flood'];
 /** Groups that measure only a launcher (GHOSTWATCH_BENCH_BIN): this tree's bench runs them against both builds, so a figure new here has a before. */
-const LAUNCHER_GROUPS = new Set(['verdict']);
+const LAUNCHER_GROUPS = new Set(['verdict', 'ssh-flood']);
 const args = process.argv.slice(2);
 const rev = args.find((a, i) => !a.startsWith('--') && !['--only', '--rounds'].includes(args[i - 1] ?? ''));
 if (!rev) {

@@ -49,7 +49,7 @@ export interface EngineStats {
   /** Completed probe runs of each kind (urgent full probes of new pids count as `full`). */
   readonly probes: Readonly<ProbeCounts>;
   /** Per host verified over ssh: connections made, request bytes sent and probe rounds completed (kill ticks, full and port probes; the bench reads them). */
-  readonly ssh?: readonly { readonly machine: string; readonly connections: number; readonly bytesSent: number; readonly rounds: number; readonly linesPushed: number }[] | undefined;
+  readonly ssh?: readonly { readonly machine: string; readonly connections: number; readonly bytesSent: number; readonly rounds: number; readonly linesPushed: number; readonly linesDropped: number }[] | undefined;
 }
 
 export interface LiveEngine extends Engine {

@@ -49,6 +49,8 @@ interface Remote {
   fresh: boolean;
   /** Why it last went down, kept while it retries: its rows do not flap between down and connecting. */
   lastDown: SshHostStatus | undefined;
+  /** It has pushed more than its budget once already: said once, not at every flood. */
+  floodTold: boolean;
   /** What it is told to watch (its entries' pids and ports). */
   targets: Targets;
   /** The targets its remote watchers were armed with on this connection (a key), if any. */
@@ -65,6 +67,8 @@ export interface RemoteHostsOptions {
   readonly now: () => number;
   /** A host's state or facts changed. */
   readonly onChange: () => void;
+  /** One line for the person, said once (a host that floods, the first time it does). */
+  readonly onNotice?: ((line: string) => void) | undefined;
 }
 
 export class RemoteHosts {
@@ -103,7 +107,7 @@ export class RemoteHosts {
       onChange: this.opts.onChange,
       pushed: true,
     });
-    const remote: Remote = { host, tracker, isOn, fresh: false, lastDown: undefined, targets: { pids: new Set(), ports: new Set() }, armed: undefined };
+    const remote: Remote = { host, tracker, isOn, fresh: false, lastDown: undefined, floodTold: false, targets: { pids: new Set(), ports: new Set() }, armed: undefined };
     host.onPush = (pids, ports) => tracker.applyFresh(pids, ports);
     this.remotes.push(remote);
     if (!this.byMachine.has(host.config.machine)) this.byMachine.set(host.config.machine, remote);
@@ -190,6 +194,10 @@ export class RemoteHosts {
   private onStatus(status: SshHostStatus): void {
     const r = this.byMachine.get(status.machine);
     if (r && status.state === 'down') r.lastDown = status;
+    if (r && status.kind === 'flood' && !r.floodTold) {
+      r.floodTold = true;
+      this.opts.onNotice?.(`ssh ${sanitize(status.machine, 64)} ${sanitize(status.reason ?? 'floods', 200)}`);
+    }
     // A new connection runs a new loop with no watchers.
     if (r && status.state !== 'up') r.armed = undefined;
     if (r && status.state === 'up') {
@@ -271,11 +279,12 @@ export class RemoteHosts {
     this.byMachine.get(machine)?.tracker.applyFresh(facts.pids, facts.ports);
   }
 
-  /** Counters for the bench: connections made, bytes sent and probe rounds run (kill ticks, full and port probes), per host. */
-  counters(): { machine: string; connections: number; bytesSent: number; rounds: number; linesPushed: number }[] {
+  /** Counters for the bench: connections made, bytes sent, probe rounds run (kill ticks, full and port probes), pushed lines read and dropped, per host. */
+  counters(): { machine: string; connections: number; bytesSent: number; rounds: number; linesPushed: number; linesDropped: number }[] {
     return this.remotes.map((r) => {
       const c = r.tracker.counts;
-      return { machine: r.host.config.machine, connections: r.host.connections, bytesSent: r.host.bytesSent, rounds: c.kill + c.full + c.ports, linesPushed: r.host.linesPushed };
+      const h = r.host;
+      return { machine: h.config.machine, connections: h.connections, bytesSent: h.bytesSent, rounds: c.kill + c.full + c.ports, linesPushed: h.linesPushed, linesDropped: h.linesDropped };
     });
   }
 }

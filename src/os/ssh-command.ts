@@ -13,7 +13,8 @@ export interface SshHostConfig {
 }
 
 export type SshState = 'connecting' | 'up' | 'down';
-export type SshDownKind = 'auth' | 'host-key' | 'timeout' | 'refused' | 'unresolved' | 'dropped' | 'protocol' | 'mismatch' | 'error';
+/** Why a host is down; `flood`: connected, but it pushes more than its budget (push-budget.ts), so nothing it says is read. */
+export type SshDownKind = 'auth' | 'host-key' | 'timeout' | 'refused' | 'unresolved' | 'dropped' | 'protocol' | 'mismatch' | 'flood' | 'error';
 
 export interface SshHostStatus {
   readonly machine: string;

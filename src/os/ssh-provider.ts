@@ -3,7 +3,11 @@
 // pipelined and answered in order; each has a timeout. A host is `connecting`, `up` or `down`
 // (with a one-line reason taken from ssh's stderr and exit code) and comes back through the
 // shared backoff. The name the remote reports must be the machine the registry names: a
-// mismatch keeps the host down, so its entries stay unverified, never judged.
+// mismatch keeps the host down, so its entries stay unverified, never judged. A host pushing
+// more than its budget (push-budget.ts) is down too, as `flood`, while it does: its pushed lines
+// are dropped unread (one character looked at each), and once a second's budget is spent its
+// stdout is not read until the next second (reading a pipe in small chunks costs a core by itself;
+// held, the remote's writes wait); when it has calmed down it is up again.
 // How ssh is run and why it ended: ssh-command.ts; the hosts together: ssh-fleet.ts; answers as
 // facts: remote-facts.ts; the remote side: remote-probe.ts.
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -14,6 +18,7 @@ import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { Backoff, type BackoffOptions } from '../plumbing/backoff.js';
 import { realClock, type Clock } from '../plumbing/clock.js';
 import { LineSplitter, ReplyFifo } from '../plumbing/line-channel.js';
+import { PushBudget } from './push-budget.js';
 import { childProcess } from './builtins.js';
 import { throwIfAborted } from './liveness.js';
 import type { ProcessTableResult } from './process-table.js';
@@ -46,6 +51,8 @@ export const DEFAULT_SSH_BACKOFF = { initialMs: 1_000, maxMs: 30_000 } as const;
 /** Clocks within this of each other are taken as equal: the remote says its time in whole seconds. */
 const CLOCK_SLACK_MS = 2_000;
 const MAX_STDERR = 4_096;
+/** '+': the first character of a line a watcher pushed. */
+const PUSH_MARK = 0x2b;
 
 interface Pending {
   /** The answer lines awaited, in order: `P 42`, `L 8080`, `K 3` (three letters), `H`. */
@@ -83,8 +90,17 @@ export class SshHost implements ProbeProvider {
   connections = 0;
   /** Bytes of requests written to the remote. */
   bytesSent = 0;
-  /** Lines the remote's watchers pushed (the bench counts them). */
+  /** Lines the remote's watchers pushed and were read (the bench counts them). */
   linesPushed = 0;
+  /** Pushed lines dropped unread while the host was flooding. */
+  linesDropped = 0;
+  private readonly budget = new PushBudget();
+  /** Past its push budget, not calmed down yet: down as `flood`, its pushes dropped. */
+  private flooding = false;
+  /** While flooding: the end of the budget's second (its stdout is read again, and it may have calmed down). */
+  private calmTimer: unknown;
+  /** The remote answered under the machine's name on this connection: it is up when not flooding. */
+  private named = false;
   /**
    * Told the facts the remote's watchers pushed (changes since their last reading, and each
    * watcher's first full reading), once per chunk read: see watch().
@@ -130,6 +146,8 @@ export class SshHost implements ProbeProvider {
     this.stopped = true;
     this.clearTimer();
     const child = this.child;
+    // (A held stdout is read again: the child is closed only once it has been read to its end.)
+    this.endFlood(child);
     this.failPending();
     if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
     return new Promise((resolve) => {
@@ -158,6 +176,8 @@ export class SshHost implements ProbeProvider {
     }
     this.connections++;
     this.handshake = undefined;
+    this.named = false;
+    this.budget.reset(this.clock.monotonic());
     this.lines.clear();
     this.stderr = '';
     let released = false;
@@ -178,7 +198,7 @@ export class SshHost implements ProbeProvider {
     child.on('close', (code, signal) => {
       releaseOnce();
       if (this.child !== child) return;
-      const { kind, reason } = classifySshExit(this.stderr, code, signal, this.status.state === 'up');
+      const { kind, reason } = classifySshExit(this.stderr, code, signal, this.status.state === 'up' || this.flooding);
       this.drop(child, kind, reason);
     });
     this.timer = this.clock.setTimeout(() => {
@@ -193,6 +213,7 @@ export class SshHost implements ProbeProvider {
     this.child = undefined;
     this.handshake = undefined;
     this.clearTimer();
+    this.endFlood(child);
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     this.failPending();
     if (this.stopped) {
@@ -213,8 +234,13 @@ export class SshHost implements ProbeProvider {
   private onData(child: ChildProcessWithoutNullStreams, chunk: string, release: () => void): void {
     if (this.child !== child) return;
     this.pushed = undefined;
-    const fits = this.lines.push(chunk, (line) => {
-      this.onLine(child, line, release);
+    if (this.budget.roll(this.clock.monotonic())) this.calmed();
+    const fits = this.lines.pushBounds(chunk, (text, from, to) => {
+      const hs = this.handshake;
+      if (hs !== undefined && text.charCodeAt(from) === PUSH_MARK) {
+        if (this.budget.take(to - from)) this.onPushLine(child, text.slice(from, to), hs);
+        else this.dropPushed(child);
+      } else this.onLine(child, text.slice(from, to), release);
       return this.child === child;
     });
     if (this.child !== child) return;
@@ -222,10 +248,46 @@ export class SshHost implements ProbeProvider {
       this.drop(child, 'protocol', 'the remote sent a line longer than any answer');
       return;
     }
+    // Flooding and this second's budget spent: nothing more is read of it this second.
+    if (this.flooding && this.budget.spent) child.stdout.pause();
     // (onLine fills it: read it through a wider type than the assignment above narrowed it to.)
     const pushed = this.pushed as Pushed | undefined;
     this.pushed = undefined;
     if (pushed !== undefined) this.onPush?.(pushed.pids, pushed.ports);
+  }
+
+  /** A pushed line past the budget: counted, never read. The first one makes the host down as flooding. */
+  private dropPushed(child: ChildProcessWithoutNullStreams): void {
+    this.linesDropped++;
+    if (this.flooding) return;
+    this.flooding = true;
+    this.setStatus({ state: 'down', kind: 'flood', reason: `sends more than ${this.budget.exceeded()}; ignored until it calms down` });
+    this.atSecondEnd(child);
+  }
+
+  /** At the end of each second while flooding: read its stdout again; up again once it has calmed down. */
+  private atSecondEnd(child: ChildProcessWithoutNullStreams): void {
+    this.calmTimer = this.clock.setTimeout(() => {
+      this.calmTimer = undefined;
+      child.stdout.resume();
+      if (this.budget.roll(this.clock.monotonic())) this.calmed();
+      else this.atSecondEnd(child);
+    }, this.budget.msLeft(this.clock.monotonic()));
+  }
+
+  /** Within its budget for a while: read again, up (or still connecting, if it has not said its name yet). */
+  private calmed(): void {
+    if (!this.flooding) return;
+    this.endFlood(this.child);
+    this.setStatus(this.named ? { state: 'up' } : { state: 'connecting' });
+  }
+
+  /** Not flooding (any more): the second's timer disarmed, and `child`'s stdout read again if it was held. */
+  private endFlood(child: ChildProcessWithoutNullStreams | undefined): void {
+    this.flooding = false;
+    if (this.calmTimer !== undefined) this.clock.clearTimeout(this.calmTimer);
+    this.calmTimer = undefined;
+    child?.stdout.resume();
   }
 
   /** A line a watcher pushed: its facts join the chunk's; anything but a P or L shape ends the connection. */
@@ -265,12 +327,11 @@ export class SshHost implements ProbeProvider {
           return;
         }
         this.backoff.reset();
-        this.setStatus({ state: 'up', remoteName });
+        this.named = true;
+        // A host flooding already stays down until it calms down (then it is up, under this name).
+        if (this.flooding) this.status = { ...this.status, remoteName };
+        else this.setStatus({ state: 'up', remoteName });
       });
-      return;
-    }
-    if (line.startsWith('+')) {
-      this.onPushLine(child, line, this.handshake);
       return;
     }
     const head = this.pending.head;
@@ -362,6 +423,8 @@ export class SshHost implements ProbeProvider {
       ...chunks(usablePids, MAX_BATCH).map((part): [string, 'W'] => [`W ${part.join(' ')}`, 'W']),
       ...chunks(usablePorts, MAX_BATCH).map((part): [string, 'V'] => [`V ${part.join(' ')}`, 'V']),
     ];
+    // Each watcher pushes its first reading (a line per target) and then changes: its budget grows with them.
+    this.budget.watch(usablePids.length + usablePorts.length);
     const answers = await Promise.all(requests.map(([line, verb]) => this.request(line, [verb])));
     return answers.every((a) => a?.[0]?.kind === 'watch');
   }

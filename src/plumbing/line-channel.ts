@@ -16,13 +16,22 @@ export class LineSplitter {
    * cap (nothing more is read from this chunk then), true otherwise.
    */
   push(chunk: string, onLine: (line: string) => boolean | void): boolean {
+    return this.pushBounds(chunk, (text, from, to) => onLine(text.slice(from, to)));
+  }
+
+  /**
+   * As push, but each line is handed over as its bounds in `text` (from `from` to `to`, the '\n'
+   * left out) instead of cut out: a reader that drops most lines unread (a flood) allocates
+   * nothing for them.
+   */
+  pushBounds(chunk: string, onLine: (text: string, from: number, to: number) => boolean | void): boolean {
     const text = this.rest + chunk;
     let from = 0;
     let nl: number;
     while ((nl = text.indexOf('\n', from)) >= 0) {
-      const line = text.slice(from, nl);
+      const start = from;
       from = nl + 1;
-      if (onLine(line) === false) {
+      if (onLine(text, start, nl) === false) {
         this.rest = text.slice(from);
         return true;
       }

@@ -6,8 +6,9 @@
 // reports while it connects, comes up and reconnects, when the hosts are settled, the R key,
 // --ssh-all's hosts and their trackers, and the hosts' bench counters. Then the same fake ssh
 // inside the whole engine: --ssh-all with hostile machine names, --probe-remote-ports beside ssh
-// (no TCP connect to an ssh-verified machine), a host answering under another name, a bulk
-// eviction across hosts, --ssh naming this host, and the engine's clock timing the handshake.
+// (no TCP connect to an ssh-verified machine), a host answering under another name, a host
+// flooding the monitor with pushed lines, a bulk eviction across hosts, --ssh naming this host,
+// and the engine's clock timing the handshake.
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import { MAX_SSH_ALL_HOSTS, RemoteHosts, type SshSettings } from '../../src/engi
 import { CADENCE, PUSHED_POLL_FACTOR } from '../../src/engine/os-facts.js';
 import type { SshHostConfig } from '../../src/os/ssh-command.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../../src/os/ssh-provider.js';
+import { FLOOR_LINES } from '../../src/os/push-budget.js';
 import { fakeSsh } from '../support/fake-ssh.js';
 import { FakeClock } from './fake-clock.js';
 import { agent, deadPid, engineFor, finding, HOST, killAndReap, listNodes, onCleanup, serve, sleeper, source, tempDir, until } from './helpers.js';
@@ -221,7 +223,7 @@ describe('RemoteHosts over a fake ssh running the real probe loop', () => {
     await settled(rh);
     const host = rh.probeContext('build-1')!.provider;
     const [up, down] = rh.counters();
-    expect(up).toEqual({ machine: 'build-1', connections: 1, bytesSent: host.bytesSent, rounds: expect.any(Number), linesPushed: host.linesPushed });
+    expect(up).toEqual({ machine: 'build-1', connections: 1, bytesSent: host.bytesSent, rounds: expect.any(Number), linesPushed: host.linesPushed, linesDropped: 0 });
     expect(up!.bytesSent).toBeGreaterThan(0);
     rh.refresh();
     await until(() => (rh.counters()[0]!.rounds === up!.rounds + 2 ? true : undefined), 5_000, 'a full and a port round');
@@ -339,6 +341,49 @@ describe('ssh hosts in the engine (a fake ssh running the real loop)', () => {
     expect(summary.needsForce.map((x) => x.id)).toEqual(['on-99']);
     expect((await listNodes(reg.url)).map((n) => n.id)).toContain('on-99');
   });
+
+  it('a host pushing lines nonstop: its entries are unverified with the flood as evidence, said once, nothing more of it read; the other host keeps its verdicts; calm again, it is verified again by itself', async () => {
+    const reg = await serve();
+    const gone = await deadPid();
+    await agent(reg.url, 'calm-live', { machine: 'build-1', pid: sleeper().pid });
+    await agent(reg.url, 'calm-ghost', { machine: 'build-1', pid: gone });
+    await agent(reg.url, 'flood-live', { machine: 'flood-1', pid: sleeper().pid });
+    const ssh = fakeSsh();
+    const engine = sshEngine(reg.url, { hosts: [{ machine: 'build-1', dest: 'build-1' }, { machine: 'flood-1', dest: 'flood-1' }] }, ssh.command);
+    const verdicts = (snap: EngineSnapshot) => ['calm-live', 'calm-ghost', 'flood-live'].map((id) => finding(snap, id)?.verdict).join(' ');
+    await until(() => (verdicts(engine.getSnapshot()) === 'live ghost live' ? true : undefined), 15_000, () => `the first verdicts (${verdicts(engine.getSnapshot())})`);
+    // Every verdict the entries get from here on.
+    const seen = new Set<string>();
+    engine.subscribe(() => seen.add(verdicts(engine.getSnapshot())));
+    const flooded = () => engine.stats().ssh!.find((h) => h.machine === 'flood-1')!;
+    const floodNotices = () => (engine.getSnapshot().os.notices ?? []).filter((n) => n.includes('flood-1'));
+
+    // A runaway watcher on flood-1: one true line (nothing listens on port 1), over and over.
+    ssh.flood(['+L 1 no']);
+    const f = await until(() => {
+      const x = finding(engine.getSnapshot(), 'flood-live');
+      return x?.verdict === 'unverified' ? x : undefined;
+    }, 15_000, 'the flooding host’s entry unverified');
+    expect(f.reason).toMatch(/^ssh flood-1 down: sends more than \d+ lines\/s; ignored until it calms down$/);
+    expect(f).toMatchObject({ problem: false, evictable: false, evidence: { host: { local: false, ssh: { host: 'flood-1', state: 'down' } } } });
+    expect(hostOf(engine.getSnapshot(), 'flood-1')).toMatchObject({ state: 'down', kind: 'flood' });
+    // The flood goes on: what it pushes is dropped unread, and it is said once.
+    const read = flooded().linesPushed;
+    const dropped = flooded().linesDropped;
+    await until(() => (flooded().linesDropped > dropped + 3 * FLOOR_LINES ? true : undefined), 20_000, 'more of the flood');
+    expect(flooded().linesPushed).toBe(read);
+    expect(floodNotices()).toEqual([expect.stringMatching(/^ssh flood-1 sends more than \d+ lines\/s; ignored until it calms down$/)]);
+
+    ssh.calm();
+    const back = await until(() => {
+      const x = finding(engine.getSnapshot(), 'flood-live');
+      return x?.verdict === 'live' ? x : undefined;
+    }, 20_000, 'the flooding host’s entry verified again');
+    expect(back.reason).toMatch(/\(via ssh flood-1\)$/);
+    expect(hostOf(engine.getSnapshot(), 'flood-1')).toMatchObject({ state: 'up', connections: 1 });
+    expect([...seen].filter((v) => !v.startsWith('live ghost '))).toEqual([]);
+    expect(floodNotices()).toHaveLength(1);
+  }, 60_000);
 
   it('a bulk eviction across two hosts re-probes each over its own connection and audits each host and the transport; a down host’s entry needs force', async () => {
     const reg = await serve();

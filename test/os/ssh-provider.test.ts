@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { classifySshExit, sshArgs, type SshHostStatus } from '../../src/os/ssh-command.js';
 import { SshFleet } from '../../src/os/ssh-fleet.js';
 import { SshHost, type SshClock } from '../../src/os/ssh-provider.js';
+import { FLOOR_LINES } from '../../src/os/push-budget.js';
+import { fakeSsh } from '../support/fake-ssh.js';
 import { killAndReap, spawnSleep } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import type { ChildProcess } from 'node:child_process';
@@ -26,8 +28,13 @@ beforeAll(() => {
   writeFileSync(join(dir, 'gated-ssh'), `#!/bin/sh\nwhile [ ! -e "${dir}/go" ]; do sleep 0.02; done\nfor a; do last=$a; done\nexec sh -c "$last"\n`);
   // A remote that pushes a line of no known shape right after the handshake.
   writeFileSync(join(dir, 'bad-push-ssh'), `#!/bin/sh\necho "ghostwatch-probe 1 ps now=$(date +%s)"\nread l\necho "H $(hostname)"\nsleep 0.2\necho "+K o"\nexec sleep 30\n`);
+  // A remote that pushes 5,000 lines between its handshake and its name (a budget's second is 1,000).
+  writeFileSync(
+    join(dir, 'flood-first-ssh'),
+    `#!/bin/sh\necho "ghostwatch-probe 1 ps now=$(date +%s)"\ni=0\nwhile [ $i -lt 5000 ]; do echo "+L 1 no"; i=$((i+1)); done\nread l\necho "H $(hostname)"\nexec sleep 60\n`,
+  );
   writeFileSync(join(dir, 'auth-ssh'), `#!/bin/sh\necho call >> "${dir}/auth-calls"\necho 'me@build-42.internal: Permission denied (publickey,password).' >&2\nexit 255\n`);
-  for (const f of ['ok-ssh', 'gated-ssh', 'auth-ssh', 'bad-push-ssh']) chmodSync(join(dir, f), 0o755);
+  for (const f of ['ok-ssh', 'gated-ssh', 'auth-ssh', 'bad-push-ssh', 'flood-first-ssh']) chmodSync(join(dir, f), 0o755);
   return () => rmSync(dir, { recursive: true, force: true });
 });
 
@@ -139,6 +146,81 @@ describe('SshHost over a fake ssh running the real loop', () => {
     expect(seen[2]).toMatchObject({ kind: 'dropped', reason: 'connection dropped (killed by SIGKILL)' });
     expect(h.connections).toBe(2);
   });
+});
+
+describe('a host pushing more than its budget (a flooder beside the real loop)', () => {
+  it('is down as flooding, told once; its pushes are dropped unread; once it calms down it is up again on the same connection', async () => {
+    const ssh = fakeSsh();
+    const seen: SshHostStatus[] = [];
+    const h = start(new SshHost({ machine: 'flood-1', dest: 'flood-1' }, { sshCommand: ssh.command, onChange: (s) => seen.push(s) }));
+    await waitState(h, 'up');
+    const live = spawnSleep();
+    spawned.push(live);
+    let pushes = 0;
+    h.onPush = () => pushes++;
+    expect(await h.watch([live.pid], [])).toBe(true);
+    await until(() => (pushes > 0 ? true : undefined), 10_000, 'the first reading');
+    const before = seen.length;
+    // A runaway watcher: the same true line (nothing listens on port 1), over and over.
+    ssh.flood(['+L 1 no']);
+    const down = await until(() => (h.state.kind === 'flood' ? h.state : undefined), 10_000, 'the flood');
+    expect(down).toMatchObject({ state: 'down', remoteName: 'flood-1' });
+    expect(down.reason).toMatch(/^sends more than \d+ lines\/s; ignored until it calms down$/);
+    // From here nothing it pushes is read, however much: no more facts, and no more state changes.
+    const read = h.linesPushed;
+    const told = pushes;
+    const dropped = h.linesDropped;
+    await until(() => (h.linesDropped > dropped + 3 * FLOOR_LINES ? true : undefined), 20_000, 'more flood');
+    expect(h.linesPushed).toBe(read);
+    expect(pushes).toBe(told);
+    expect(seen.slice(before).map((s) => [s.state, s.kind])).toEqual([['down', 'flood']]);
+    // Nothing is asked of a flooding host: its entries get no facts.
+    const facts = await h.probePids([live.pid], {});
+    expect(facts.get(live.pid)).toMatchObject({ kill: 'error', error: expect.stringContaining('ssh flood-1 down: sends more than') });
+
+    ssh.calm();
+    await waitState(h, 'up');
+    expect(seen.slice(before).map((s) => [s.state, s.kind])).toEqual([
+      ['down', 'flood'],
+      ['up', undefined],
+    ]);
+    expect(h.connections).toBe(1);
+    expect((await h.probePids([live.pid], { full: true })).get(live.pid)).toMatchObject({ kill: 'ok' });
+  }, 40_000);
+
+  it('a flooding host whose connection drops is down as dropped, and its next connection starts with a fresh budget', async () => {
+    const ssh = fakeSsh();
+    const seen: SshHostStatus[] = [];
+    const h = start(new SshHost({ machine: 'flood-2', dest: 'flood-2' }, { sshCommand: ssh.command, backoff: { initialMs: 20, maxMs: 40 }, onChange: (s) => seen.push(s) }));
+    await waitState(h, 'up');
+    ssh.flood(['+L 1 no']);
+    await until(() => (h.state.kind === 'flood' ? true : undefined), 10_000, 'the flood');
+    ssh.calm();
+    process.kill(h.sshPid as number, 'SIGKILL');
+    await until(() => (h.connections === 2 && h.state.state === 'up' ? true : undefined), 10_000, 'up again on a new connection');
+    const states = seen.map((s) => [s.state, s.kind]);
+    expect(states.slice(states.findIndex(([, kind]) => kind === 'flood'))).toEqual([
+      ['down', 'flood'],
+      ['down', 'dropped'],
+      ['connecting', undefined],
+      ['up', undefined],
+    ]);
+  });
+
+  it('a host flooding before it says its name is up under that name only once it has calmed down', async () => {
+    const seen: SshHostStatus[] = [];
+    const h = start(new SshHost({ machine: hostname(), dest: 'x' }, { sshCommand: join(dir, 'flood-first-ssh'), onChange: (s) => seen.push(s) }));
+    await waitState(h, 'up');
+    expect(seen.map((s) => [s.state, s.kind, s.remoteName])).toEqual([
+      ['connecting', undefined, undefined],
+      ['down', 'flood', undefined],
+      ['up', undefined, hostname()],
+    ]);
+    // The first second's budget was read (more, if the burst spanned two seconds), the rest dropped.
+    expect(h.linesDropped + h.linesPushed).toBe(5_000);
+    expect(h.linesPushed).toBeGreaterThanOrEqual(FLOOR_LINES);
+    expect(h.linesDropped).toBeGreaterThan(0);
+  }, 40_000);
 });
 
 describe('SshHost failures on a hand-driven clock', () => {

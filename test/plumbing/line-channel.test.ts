@@ -33,6 +33,20 @@ describe('LineSplitter', () => {
     expect(seen).toEqual(['ok']);
   });
 
+  it('pushBounds hands each line as its bounds in the text, the held rest included, without cutting it out', () => {
+    const lines = new LineSplitter(100);
+    const seen: string[] = [];
+    const firsts: string[] = [];
+    const read = (text: string, from: number, to: number): void => {
+      firsts.push(text.charAt(from));
+      seen.push(text.slice(from, to));
+    };
+    expect(lines.pushBounds('+a\nb', read)).toBe(true);
+    expect(lines.pushBounds('c\n+d\n', read)).toBe(true);
+    expect(seen).toEqual(['+a', 'bc', '+d']);
+    expect(firsts).toEqual(['+', 'b', '+']);
+  });
+
   it('caps a line, not a chunk: many short lines in one chunk are read', () => {
     const lines = new LineSplitter(4);
     const seen: string[] = [];
