@@ -1,7 +1,9 @@
 // The config file: $XDG_CONFIG_HOME/ghostwatch/config.json (default ~/.config/...). Its keys are
 // the long option names, e.g. {"registry": "ws://...", "interval": 0.5, "host-alias": ["box"]}.
-// How it ranks against flags and the environment is settled in settings.ts.
-import { fsErrorText, readBoundedSync } from '../os/safe-file.js';
+// How it ranks against flags and the environment is settled in settings.ts. A file another user
+// could have written (readOwnFileSync) is not used: the defaults apply, and one line says why.
+import { sanitize } from '../core/sanitize.js';
+import { fsErrorText, readOwnFileSync, UnsafePath } from '../os/safe-file.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { xdgHome } from '../os/state-dir.js';
@@ -17,15 +19,29 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 /** Keys that only make sense on the command line of one run. */
 const NOT_IN_FILE = new Set(['help', 'version', 'yes', 'dry-run', 'json', 'format']);
 
-/** Read and check the file against the options a command takes. A missing file is no config. */
-export function loadConfig(specs: readonly OptionSpec[], path: string = configPath()): ParsedOptions {
+/** The file's options, and, when a file was there and not used, the one line that says why. */
+export interface ConfigFile {
+  readonly options: ParsedOptions;
+  readonly ignored?: string | undefined;
+}
+
+/**
+ * Read and check the file against the options a command takes. A missing file is no config; so
+ * is one that is not ours (`ignored` says why). A file of ours that is malformed is a UsageError.
+ */
+export function loadConfig(specs: readonly OptionSpec[], path: string = configPath()): ConfigFile {
   let text: string;
   try {
-    text = readBoundedSync(path, MAX_CONFIG_BYTES).toString('utf8');
+    text = readOwnFileSync(path, MAX_CONFIG_BYTES).toString('utf8');
   } catch (error) {
-    if (errorCode(error) === 'ENOENT') return {};
+    if (errorCode(error) === 'ENOENT') return { options: {} };
+    if (error instanceof UnsafePath) return { options: {}, ignored: sanitize(`the config file ${path} is not used: ${error.message}; defaults apply`, 300) };
     throw new UsageError(`${path}: cannot read it (${fsErrorText(error)})`);
   }
+  return { options: parseConfig(specs, path, text) };
+}
+
+function parseConfig(specs: readonly OptionSpec[], path: string, text: string): ParsedOptions {
   let data: unknown;
   try {
     data = JSON.parse(text);

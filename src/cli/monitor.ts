@@ -11,7 +11,8 @@ import { buildEngine, reportOnce } from './engine-setup.js';
 import type { MonitorSettings } from './settings.js';
 import { defaultViewPrefsPath, loadViewPrefs, saveViewPrefs, type ViewPrefs } from '../os/view-prefs.js';
 
-export async function runMonitor(settings: MonitorSettings): Promise<number> {
+/** `warnings`: lines said before the screen opened (a config file not used), said again in its status line. */
+export async function runMonitor(settings: MonitorSettings, warnings: readonly string[] = []): Promise<number> {
   const engine: Engine = buildEngine(settings);
   if (!process.stdout.isTTY || !process.stdin.isTTY) {
     engine.start();
@@ -25,7 +26,8 @@ export async function runMonitor(settings: MonitorSettings): Promise<number> {
   screen.onRestore(() => app?.unmount());
   // The sort and problems-only of the last run; a file that is not ours is said once, in the status line.
   const prefsPath = defaultViewPrefsPath();
-  const { prefs, warning } = loadViewPrefs(prefsPath);
+  const { prefs, warning: prefsWarning } = loadViewPrefs(prefsPath);
+  const warning = [...warnings, ...(prefsWarning === undefined ? [] : [prefsWarning])].join('; ');
   // Not kept (a read-only home): the monitor works on; the choice lasts for this run only.
   const onKeep = (kept: ViewPrefs): void => void saveViewPrefs(prefsPath, kept);
   app = render(

@@ -47,7 +47,7 @@ export async function restoreCommand(argv: readonly string[]): Promise<number> {
   let items: Awaited<ReturnType<typeof listTrash>>;
   try {
     for (const w of await checkTrashDir(dir)) say(process.stderr, `warning: ${w}`);
-    items = await listTrash(dir);
+    items = await listTrash(dir, (line) => say(process.stderr, `warning: ${line}`));
   } catch (error) {
     say(process.stderr, `cannot read the trash: ${fsErrorText(error)}`);
     return 1;

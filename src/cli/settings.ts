@@ -98,12 +98,14 @@ export class CommandOptions {
   /**
    * `fromFile`: the keys whose value came from the config file at `configFile`, for error messages.
    * `givenNames`: the options a flag or the file named (the environment may have overridden the file's value).
+   * `warnings`: lines already said on stderr that a screen should say too (a config file not used).
    */
   constructor(
     private readonly values: ParsedOptions,
     private readonly fromFile: ReadonlySet<string> = new Set(),
     private readonly configFile = 'the config file',
     private readonly givenNames: ReadonlySet<string> = new Set(Object.keys(values).filter((k) => values[k] !== undefined)),
+    readonly warnings: readonly string[] = [],
   ) {}
 
   /** Whether a flag or the config file named this option. */
@@ -153,13 +155,15 @@ export function withConfig(flags: ParsedOptions, file: ParsedOptions, env: NodeJ
 
 /**
  * A command's options: its flags, over the environment, over the config file. Prints the usage
- * and returns undefined for --help; a stray positional argument is a usage error.
+ * and returns undefined for --help; a stray positional argument is a usage error. A config file
+ * that is not used (another user's, a symlink, writable by others) is said once through `warn`.
  */
 export function commandOptions(
   argv: readonly string[],
   specs: readonly OptionSpec[],
   usage: () => string,
   env: NodeJS.ProcessEnv = process.env,
+  warn: (line: string) => void = (line) => void process.stderr.write(`ghostwatch: warning: ${line}\n`),
 ): CommandOptions | undefined {
   const { options, positionals } = parseArgs(argv, specs);
   if (options.help) {
@@ -168,14 +172,15 @@ export function commandOptions(
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const path = configPath(env);
-  const file = loadConfig(specs, path);
+  const { options: file, ignored } = loadConfig(specs, path);
+  if (ignored !== undefined) warn(ignored);
   const merged = withConfig(options, file, env);
   const fromFile = new Set(Object.keys(file).filter((k) => merged[k] === file[k] && options[k] === undefined));
   // The launcher turned --no-color and NO_COLOR into FORCE_COLOR=0; the file's "no-color" must
   // do the same before Ink (and its chalk) are first imported, which happens after this.
   if (merged['no-color'] === true) env.FORCE_COLOR = '0';
   const given = new Set([...Object.keys(options).filter((k) => options[k] !== undefined), ...Object.keys(file)]);
-  return new CommandOptions(merged, fromFile, path, given);
+  return new CommandOptions(merged, fromFile, path, given, ignored === undefined ? [] : [ignored]);
 }
 
 /** The monitor's settings from resolved options: what status, check, reap and the live view share. */

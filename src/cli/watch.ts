@@ -39,7 +39,7 @@ export async function watchCommand(argv: readonly string[]): Promise<number> {
   if (!options) return 0;
   const settings = watchingEveryRegistry(monitorSettings(options));
   const { runMonitor } = await importWithoutFetch(() => import('./monitor.js'));
-  return runMonitor(settings);
+  return runMonitor(settings, options.warnings);
 }
 
 /**

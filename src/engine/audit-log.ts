@@ -6,14 +6,15 @@
 // (a full disk) is taken back at once, and a partial last line left by a crash is repaired when
 // the log is next opened: it is cut off and kept, as text, in a `repair` line, so every line of the
 // log parses and the next line starts on a line of its own. The log is never written through a
-// symlink (O_NOFOLLOW), and a log found readable by others is tightened to 0600, with a warning.
+// symlink (O_NOFOLLOW) nor into another user's file (its tail is read back and rewritten), and a
+// log of ours found readable by others is tightened to 0600, with a warning.
 
 import { constants } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { sanitize } from '../core/sanitize.js';
-import { lstatIfAny, octal, UnsafePath } from '../os/safe-file.js';
+import { lstatIfAny, octal, ourUid, UnsafePath, whyNotOurs } from '../os/safe-file.js';
 import { ghostwatchStateDir } from '../os/state-dir.js';
 
 /** $XDG_STATE_HOME/ghostwatch/evictions.jsonl (see ghostwatchStateDir). */
@@ -96,6 +97,7 @@ export class AuditLog {
     try {
       const s = await file.stat();
       if (!s.isFile()) throw new UnsafePath(`the audit log ${this.path} is not a regular file; refusing to write to it`);
+      if (s.uid !== ourUid()) throw new UnsafePath(`${whyNotOurs(s, `the audit log ${this.path}`)}; refusing to write to it`);
       if ((s.mode & 0o077) !== 0) {
         await file.chmod(0o600);
         this.say(`the audit log ${this.path} was mode ${octal(s.mode)}; tightened to 0600`, found);

@@ -2,9 +2,11 @@
 // being led somewhere else: a new file is made with O_CREAT|O_EXCL|O_NOFOLLOW (a name that is
 // already taken, a planted symlink included, fails instead of being written through), a file
 // that is appended to is opened with O_NOFOLLOW, and a path ghostwatch keeps for itself that is
-// found looser than it should be is tightened, with a warning.
+// found looser than it should be is tightened, with a warning. Reading back what ghostwatch or its
+// user keeps (view.json, config.json, serve's state file, trash notes) goes through one check,
+// readOwnFileSync: a file another user could have written is never trusted.
 
-import { closeSync, constants, type Stats, fstatSync, fsyncSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, type Stats, fstatSync, fsyncSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { chmod, lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { crypto } from './builtins.js';
@@ -101,6 +103,7 @@ export async function ensurePrivateDir(path: string, what: string, opts: { creat
   }
   if (s.isSymbolicLink()) throw new UnsafePath(`${what} ${path} is a symbolic link ghostwatch did not make; refusing to write through it`);
   if (!s.isDirectory()) throw new UnsafePath(`${what} ${path} is not a folder; refusing to use it`);
+  if (s.uid !== ourUid()) throw new UnsafePath(`${whyNotOurs(s, `${what} ${path}`)}; refusing to use it`);
   if ((s.mode & 0o077) === 0) return [];
   await chmod(path, 0o700);
   return [`${what} ${path} was mode ${octal(s.mode)}; tightened to 0700`];
@@ -130,15 +133,67 @@ export function readBoundedSync(path: string, maxBytes: number, opts: { noFollow
     const st = fstatSync(fd);
     if (!st.isFile()) throw new UnsafePath(`${path} is not a regular file`);
     if (st.size > maxBytes) throw new UnsafePath(`${path} is larger than ${maxBytes} bytes (${st.size}): not read`);
-    const buf = Buffer.alloc(st.size);
-    let at = 0;
-    while (at < buf.length) {
-      const n = readSync(fd, buf, at, buf.length - at, at);
-      if (n === 0) break;
-      at += n;
-    }
-    return buf.subarray(0, at);
+    return readWhole(fd, st.size);
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Reads back a file ghostwatch keeps, or its user keeps for it, in a state or config folder
+ * (view.json, config.json, serve's state file, a trash note), only when nobody else could have
+ * put it there: not a symlink (opened O_NOFOLLOW), a regular file, owned by the effective uid, not
+ * writable by group or others, in a folder that is also ours and writable by nobody else, and at
+ * most `maxBytes`. Anything else is UnsafePath, its message one clause without the path ("it
+ * belongs to uid 65534, ..."), so the caller says what was ignored; ENOENT is the fs error.
+ */
+export function readOwnFileSync(path: string, maxBytes: number): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ELOOP') throw new UnsafePath('it is a symbolic link (not followed)');
+    throw err;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new UnsafePath('it is not a regular file');
+    const file = whyNotOurs(st, 'it');
+    if (file !== undefined) throw new UnsafePath(file);
+    const folder = dirname(path);
+    const dir = whyNotOurs(statSync(folder), `its folder ${folder}`);
+    if (dir !== undefined) throw new UnsafePath(dir);
+    if (st.size > maxBytes) throw new UnsafePath(`it is larger than ${maxBytes} bytes (${st.size})`);
+    return readWhole(fd, st.size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Why a file or folder is not one ghostwatch may trust (`what` names it in the sentence), or
+ * undefined: it must belong to the effective uid and be writable by nobody else, as the files and
+ * folders ghostwatch makes are (0600, 0700).
+ */
+export function whyNotOurs(s: Pick<Stats, 'uid' | 'mode'>, what: string): string | undefined {
+  const uid = ourUid();
+  if (s.uid !== uid) return `${what} belongs to uid ${s.uid}, not to uid ${uid} (the user running ghostwatch)`;
+  if ((s.mode & 0o022) !== 0) return `${what} is writable by ${(s.mode & 0o002) !== 0 ? 'others' : 'its group'} (mode ${octal(s.mode)}; chmod go-w makes it usable)`;
+  return undefined;
+}
+
+/** The effective uid: whose files ghostwatch trusts (-1 where there are no uids, so nothing passes). */
+export function ourUid(): number {
+  return process.geteuid?.() ?? -1;
+}
+
+function readWhole(fd: number, size: number): Buffer {
+  const buf = Buffer.alloc(size);
+  let at = 0;
+  while (at < buf.length) {
+    const n = readSync(fd, buf, at, buf.length - at, at);
+    if (n === 0) break;
+    at += n;
+  }
+  return buf.subarray(0, at);
 }

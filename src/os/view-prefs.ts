@@ -1,10 +1,11 @@
 // The monitor's view choices that outlive a run (the sort, its direction, problems-only, the tab),
-// in $XDG_STATE_HOME/ghostwatch/view.json. Read bounded and never through a symlink; a file that
-// is not what ghostwatch wrote is ignored with one line, never a crash. Written atomically.
+// in $XDG_STATE_HOME/ghostwatch/view.json. Read only when it is ours (readOwnFileSync: not a
+// symlink, our uid, writable by nobody else, in a folder likewise) and bounded; a file that is not
+// what ghostwatch wrote is ignored with one line, never a crash. Written atomically.
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { sanitize } from '../core/sanitize.js';
-import { fsErrorText, readBoundedSync, writeFileAtomicSync } from './safe-file.js';
+import { fsErrorText, readOwnFileSync, writeFileAtomicSync } from './safe-file.js';
 import { ghostwatchStateDir } from './state-dir.js';
 
 export interface ViewPrefs {
@@ -25,7 +26,7 @@ export function defaultViewPrefsPath(env: NodeJS.ProcessEnv = process.env): stri
 export function loadViewPrefs(path: string): { prefs?: ViewPrefs; warning?: string } {
   let text: string;
   try {
-    text = readBoundedSync(path, MAX_BYTES, { noFollow: true }).toString('utf8');
+    text = readOwnFileSync(path, MAX_BYTES).toString('utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
     return { warning: ignored(path, fsErrorText(err)) };

@@ -1,12 +1,12 @@
 // `--state-file`: a JSON snapshot written atomically after changes and read back on start,
-// so a restarted registry still knows its nodes (as offline) and can tell ghosts apart.
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
+// so a restarted registry still knows its nodes (as offline) and can tell ghosts apart. It is
+// read back only when it is ours (readOwnFileSync): another user's file is never loaded.
 import { hostname } from 'node:os';
 import { isUsablePid } from '../core/pid.js';
 import { matchHost } from '../core/host.js';
 import { sanitize } from '../core/sanitize.js';
 import { probePids } from '../os/liveness.js';
-import { writeFileAtomicSync } from '../os/safe-file.js';
+import { readOwnFileSync, UnsafePath, writeFileAtomicSync } from '../os/safe-file.js';
 import { parseClaim, parseNodeInfo, type Claim, type NodeInfo } from './protocol.js';
 
 export interface StateSnapshot {
@@ -24,20 +24,6 @@ export interface LoadOptions {
 /** A snapshot of 100,000 nodes is some 30 MB: a file larger than this is not a state file. */
 export const MAX_STATE_FILE_BYTES = 64 * 1024 * 1024;
 
-/** The file's text: a regular file only (a FIFO would block the start), and no larger than the bound. */
-function readStateText(path: string): string {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const s = fstatSync(fd);
-    if (s.isDirectory()) throw Object.assign(new Error('is a folder'), { code: 'EISDIR' });
-    if (!s.isFile()) throw new Error('not a regular file');
-    if (s.size > MAX_STATE_FILE_BYTES) throw new Error(`${s.size} bytes, too large for a state file`);
-    return readFileSync(fd, 'utf8');
-  } finally {
-    closeSync(fd);
-  }
-}
-
 function errorText(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string') return code;
@@ -53,9 +39,10 @@ export async function loadStateFile(path: string, opts: LoadOptions): Promise<St
   const where = `serve: state file ${sanitize(path)}`;
   let text: string;
   try {
-    text = readStateText(path);
+    text = readOwnFileSync(path, MAX_STATE_FILE_BYTES).toString('utf8');
   } catch (err) {
-    if (errorText(err) !== 'ENOENT') opts.log(`${where}: unreadable (${sanitize(errorText(err))}), starting empty`);
+    if (err instanceof UnsafePath) opts.log(`${where}: not used (${sanitize(err.message)}), starting empty`);
+    else if (errorText(err) !== 'ENOENT') opts.log(`${where}: unreadable (${sanitize(errorText(err))}), starting empty`);
     return empty;
   }
   let data: unknown;

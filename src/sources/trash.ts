@@ -4,12 +4,14 @@
 // naming every file and where it came from; the note is written (and synced) before anything
 // moves, so a crash in between leaves a note, not a lost file (the move itself: trash-move.ts).
 // Entries of older releases (one file beside its note, version 1) are still listed and restored.
+// What is read back is trusted only when it is ours: a note another user could have written (or an
+// entry folder that is not ours) is passed over with a warning, so restore never acts on it.
 
 import { constants, type Stats } from 'node:fs';
 import { copyFile, link, lstat, mkdir, readdir, rmdir, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { createNew, ensurePrivateDir, lstatIfAny, readBoundedSync, UnsafePath } from '../os/safe-file.js';
+import { createNew, ensurePrivateDir, lstatIfAny, readOwnFileSync, UnsafePath, whyNotOurs } from '../os/safe-file.js';
 import { ghostwatchStateDir } from '../os/state-dir.js';
 
 /** A note is a few hundred bytes; anything much larger in the trash is not one of ours. */
@@ -95,15 +97,18 @@ export function checkTrashDir(trashDir: string, opts: { create: boolean } = { cr
 }
 
 /**
- * Every trash entry with its note, newest first. Notes that cannot be read, are not regular
- * files or do not have the fields of a note are skipped. Rejects with UnsafePath when the trash
- * folder is a symlink (see checkTrashDir).
+ * Every trash entry with its note, newest first. Notes that cannot be read or do not have the
+ * fields of a note are skipped; a note or entry folder that is not ours (another user's, writable
+ * by others, a symlink) is skipped and said through `warn`. Rejects with UnsafePath when the trash
+ * folder is a symlink, another user's or writable by others (see checkTrashDir, which tightens it).
  */
-export async function listTrash(trashDir: string): Promise<TrashItem[]> {
+export async function listTrash(trashDir: string, warn: (line: string) => void = () => {}): Promise<TrashItem[]> {
   let names: string[];
   try {
     const s = await lstat(trashDir);
     if (s.isSymbolicLink()) throw new UnsafePath(`the trash folder ${trashDir} is a symbolic link ghostwatch did not make; refusing to use it`);
+    const foreign = whyNotOurs(s, `the trash folder ${trashDir}`);
+    if (foreign !== undefined) throw new UnsafePath(`${foreign}; refusing to use it`);
     names = await readdir(trashDir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
@@ -113,15 +118,15 @@ export async function listTrash(trashDir: string): Promise<TrashItem[]> {
   for (const name of names) {
     if (!name.endsWith('.meta.json')) continue;
     const metaPath = join(trashDir, name);
-    const meta = await readMeta(metaPath);
+    const meta = readMeta(metaPath, warn);
     if (!meta) continue;
-    const item = await itemOf(trashDir, meta, metaPath);
-    items.push(item);
+    const item = await itemOf(trashDir, meta, metaPath, warn);
+    if (item) items.push(item);
   }
   return items.sort((a, b) => b.trashedAt.localeCompare(a.trashedAt) || b.trashName.localeCompare(a.trashName));
 }
 
-async function itemOf(trashDir: string, meta: TrashMeta, metaPath: string): Promise<TrashItem> {
+async function itemOf(trashDir: string, meta: TrashMeta, metaPath: string, warn: (line: string) => void): Promise<TrashItem | undefined> {
   const isFile = (p: string): Promise<boolean> => lstat(p).then((s) => s.isFile(), () => false);
   if (meta.version === 1 || !meta.files) {
     const trashPath = join(trashDir, basename(meta.trashName));
@@ -130,7 +135,13 @@ async function itemOf(trashDir: string, meta: TrashMeta, metaPath: string): Prom
   }
   const entryDir = join(trashDir, basename(meta.trashName));
   // Files are looked at only inside a real folder of the entry, never through a symlink.
-  const folder = await lstat(entryDir).then((s) => s.isDirectory(), () => false);
+  const found = await lstatIfAny(entryDir).catch(() => undefined);
+  const folder = found?.isDirectory() === true;
+  const foreign = folder ? whyNotOurs(found, 'its folder') : undefined;
+  if (foreign !== undefined) {
+    warn(`the trash entry ${entryDir} is passed over: ${foreign}`);
+    return undefined;
+  }
   const entryFiles: TrashedFile[] = [];
   for (const f of meta.files) {
     const trashPath = join(entryDir, basename(f.name));
@@ -140,12 +151,13 @@ async function itemOf(trashDir: string, meta: TrashMeta, metaPath: string): Prom
   return { ...meta, trashPath: record.trashPath, metaPath, present: record.present, entryFiles, entryDir };
 }
 
-/** A note of ours: a small regular file (never followed through a symlink) with every field of a note. */
-async function readMeta(metaPath: string): Promise<TrashMeta | undefined> {
+/** A note of ours: a small regular file of our own (readOwnFileSync) with every field of a note. */
+function readMeta(metaPath: string, warn: (line: string) => void): TrashMeta | undefined {
   let data: unknown;
   try {
-    data = JSON.parse(readBoundedSync(metaPath, MAX_META_BYTES, { noFollow: true }).toString('utf8'));
-  } catch {
+    data = JSON.parse(readOwnFileSync(metaPath, MAX_META_BYTES).toString('utf8'));
+  } catch (error) {
+    if (error instanceof UnsafePath) warn(`the trash note ${metaPath} is passed over: ${error.message}`);
     return undefined;
   }
   const m = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>;
@@ -167,7 +179,12 @@ async function readMeta(metaPath: string): Promise<TrashMeta | undefined> {
  * with the original paths restored.
  */
 export async function restoreFromTrash(item: TrashItem): Promise<string[]> {
-  if (item.entryDir !== undefined && !(await lstat(item.entryDir)).isDirectory()) throw new UnsafePath(`${item.entryDir} is not a folder; it is not restored`);
+  if (item.entryDir !== undefined) {
+    const folder = await lstat(item.entryDir);
+    if (!folder.isDirectory()) throw new UnsafePath(`${item.entryDir} is not a folder; it is not restored`);
+    const foreign = whyNotOurs(folder, item.entryDir);
+    if (foreign !== undefined) throw new UnsafePath(`${foreign}; it is not restored`);
+  }
   const s = await lstat(item.trashPath);
   if (!s.isFile()) throw new UnsafePath(`${item.trashPath} is not a regular file; it is not restored`);
   const files = item.entryFiles.filter((f) => f.present);

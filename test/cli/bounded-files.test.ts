@@ -1,5 +1,6 @@
 // Files a person names (config, --token-file, --ca-file) are read bounded: a FIFO, a folder or a
-// huge file is one clear line and exit 2, never a hang or a swallowed gigabyte.
+// huge file is one clear line (exit 2 for a file named by a flag; a config file is not used, the
+// defaults apply), never a hang or a swallowed gigabyte.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,14 +26,21 @@ describe('files named by the person', () => {
     ['a FIFO', 'fifo', /not a regular file/],
     ['a folder', 'folder', /not a regular file/],
     ['a 2 GiB file', 'huge', /larger than/],
-  ])('a config file that is %s: one line, exit 2', async (_what, name, why) => {
+  ])('a config file that is %s: not used, one warning line, the defaults apply', async (_what, name, why) => {
     const configHome = join(dir, `config-${name}`);
     mkdirSync(join(configHome, 'ghostwatch'), { recursive: true });
-    execFileSync('ln', ['-sf', join(dir, name), join(configHome, 'ghostwatch', 'config.json')]);
-    const r = await runCli(['check'], { ...env(), XDG_CONFIG_HOME: configHome });
-    expect(r.code).toBe(2);
+    const config = join(configHome, 'ghostwatch', 'config.json');
+    if (name === 'fifo') execFileSync('mkfifo', ['-m', '600', config]);
+    else if (name === 'folder') mkdirSync(config);
+    else {
+      writeFileSync(config, '', { mode: 0o600 });
+      truncateSync(config, 2 * 1024 ** 3);
+    }
+    const r = await runCli(['check'], { ...env(), HOME: configHome, XDG_CONFIG_HOME: configHome });
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(new RegExp(`^ghostwatch: warning: the config file ${config} is not used: `));
     expect(r.stderr).toMatch(why);
+    expect(r.code).toBe(0);
   });
 
   it.each([

@@ -5,7 +5,7 @@
 // (a FIFO) is refused in one line; a partial last line too long to keep is ended where it is and
 // noted; an error is reported in one line.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import { parseClaudeSession } from '../../src/sources/claude/formats.js';
 import { FileSource } from '../../src/sources/claude/index.js';
 import { deadPid, engineFor, HOST, tempDir, until } from './helpers.js';
 import { UnsafePath } from '../../src/os/safe-file.js';
+import { OTHER_UID, plantingRequirement } from '../support/planted-files.js';
 
 const dirs: string[] = [];
 const mounts: string[] = [];
@@ -67,6 +68,23 @@ describe('audit log', () => {
     symlinkSync(join(root, 'made-by-us'), dangling);
     await expect(new AuditLog(dangling).append({ kind: 'x' })).rejects.toThrow(/symbolic link/);
     expect(existsSync(join(root, 'made-by-us'))).toBe(false);
+  });
+
+  it('a log of another user (uid 65534) is neither read back nor written: refused in one line, its bytes untouched', async (ctx) => {
+    const needs = plantingRequirement();
+    if (needs !== undefined && process.env.CI !== 'true') return ctx.skip(needs);
+    if (needs !== undefined) throw new Error(`CI=true and this test ${needs}`);
+    const root = temp();
+    const path = join(root, 'evictions.jsonl');
+    // A partial last line: the repair would read it back and write it into our log.
+    writeFileSync(path, '{"kind":"intent","id":"planted"', { mode: 0o644 });
+    chownSync(path, OTHER_UID, OTHER_UID);
+    const log = new AuditLog(path);
+    const failed = await log.append({ kind: 'intent', id: '1' }).then(() => 'appended', (e: unknown) => auditError(e));
+    expect(failed).toBe(`the audit log ${path} belongs to uid 65534, not to uid 0 (the user running ghostwatch); refusing to write to it`);
+    await expect(log.check()).rejects.toBeInstanceOf(UnsafePath);
+    expect(readFileSync(path, 'utf8')).toBe('{"kind":"intent","id":"planted"');
+    expect(statSync(path).mode & 0o777).toBe(0o644);
   });
 
   it('a log readable by others is tightened to 0600 on start, with a warning', async () => {

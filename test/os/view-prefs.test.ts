@@ -1,14 +1,16 @@
 // The monitor's kept view choices: written atomically under the XDG state dir, read back; a file
 // that is not what ghostwatch wrote (corrupt, hostile, a symlink, huge) is ignored with one line.
-import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultViewPrefsPath, loadViewPrefs, saveViewPrefs } from '../../src/os/view-prefs.js';
+import { ownFile, PLANTINGS, plantingRequirement } from '../support/planted-files.js';
 
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'gw-prefs-'));
+  chmodSync(dir, 0o755); // uid 65534 plants below it
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -53,5 +55,27 @@ describe('view prefs', () => {
   it('a place it cannot write says why in one line and throws nothing', () => {
     writeFileSync(join(dir, 'file'), '');
     expect(saveViewPrefs(join(dir, 'file', 'ghostwatch', 'view.json'), { tab: 'sessions', sortColumn: undefined, sortReverse: false, problemsOnly: false })).toMatch(/view settings not kept/);
+  });
+});
+
+const planting = plantingRequirement();
+const withOtherUser = planting === undefined || process.env.CI === 'true' ? describe : describe.skip;
+
+withOtherUser('view prefs another user could have written', () => {
+  const planted = JSON.stringify({ tab: 'claims', sortColumn: 'age', sortReverse: true, problemsOnly: true });
+
+  it.each(PLANTINGS)('view.json $how: ignored, defaults, one warning', ({ plant, why }) => {
+    if (planting !== undefined) throw new Error(`CI=true and this test ${planting}`);
+    const path = plant(join(dir, 'ghostwatch'), 'view.json', planted);
+    const r = loadViewPrefs(path);
+    expect(r.prefs).toBeUndefined();
+    expect(r.warning).toMatch(new RegExp(`^view settings ${path} ignored: `));
+    expect(r.warning).toMatch(why);
+    expect(r.warning).not.toMatch(/\n/);
+  });
+
+  it('our own 0600 view.json in our 0700 folder is still read', () => {
+    const path = ownFile(join(dir, 'ghostwatch'), 'view.json', planted);
+    expect(loadViewPrefs(path)).toEqual({ prefs: { tab: 'claims', sortColumn: 'age', sortReverse: true, problemsOnly: true } });
   });
 });

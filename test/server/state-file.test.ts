@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StateFileWriter } from '../../src/server/index.js';
 import { cleanup, connectPastInit, FakeClock, node, registerText, roundTrip, serve, sleepMs, T0 } from './helpers.js';
 import { deadPid } from '../support/processes.js';
+import { ownFile, PLANTINGS, plantingRequirement } from '../support/planted-files.js';
 import { until } from '../support/wait.js';
 
 let dir: string;
@@ -122,12 +123,40 @@ describe('reading', () => {
     truncateSync(big, MAX_STATE_FILE_BYTES + 1);
     const lines: string[] = [];
     expect(await loadStateFile(big, { log: (l) => lines.push(l) })).toEqual({ version: 1, nodes: [], claims: [] });
-    expect(lines).toEqual([`serve: state file ${big}: unreadable (${MAX_STATE_FILE_BYTES + 1} bytes, too large for a state file), starting empty`]);
+    expect(lines).toEqual([`serve: state file ${big}: not used (it is larger than ${MAX_STATE_FILE_BYTES} bytes (${MAX_STATE_FILE_BYTES + 1})), starting empty`]);
     const fifo = join(dir, 'fifo.json');
     execFileSync('mkfifo', [fifo]);
     lines.length = 0;
     expect(await loadStateFile(fifo, { log: (l) => lines.push(l) })).toEqual({ version: 1, nodes: [], claims: [] });
-    expect(lines).toEqual([`serve: state file ${fifo}: unreadable (not a regular file), starting empty`]);
+    expect(lines).toEqual([`serve: state file ${fifo}: not used (it is not a regular file), starting empty`]);
+  });
+});
+
+const planting = plantingRequirement();
+const withOtherUser = planting === undefined || process.env.CI === 'true' ? describe : describe.skip;
+
+withOtherUser('reading a state file another user could have written', () => {
+  // A node on another machine is kept as it is on reload: loaded, it would be in the registry.
+  const planted = JSON.stringify({ version: 1, nodes: [node('planted', { machine: 'elsewhere.example' })], claims: [] });
+
+  it.each(PLANTINGS)('a state file $how: not loaded, starting empty, one line', async ({ plant, why }) => {
+    if (planting !== undefined) throw new Error(`CI=true and this test ${planting}`);
+    chmodSync(dir, 0o755); // uid 65534 plants below it
+    const { loadStateFile } = await import('../../src/server/state-file.js');
+    const path = plant(join(dir, 'serve'), 'registry.json', planted);
+    const lines: string[] = [];
+    expect(await loadStateFile(path, { log: (l) => lines.push(l) })).toEqual({ version: 1, nodes: [], claims: [] });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^serve: state file ${path}: not used \\(it.*\\), starting empty$`));
+    expect(lines[0]).toMatch(why);
+  });
+
+  it('our own 0600 state file in our 0700 folder is loaded', async () => {
+    const { loadStateFile } = await import('../../src/server/state-file.js');
+    const path = ownFile(join(dir, 'serve'), 'registry.json', planted);
+    const lines: string[] = [];
+    expect((await loadStateFile(path, { log: (l) => lines.push(l) })).nodes.map((n) => n.id)).toEqual(['planted']);
+    expect(lines).toEqual([]);
   });
 });
 
@@ -197,13 +226,13 @@ describe('reloading', () => {
     expect(lines).toEqual([expect.stringContaining(said)]);
   });
 
-  it('logs one line and starts empty when the file is unreadable', async () => {
+  it('logs one line and starts empty when the path is a folder', async () => {
     const path = join(dir, 'a-folder');
     mkdirSync(path);
     const lines: string[] = [];
     const server = await serve({ stateFile: path, log: (l) => lines.push(l), quiet: false });
     expect(server.registry.listNodes()).toEqual([]);
-    expect(lines).toEqual([expect.stringContaining('unreadable (EISDIR)')]);
+    expect(lines).toEqual([`serve: state file ${path}: not used (it is not a regular file), starting empty`]);
   });
 
   it('skips entries that are not NodeInfo, one line each, and keeps the rest', async () => {

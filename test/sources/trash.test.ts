@@ -3,7 +3,7 @@
 // what a move leaves behind (the note first, then the file, nothing at the source), a file that
 // changes in the middle of its move, a move and a restore across filesystems (copied, since a hard
 // link cannot cross), and restore never over a file.
-import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, watch, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { UnsafePath } from '../../src/os/safe-file.js';
 import { moveToTrash } from '../../src/sources/trash-move.js';
 import { ghostwatchStateDir } from '../../src/os/state-dir.js';
 import { checkTrashDir, defaultTrashDir, FileChanged, fileStamp, listTrash, restoreFromTrash, type TrashMeta } from '../../src/sources/trash.js';
+import { OTHER_UID, PLANTINGS, plantingRequirement } from '../support/planted-files.js';
 import { until } from '../support/wait.js';
 
 const dirs: string[] = [];
@@ -391,5 +392,87 @@ describe('what the trash reads back', () => {
     writeFileSync(moved.entryDir, 'not a folder');
     await expect(restoreFromTrash(item!)).rejects.toBeInstanceOf(UnsafePath);
     expect(existsSync(path)).toBe(false);
+  });
+});
+
+const planting = plantingRequirement();
+const withOtherUser = planting === undefined || process.env.CI === 'true' ? describe : describe.skip;
+
+withOtherUser('a trash another user could have written to', () => {
+  /** A version 2 note of the shape ghostwatch writes, for an entry folder holding one file. */
+  const noteOf = (root: string, id: string) => ({
+    version: 2,
+    source: 'claude',
+    kind: 'session',
+    id,
+    originalPath: join(root, 'restored-here.json'),
+    trashName: `entry-${id}`,
+    trashedAt: '2026-11-27T00:00:00.000Z',
+    files: [{ name: 'restored-here.json', originalPath: join(root, 'restored-here.json') }],
+  });
+  const entryOf = (trash: string, id: string): string => {
+    mkdirSync(join(trash, `entry-${id}`), { mode: 0o700 });
+    writeFileSync(join(trash, `entry-${id}`, 'restored-here.json'), '{"planted": true}');
+    return join(trash, `entry-${id}`);
+  };
+  const root755 = (): string => {
+    const root = temp();
+    chmodSync(root, 0o755); // uid 65534 plants below it
+    return root;
+  };
+
+  // The plantings where the note itself is not ours; a trash folder of ours that is loose is tightened first (above).
+  it.each(PLANTINGS.filter((p) => !p.how.startsWith('ours')))('a note $how is passed over with one warning: nothing to restore', async ({ plant, why }) => {
+    if (planting !== undefined) throw new Error(`CI=true and this test ${planting}`);
+    const root = root755();
+    const trash = join(root, 'trash');
+    const metaPath = plant(trash, 'planted.meta.json', JSON.stringify(noteOf(root, 'planted')));
+    entryOf(trash, 'planted');
+    await checkTrashDir(trash); // what restore does first: a loose folder of ours is made 0700
+    const warnings: string[] = [];
+    expect(await listTrash(trash, (w) => warnings.push(w))).toEqual([]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(new RegExp(`^the trash note ${metaPath} is passed over: `));
+    expect(warnings[0]).toMatch(why);
+  });
+
+  it('a note of ours whose entry folder belongs to uid 65534 is passed over, and restore refuses that folder', async () => {
+    const root = root755();
+    const trash = join(root, 'trash');
+    mkdirSync(trash, { mode: 0o700 });
+    writeFileSync(join(trash, 'x.meta.json'), JSON.stringify(noteOf(root, 'x')), { mode: 0o600 });
+    const entry = entryOf(trash, 'x');
+    const [item] = await listTrash(trash);
+    expect(item?.present).toBe(true);
+    chownSync(entry, OTHER_UID, OTHER_UID);
+    const warnings: string[] = [];
+    expect(await listTrash(trash, (w) => warnings.push(w))).toEqual([]);
+    expect(warnings).toEqual([`the trash entry ${entry} is passed over: its folder belongs to uid 65534, not to uid 0 (the user running ghostwatch)`]);
+    await expect(restoreFromTrash(item!)).rejects.toThrow(`${entry} belongs to uid 65534, not to uid 0 (the user running ghostwatch); it is not restored`);
+    expect(existsSync(join(root, 'restored-here.json'))).toBe(false);
+  });
+
+  it('a trash folder of uid 65534 is neither listed nor written to: the file to evict stays where it is', async () => {
+    const root = root755();
+    const trash = join(root, 'trash');
+    mkdirSync(trash, { mode: 0o700 });
+    chownSync(trash, OTHER_UID, OTHER_UID);
+    const why = `the trash folder ${trash} belongs to uid 65534, not to uid 0 (the user running ghostwatch); refusing to use it`;
+    await expect(checkTrashDir(trash)).rejects.toThrow(why);
+    await expect(listTrash(trash)).rejects.toThrow(why);
+    const { path, stamp } = sessionFile(root);
+    await expect(moveToTrash(path, stamp, meta, trash)).rejects.toThrow(why);
+    expect(readFileSync(path, 'utf8')).toBe('{"pid": 1}');
+    expect(readdirSync(trash)).toEqual([]);
+  });
+
+  it('a trash folder of ours left writable by others is not listed until it is tightened', async () => {
+    const root = root755();
+    const trash = join(root, 'trash');
+    mkdirSync(trash);
+    chmodSync(trash, 0o777);
+    await expect(listTrash(trash)).rejects.toThrow(`the trash folder ${trash} is writable by others (mode 0777; chmod go-w makes it usable); refusing to use it`);
+    await checkTrashDir(trash);
+    expect(await listTrash(trash)).toEqual([]);
   });
 });
