@@ -1,7 +1,7 @@
 // The two methods of hypivisor that touch the host rather than the registry, for Pi-DE's spawn
 // dialog: `list_directories` (a folder browser confined to $HOME) and `spawn_agent` (start `pi`
-// in a folder inside $HOME; refused unless serve was started with --allow-spawn).
-import { spawn } from 'node:child_process';
+// in a folder inside $HOME; refused unless serve was started with --allow-spawn; agent-spawner.ts
+// starts it and answers once it registered).
 import { existsSync, mkdirSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { errorOf, resultOf, type RpcResponse } from './protocol.js';
@@ -11,10 +11,8 @@ export interface HostMethodOptions {
   readonly homeDir: string;
   /** spawn_agent is refused unless this is true. */
   readonly allowSpawn: boolean;
-  /** The executable spawn_agent starts (no shell, no arguments); default `pi`. */
-  readonly spawnCommand: string;
-  /** Extra environment for the spawned agent (the registry URL and token it should use). */
-  readonly spawnEnv: Readonly<Record<string, string>>;
+  /** Starts spawn_agent's agent in a validated folder and says whether it registered. */
+  readonly spawner: { start(path: string): Promise<{ readonly ok: true } | { readonly ok: false; readonly error: string }> };
 }
 
 export const SPAWN_DISABLED = 'spawn_agent is disabled: start ghostwatch serve with --allow-spawn to allow it';
@@ -155,7 +153,7 @@ export function validateSpawnPath(pathText: string, newFolderText: string, homeD
   return { path: canonical };
 }
 
-/** Starts the agent detached (its own session, no stdio, not waited for) once the path is valid. */
+/** Starts the agent once the path is valid; the reply waits until it registered (or ended: an error). */
 export async function spawnAgent(id: string | undefined, params: unknown, opts: HostMethodOptions): Promise<RpcResponse> {
   if (!opts.allowSpawn) return errorOf(id, SPAWN_DISABLED);
   if (params === undefined) return errorOf(id, 'Missing params');
@@ -163,19 +161,7 @@ export async function spawnAgent(id: string | undefined, params: unknown, opts: 
   const newFolder = field(params, 'new_folder');
   const valid = validateSpawnPath(typeof path === 'string' ? path : '', typeof newFolder === 'string' ? newFolder : '', opts.homeDir);
   if ('error' in valid) return errorOf(id, valid.error);
-  const failure = await new Promise<string | undefined>((done) => {
-    const child = spawn(opts.spawnCommand, [], {
-      cwd: valid.path,
-      detached: true,
-      stdio: 'ignore',
-      env: { ...process.env, ...opts.spawnEnv },
-    });
-    child.once('error', (err) => done(err.message)); // "spawn pi ENOENT"
-    child.once('spawn', () => {
-      child.unref();
-      done(undefined);
-    });
-  });
-  if (failure !== undefined) return errorOf(id, `Failed to spawn: ${failure}`);
+  const outcome = await opts.spawner.start(valid.path);
+  if (!outcome.ok) return errorOf(id, `Failed to spawn: ${outcome.error}`);
   return resultOf(id, { status: 'spawning', path: valid.path });
 }

@@ -3,12 +3,14 @@
 // Each open connection is a Peer (peer.ts); the rules are in registry.ts, auth.ts and limits.ts.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { homedir, hostname } from 'node:os';
+import { isatty } from 'node:tty';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { sanitize } from '../core/sanitize.js';
 import { isLoopbackHost } from '../os/loopback.js';
 import { DEFAULT_PROXY_CONNECT_TIMEOUT_MS, PROXY_BUFFER_LIMIT, refuseProxy, startAgentProxy, type ProxyStats } from './agent-proxy.js';
 import { percentDecodeLenient, tokenFromUrl, tokenMatches } from './auth.js';
+import { AgentSpawner, DEFAULT_REGISTER_TIMEOUT_MS } from './agent-spawner.js';
 import type { HostMethodOptions } from './host-methods.js';
 import { startStamper } from './process-start.js';
 import { ProxyPeer, RegistryPeer, type Peer, type PeerStats } from './peer.js';
@@ -48,6 +50,10 @@ export interface RegistryServerOptions {
   readonly allowSpawn?: boolean;
   /** The executable spawn_agent starts, no shell and no arguments (default `pi`). */
   readonly spawnCommand?: string;
+  /** The environment spawned agents start from; its $TMUX puts them in tmux windows (default process.env). */
+  readonly spawnBaseEnv?: NodeJS.ProcessEnv;
+  /** How long a spawn_agent reply waits for the agent to register (default 15 s). */
+  readonly spawnRegisterTimeoutMs?: number;
   /** This host's name: registrations on it get pid_started_at stamped (default os.hostname()). */
   readonly hostName?: string;
   /** How long `/ws/agent/<id>` waits for the agent's WebSocket to open. */
@@ -137,6 +143,8 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   /** `init` as sent, shared by every connection until the registry changes (up to 16 MiB each). */
   let initCache: Buffer | undefined;
   let writer: StateFileWriter | undefined;
+  /** Set once listening (its agents are told this server's URL); told of every registration. */
+  let spawner: AgentSpawner | undefined;
   const registry = new Registry({
     now: opts.now ?? Date.now,
     ttlSeconds: opts.ttlSeconds ?? DEFAULT_TTL_SECONDS,
@@ -144,6 +152,8 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
     emit: (event) => {
       initCache = undefined;
       if (pending.push(event) === 1) queueMicrotask(broadcast);
+      // After the push: a spawn_agent reply this registration releases follows its node_joined.
+      if (event.event === 'node_joined') spawner?.joined(event.node);
     },
     onChange: () => writer?.schedule(),
     startTimeOf: startStamper(opts.hostName ?? hostname()),
@@ -242,12 +252,16 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
 
   const spawnEnv: Record<string, string> = { HYPIVISOR_WS: reachableUrl(host, port) };
   if (token !== undefined) spawnEnv.HYPI_TOKEN = token;
-  hostMethods = {
-    homeDir: opts.homeDir ?? homedir(),
-    allowSpawn: opts.allowSpawn === true,
-    spawnCommand: opts.spawnCommand ?? 'pi',
-    spawnEnv,
-  };
+  spawner = new AgentSpawner({
+    command: opts.spawnCommand ?? 'pi',
+    baseEnv: opts.spawnBaseEnv ?? process.env,
+    registryEnv: spawnEnv,
+    registerTimeoutMs: opts.spawnRegisterTimeoutMs ?? DEFAULT_REGISTER_TIMEOUT_MS,
+    hostName: opts.hostName ?? hostname(),
+    hasTerminal: isatty(0),
+    log,
+  });
+  hostMethods = { homeDir: opts.homeDir ?? homedir(), allowSpawn: opts.allowSpawn === true, spawner };
 
   const sweeper = setInterval(() => registry.sweep(), opts.sweepIntervalMs ?? 15_000);
   const pingIntervalMs = opts.pingIntervalMs ?? 30_000;
@@ -260,6 +274,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
     closing ??= (async () => {
       clearInterval(sweeper);
       clearInterval(pinger);
+      spawner?.close();
       http.close();
       const all: Peer[] = [...peers, ...proxies];
       await Promise.all(all.map((peer) => peer.shutdown(SHUTDOWN_GRACE_MS)));

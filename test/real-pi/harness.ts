@@ -3,7 +3,7 @@
 // event with its arrival time, the built `ghostwatch check --json`, and pi itself in a tmux pane
 // of a private tmux server, with our registering extension and a trace file it writes.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from '../support/ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -267,4 +267,125 @@ export class PiInTmux {
   removeFiles(): void {
     rmSync(this.home, { recursive: true, force: true });
   }
+}
+
+// ---- serve --allow-spawn starting real pi ------------------------------------------------------
+
+/**
+ * What a pi that `spawn_agent` starts reads: a HOME (serve's $HOME, so the folders are inside it),
+ * an agent dir whose extensions/ loads our registering extension (pi loads every extension there),
+ * a trace file. spawn_agent starts pi with no arguments, so nothing can be passed on its command line.
+ */
+export class SpawnHome {
+  readonly home = realpathSync(mkdtempSync(join(tmpdir(), 'gw-real-spawn-')));
+  readonly agentDir = join(this.home, 'agent');
+  readonly traceFile = join(this.home, 'trace.jsonl');
+
+  constructor() {
+    mkdirSync(join(this.agentDir, 'extensions'), { recursive: true });
+    writeFileSync(join(this.agentDir, 'extensions', 'registering.ts'), `export { default } from '${EXTENSION}';\n`);
+  }
+
+  folder(name: string): string {
+    const path = join(this.home, name);
+    mkdirSync(path, { recursive: true });
+    return path;
+  }
+
+  /** serve's environment, which the pi it starts inherits: outside any tmux, no token. */
+  async env(): Promise<NodeJS.ProcessEnv> {
+    const env = tuiEnv({
+      HOME: this.home,
+      PI_CODING_AGENT_DIR: this.agentDir,
+      PI_OFFLINE: '1',
+      PI_TELEMETRY: '0',
+      PI_SKIP_VERSION_CHECK: '1',
+      PI_SOCKET_PORT: String(await freePort()),
+      GHOSTWATCH_REAL_PI_TRACE: this.traceFile,
+    });
+    for (const name of ['HYPI_TOKEN', 'HYPIVISOR_WS', 'TMUX', 'TMUX_PANE']) delete env[name];
+    return env;
+  }
+
+  trace(): TraceLine[] {
+    if (!existsSync(this.traceFile)) return [];
+    return readFileSync(this.traceFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as TraceLine);
+  }
+
+  remove(): void {
+    rmSync(this.home, { recursive: true, force: true });
+  }
+}
+
+/** `ghostwatch serve --allow-spawn --spawn-command <pi>` in the first pane of a private tmux server, as a person starts it. */
+export async function startSpawningServeInTmux(piBin: string, env: NodeJS.ProcessEnv): Promise<Serve & { socket: string; tmux(...args: string[]): string }> {
+  const port = await freePort();
+  const socket = `gw-real-spawn-${process.pid}`;
+  const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+  execFileSync(
+    'tmux',
+    ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'serve', '-x', '160', '-y', '40', process.execPath, BIN, 'serve', '--port', String(port), '--allow-spawn', '--spawn-command', piBin],
+    { env },
+  );
+  const url = `ws://127.0.0.1:${port}/ws`;
+  await waitFor('serve in tmux to listen', () => observe(url).then((o) => (o.close(), true), () => undefined), 15_000);
+  return {
+    url,
+    socket,
+    tmux,
+    async stop() {
+      try {
+        tmux('kill-server');
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
+/** `ghostwatch serve --allow-spawn --spawn-command <pi>` with no terminal (stdin /dev/null) and outside tmux; its log is kept. */
+export async function startSpawningServeDetached(piBin: string, env: NodeJS.ProcessEnv): Promise<Serve & { log(): string }> {
+  const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--allow-spawn', '--spawn-command', piBin], { stdio: ['ignore', 'ignore', 'pipe'], env });
+  let err = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const url = await waitFor('serve to listen', () => /listening on (ws:\/\/\S+)/.exec(err)?.[1], 15_000);
+  const exited = new Promise((r) => child.once('exit', r));
+  return {
+    url,
+    log: () => err,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await Promise.race([exited, sleep(5000).then(() => child.kill('SIGKILL'))]);
+    },
+  };
+}
+
+/** Pi-DE's spawn dialog on its own /ws connection: one spawn_agent (a string id, new_folder left out when empty), and what came back when. */
+export async function spawnAsPiDe(url: string, path: string): Promise<{ reply: { result?: unknown; error?: string }; replyMs: number; joined: { at: number; node: Record<string, unknown> }[] }> {
+  const ws = new WebSocket(url);
+  const joined: { at: number; node: Record<string, unknown> }[] = [];
+  let t0 = 0;
+  const reply = new Promise<{ id?: string; result?: unknown; error?: string; at: number }>((resolve) => {
+    ws.on('message', (data: Buffer) => {
+      const frame = JSON.parse(data.toString('utf8')) as { event?: string; id?: string; node?: Record<string, unknown>; result?: unknown; error?: string };
+      if (frame.event === 'node_joined' && frame.node) joined.push({ at: Date.now() - t0, node: frame.node });
+      else if (frame.event === undefined && frame.id === 'pide-spawn-1') resolve({ ...frame, at: Date.now() - t0 });
+    });
+  });
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  t0 = Date.now();
+  ws.send(JSON.stringify({ id: 'pide-spawn-1', method: 'spawn_agent', params: { path, new_folder: undefined } }));
+  const answer = await Promise.race([
+    reply,
+    sleep(35_000).then(() => {
+      throw new Error('no spawn_agent reply within 35 s (Pi-DE gives up after 30 s)');
+    }),
+  ]);
+  ws.terminate();
+  const { at, id: _id, ...rest } = answer;
+  return { reply: rest, replyMs: at, joined };
 }

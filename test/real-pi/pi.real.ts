@@ -1,17 +1,35 @@
 // `npm run test:real-pi`: the real `pi` CLI from npm, in a real terminal (tmux), with our
 // registering extension (registering-extension.ts, pi-socket's behaviour per protocols.md §1),
 // against a real `ghostwatch serve`; then SIGKILL, SIGTERM, SIGHUP (its tmux window killed), `/new`
-// and Ctrl-D, each on its own pi. Every test reads what pi did from the extension's trace, what the
+// and Ctrl-D, each on its own pi; and `serve --allow-spawn` starting pi itself for Pi-DE's spawn dialog,
+// inside tmux (a window of its own) and with no terminal at all (a failure, said so). Every test reads what pi did from the extension's trace, what the
 // registry did from an observer's events, and what ghostwatch says from `check --json`. The
 // timings and exit codes it saw are printed at the end (and kept in last-run.json beside the pi
 // install). Not part of `npm test`: it installs pi from the npm registry on its first run.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { createTmux } from '../../src/os/tmux.js';
+import { alive } from '../support/processes.js';
 import { HAS_TMUX } from '../support/tmux.js';
-import { check, installPi, observe, PI_VERSION, PiInTmux, sleep, startServe, waitFor, type Observer, type Serve } from './harness.js';
+import {
+  check,
+  installPi,
+  observe,
+  PI_VERSION,
+  PiInTmux,
+  sleep,
+  spawnAsPiDe,
+  SpawnHome,
+  startServe,
+  startSpawningServeDetached,
+  startSpawningServeInTmux,
+  waitFor,
+  type Observer,
+  type Serve,
+} from './harness.js';
 
 const IN_CI = process.env.CI === 'true' || process.env.CI === '1';
 
@@ -43,6 +61,13 @@ async function findingOf(id: string): Promise<{ verdict: string; status: unknown
   return found && { verdict: found.verdict, status: found.entry.status, reason: found.reason };
 }
 
+afterAll(() => {
+  if (!bin) return;
+  const text = JSON.stringify(report, null, 2);
+  writeFileSync(join(tmpdir(), `ghostwatch-real-pi-${PI_VERSION}`, 'last-run.json'), `${text}\n`);
+  console.log(`what real pi did:\n${text}`);
+});
+
 describe.runIf(HAS_TMUX || IN_CI)(`real pi ${PI_VERSION} against ghostwatch serve`, () => {
   beforeAll(async () => {
     if (!HAS_TMUX) throw new Error('the real-pi tests need tmux (CI is set, so they fail instead of skipping)');
@@ -58,9 +83,6 @@ describe.runIf(HAS_TMUX || IN_CI)(`real pi ${PI_VERSION} against ghostwatch serv
     observer?.close();
     await serve?.stop();
     for (const pi of pis) pi.removeFiles();
-    const text = JSON.stringify(report, null, 2);
-    writeFileSync(join(tmpdir(), `ghostwatch-real-pi-${PI_VERSION}`, 'last-run.json'), `${text}\n`);
-    console.log(`what real pi did:\n${text}`);
   });
 
   it('(a) registers through our extension and ghostwatch calls it live', async () => {
@@ -171,5 +193,66 @@ describe.runIf(HAS_TMUX || IN_CI)(`real pi ${PI_VERSION} against ghostwatch serv
     expect(pi.steps()).toEqual(expect.arrayContaining(['session_shutdown:quit', 'deregister-flushed', 'shut-down']));
     expect(eventsOf(pi.nodeId, t).map((e) => e.split(' ')[0])).toEqual(['node_removed']);
     expect(finding).toBeUndefined();
+  });
+});
+
+describe.runIf(HAS_TMUX || IN_CI)(`real pi ${PI_VERSION} started by serve --allow-spawn (Pi-DE's spawn dialog)`, () => {
+  const homes: SpawnHome[] = [];
+  const serves: Serve[] = [];
+
+  beforeAll(async () => {
+    if (!HAS_TMUX) throw new Error('the real-pi tests need tmux (CI is set, so they fail instead of skipping)');
+    bin = await installPi();
+  }, 360_000);
+
+  afterAll(async () => {
+    for (const s of serves) await s.stop();
+    for (const h of homes) h.remove();
+  });
+
+  it('(g) serve inside tmux: pi gets a window named after its folder, registers before the reply, and its pane is its PANE', async () => {
+    const home = new SpawnHome();
+    homes.push(home);
+    const cwd = home.folder('spawned-project');
+    const served = await startSpawningServeInTmux(bin, await home.env());
+    serves.push(served);
+    const t = Date.now();
+    const { reply, replyMs, joined } = await spawnAsPiDe(served.url, cwd);
+    const windows = served.tmux('list-windows', '-t', 'serve', '-F', '#{window_name}|#{pane_id}|#{pane_pid}').trim().split('\n');
+    const registered = await waitFor('pi to read its registration reply', () => home.trace().find((l) => l.step === 'reply' && String(l.text).includes('"registered"')), 10_000).catch(() => undefined);
+    const serveLog = served.tmux('capture-pane', '-p', '-J', '-t', 'serve:0').split('\n').filter((l) => l.startsWith('serve:'));
+    report.g_spawn_in_tmux = { replyMs, reply, joinedMs: joined.map((j) => j.at), registeredMs: registered ? registered.at - t : 'never', windows, serveLog, steps: home.trace().map((l) => l.step) };
+    // Before: the reply said spawning at once, and pi (stdio ignored) exited 0 without registering.
+    expect(reply).toEqual({ result: { status: 'spawning', path: cwd } });
+    expect(joined.map((j) => j.node.cwd)).toEqual([cwd]);
+    expect(joined[0]!.at).toBeLessThanOrEqual(replyMs);
+    const piPid = Number(joined[0]!.node.pid);
+    expect(alive(piPid)).toBe(true);
+    const window = windows.map((w) => w.split('|')).find(([name]) => name === 'spawned-project');
+    expect(window).toBeDefined();
+    // The window's process is serve's launcher; pi is its child, with the pane as its terminal.
+    expect(readFileSync(`/proc/${piPid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]).toBe(window![2]);
+    await waitFor('the pi header in its window', () => (served.tmux('capture-pane', '-p', '-t', window![1]!).includes(`pi v${PI_VERSION}`) ? true : undefined), 15_000);
+    const lookup = await createTmux({ serverArgs: ['-L', served.socket] }).findPanes([piPid]);
+    expect(lookup.available && lookup.byPid.get(piPid)?.id).toBe(window![1]);
+    const finding = (await check(served.url)).findings.find((f) => f.entry.pid === piPid);
+    expect(finding?.verdict).toBe('live');
+  });
+
+  it('(h) serve with no terminal and no tmux: pi exits 0 before registering, and the reply says so', async () => {
+    const home = new SpawnHome();
+    homes.push(home);
+    const cwd = home.folder('headless-project');
+    const served = await startSpawningServeDetached(bin, await home.env());
+    serves.push(served);
+    const { reply, replyMs, joined } = await spawnAsPiDe(served.url, cwd);
+    const exit = home.trace().find((l) => l.step === 'exit');
+    report.h_spawn_without_terminal = { replyMs, reply, joined: joined.length, piExit: exit?.code ?? 'none', steps: home.trace().map((l) => l.step), serveLog: served.log().trim().split('\n') };
+    // Before: {"status":"spawning"}, and Pi-DE closed its dialog as if it had worked.
+    expect(reply.result).toBeUndefined();
+    expect(reply.error).toMatch(/^Failed to spawn: .*pi exited with code 0 before it registered \(serve has no terminal and is not inside tmux/);
+    expect(joined).toEqual([]);
+    expect(exit?.code).toBe(0);
+    expect(served.log()).toMatch(/serve: spawn failed: .* exited with code 0 before it registered/);
   });
 });

@@ -1,6 +1,7 @@
 // list_directories and spawn_agent, Pi-DE's spawn dialog, against a temp $HOME: the folder browser
-// stays inside home, and spawn starts `--spawn-command` (a script recording its cwd), never `pi`.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+// stays inside home, and spawn refuses what is not a folder inside it and starts nothing then (what
+// it starts and how it answers: spawn.test.ts).
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -80,34 +81,11 @@ describe('spawn_agent', () => {
     chmodSync(script, 0o755);
   });
 
-  async function recorded(lines: number): Promise<string[]> {
-    const end = Date.now() + 10_000;
-    for (;;) {
-      const text = existsSync(record) ? readFileSync(record, 'utf8') : '';
-      const got = text.split('\n').filter((l) => l !== '');
-      if (got.length >= lines) return got;
-      if (Date.now() > end) throw new Error(`the spawn command did not run: ${JSON.stringify(got)}`);
-      await sleepMs(20);
-    }
-  }
-
   it('is refused unless serve was started with --allow-spawn', async () => {
     const a = await client({ spawnCommand: script });
     await roundTrip(a, call('spawn_agent', { path: join(home, 'alpha') }), { id: 'q', error: SPAWN_DISABLED });
     await sleepMs(200);
     expect(existsSync(record)).toBe(false);
-  });
-
-  it('starts the spawn command detached in the validated directory and says where', async () => {
-    const server = await serve({ homeDir: home, allowSpawn: true, spawnCommand: script });
-    const a = await connectPastInit(server.url);
-    await roundTrip(a, call('spawn_agent', { path: `${home}/beta/../alpha` }), { id: 'q', result: { status: 'spawning', path: join(home, 'alpha') } });
-    expect(await recorded(2)).toEqual([join(home, 'alpha'), server.url]);
-    await roundTrip(a, call('spawn_agent', { path: home, new_folder: '  new/project ' }), {
-      id: 'q',
-      result: { status: 'spawning', path: join(home, 'new', 'project') },
-    });
-    expect((await recorded(4))[2]).toBe(join(home, 'new', 'project'));
   });
 
   it('refuses paths outside $HOME without creating anything there, and reports hypivisor errors', async () => {
@@ -124,12 +102,6 @@ describe('spawn_agent', () => {
     await roundTrip(a, call('spawn_agent', { path: join(home, 'file.txt') }), { id: 'q', error: 'Failed to spawn: Not a directory (os error 20)' });
     await sleepMs(200);
     expect(existsSync(record)).toBe(false);
-  });
-
-  it('says so when the spawn command cannot be started', async () => {
-    const missing = join(root, 'no-such-pi');
-    const a = await client({ allowSpawn: true, spawnCommand: missing });
-    await roundTrip(a, call('spawn_agent', { path: home }), { id: 'q', error: `Failed to spawn: spawn ${missing} ENOENT` });
   });
 });
 
