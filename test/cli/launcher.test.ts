@@ -38,7 +38,7 @@ describe.runIf(runs)('the launcher', () => {
     expect(readdirSync(planted)).toEqual([]);
     // Where it does keep it: its own folder, 0700, on a Node that has a compile cache.
     const own = join(dir, 'home/.cache/ghostwatch/compile-cache');
-    if (typeof module.enableCompileCache === 'function') {
+    if (typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function') {
       expect(readdirSync(own).length).toBeGreaterThan(0);
       expect(statSync(own).mode & 0o777).toBe(0o700);
     } else expect(existsSync(own)).toBe(false);
