@@ -4,8 +4,8 @@
 // same way; each test closes ghostwatch's side while a request is in flight and checks the
 // daemon still lives and answers: `check --timeout 0.005`, a stop (what `watch` does on quit)
 // mid-request, and giving up on a frozen (SIGSTOPped) daemon that wakes up later, also long after
-// the grace (its socket stays open while its process is stopped, and its state says so); a daemon
-// that runs but stays silent still gets only the grace.
+// the grace (its socket stays open while its process is stopped, its state says so, and it is
+// asked nothing more meanwhile); a daemon that runs but stays silent still gets only the grace.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
@@ -17,6 +17,7 @@ import { AgentctlSource } from '../../src/sources/agentctl/index.js';
 import { DAEMON_STOPPED } from '../../src/sources/agentctl/daemon-process.js';
 import { App } from '../../src/ui/app.js';
 import { BIN } from '../support/tmux.js';
+import { FakeClock } from '../engine/fake-clock.js';
 import { engineFor, HOST, onCleanup, tempDir, until } from '../engine/helpers.js';
 import { runCli } from '../support/cli.js';
 import { newSocket, ownSockets } from '../support/own-sockets.js';
@@ -201,6 +202,32 @@ describe('agentctl: never crash the daemon we read', () => {
     d.child.kill('SIGCONT');
     await until(() => src.snapshot().state.status === 'connected', 5000, 'connected again once continued');
     expect(src.snapshot().state.lastError).toBeUndefined();
+  });
+
+  it('asks a stopped daemon nothing more while it stays stopped: continued, it reads only the read that went unanswered', async () => {
+    const d = await fragileDaemon(20);
+    const clock = new FakeClock(Date.now()); // the poll timers only: the requests' own timeouts are real
+    const src = new AgentctlSource({ socketPath: d.socketPath, host: HOST, timers: clock, requestTimeoutMs: 200, closeWaitMs: 100, lingerMs: 200 });
+    onCleanup(() => src.stop());
+    src.start();
+    await until(() => src.snapshot().state.status === 'connected' && clock.timeouts().length === 1, 5000, 'a first read');
+    expect(d.received()).toBe(2); // session.list and lock.list
+    d.child.kill('SIGSTOP');
+    /** The poll due now runs, and the one after it is armed. */
+    const nextPoll = async (what: string): Promise<void> => {
+      const due = clock.timeouts()[0]!;
+      await clock.advanceTo(due);
+      await until(() => clock.timeouts().length === 1 && clock.timeouts()[0]! > due, 5000, what);
+    };
+    await nextPoll('a read that goes unanswered');
+    const said = src.snapshot().state.lastError;
+    for (let i = 0; i < 5; i++) await nextPoll(`poll ${i + 1} while it is stopped`);
+    await src.stop();
+    d.child.kill('SIGCONT');
+    await afterReplies(d, 4);
+    expect(d.received()).toBe(4);
+    expect(alive(d)).toBe(true);
+    expect(said).toBe(DAEMON_STOPPED);
   });
 
   it('`check` names the stopped daemon in its one line', async () => {
