@@ -145,7 +145,11 @@ export class FileSource extends SnapshotHolder implements Source {
       ];
       return { outcome: 'evicted', detail: detail.join('; ') };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { outcome: 'already-gone' };
+      const err = error as NodeJS.ErrnoException;
+      if (err.code === 'ENOENT' && err.path === origin.path) {
+        // Read a moment ago, gone now: moved or removed by another process (another ghostwatch, Claude Code itself).
+        return { outcome: 'already-gone', detail: `${sanitize(origin.path, 200)} was gone when it was to be moved (another process moved or removed it)` };
+      }
       if (error instanceof FileChanged) {
         const after = error.keptAt ? `; ghostwatch restore ${sanitize(id, 80)} puts it back` : '; nothing was moved, look again';
         return { outcome: 'refused', error: `${sanitize(error.message, 400)}${after}` };
