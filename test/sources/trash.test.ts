@@ -267,6 +267,47 @@ describe('moveToTrash', () => {
       { name: '77.abc.key', originalPath: key },
     ]);
   });
+  it('across filesystems, a record replaced before the move and again once it was taken is kept in the entry its note names, never left under the hidden name beside the sessions', async (ctx) => {
+    const other = otherFilesystem();
+    if (typeof other !== 'string') return ctx.skip(other.reason);
+    const trash = join(temp(), 'trash');
+    mkdirSync(trash, { mode: 0o700 });
+    const sessions = join(other, 'sessions');
+    mkdirSync(sessions);
+    const { path, stamp } = sessionFile(sessions, '42.json', '{"pid": 42, "old": true}');
+    const replace = (text: string): void => {
+      writeFileSync(join(other, 'new.tmp'), text);
+      renameSync(join(other, 'new.tmp'), path);
+    };
+    // Pid reuse: a new process writes its record as the note is written, and again once the move took that one away.
+    let step = 0;
+    const noted = watch(trash, (_event, name) => {
+      if (step === 0 && name?.endsWith('.meta.json')) {
+        step = 1;
+        replace('{"pid": 42, "new": 1}');
+      }
+    });
+    const taken = watch(sessions, (_event, name) => {
+      if (step === 1 && name?.startsWith('.42.json.ghostwatch-')) {
+        step = 2;
+        replace('{"pid": 42, "new": 2}');
+      }
+    });
+    let error: unknown;
+    try {
+      error = await moveToTrash(path, stamp, meta, trash).catch((e: unknown) => e);
+    } finally {
+      noted.close();
+      taken.close();
+    }
+    expect(step).toBe(2);
+    expect(error).toBeInstanceOf(FileChanged);
+    const keptAt = (error as FileChanged).keptAt!;
+    expect(readFileSync(keptAt, 'utf8')).toBe('{"pid": 42, "new": 1}');
+    expect(readFileSync(path, 'utf8')).toBe('{"pid": 42, "new": 2}');
+    expect(readdirSync(sessions)).toEqual(['42.json']);
+    expect((await listTrash(trash)).map((i) => [i.trashPath, i.present])).toEqual([[keptAt, true]]);
+  });
 });
 
 describe('moveToTrash racing a process that keeps replacing the record (pid reuse)', () => {

@@ -53,9 +53,10 @@ function loop(n, ready) {
     process.stdout.write(`stopped ${placed}\n`);
     return;
   }
+  // As fast as it can: four replacements, then stdin is read (a stop) before the next four.
   place(n, ready ?? prepare(n));
-  // As fast as it can, reading stdin (a stop) between replacements.
-  setImmediate(() => loop(n + 1));
+  for (let i = 1; i < 4; i++) place(n + i, prepare(n + i));
+  setImmediate(() => loop(n + 4));
 }
 
 /** Spun, not waited: returns the moment the record is linked elsewhere or gone (or after `ms`). */
