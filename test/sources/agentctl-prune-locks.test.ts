@@ -234,5 +234,5 @@ describe('agentctl: two reaps at once', () => {
     const removed = audit.filter((l) => l.kind === 'also-removed').map((l) => l.removedId);
     const named = [...evictedIds.map((x) => x.id ?? x.resource), ...removed].sort();
     expect(named).toEqual([...ghosts, ...locks].sort());
-  });
+  }, 60_000);
 });

@@ -5,7 +5,7 @@
 // two reaps at once (two real processes) trash each record once and each tells what it did.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -182,6 +182,19 @@ describe('reap, as a real process', () => {
 });
 
 describe('two reaps at once, as two real processes (two panes, a cron job)', () => {
+  it('a record taken by another process after it was read is already gone, and says so; nothing of it goes to the trash', async () => {
+    const h = home();
+    const r = record(h, await deadPid());
+    const source = await claudeSource(h);
+    await source.resync();
+    renameSync(r.json, join(h.root, 'taken.json')); // another ghostwatch moved it a moment ago
+    const answer = await source.evict({ type: 'deregister', source: 'claude', id: r.id });
+    expect(answer).toEqual({ outcome: 'already-gone', detail: `${r.json} was gone when it was to be moved (another process moved or removed it)` });
+    expect(existsSync(r.key)).toBe(true);
+    expect(existsSync(h.trash) ? readdirSync(h.trash) : []).toEqual([]);
+  });
+
+
   it('60 dead sessions make 60 trash entries, each record in one, whole; each reap evicted what it moved and says already gone for the rest; neither refuses or fails', async () => {
     const h = home();
     const records: { json: string; id: string; key?: string; bytes: string }[] = [];
@@ -228,7 +241,7 @@ describe('two reaps at once, as two real processes (two panes, a cron job)', () 
     }
     const audit = readFileSync(join(h.root, 'state', 'ghostwatch', 'evictions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; outcome?: string });
     expect(audit.filter((l) => l.kind === 'outcome' && l.outcome === 'evicted').length).toBe(60);
-  });
+  }, 60_000);
 });
 
 describe('the messaging socket is removed only when it is certainly dead', () => {

@@ -313,13 +313,13 @@ describe('moveToTrash', () => {
 describe('moveToTrash racing a process that keeps replacing the record (pid reuse)', () => {
   it('45 trials: every version ever placed at the name is still there, in the trash or where the writer put it; only the record judged is ever moved as evicted', async () => {
     await raceTrials(temp, 45);
-  });
+  }, 120_000);
 
   it('60 trials across filesystems (the trash on another one: renamed beside itself, checked, copied): the same', async (ctx) => {
     const other = otherFilesystem();
     if (typeof other !== 'string') return ctx.skip(other.reason);
     await raceTrials(temp, 60, () => temp(other));
-  });
+  }, 120_000);
 });
 
 describe('moveToTrash with companions', () => {
