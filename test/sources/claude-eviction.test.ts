@@ -182,7 +182,7 @@ describe('reap, as a real process', () => {
 });
 
 describe('two reaps at once, as two real processes (two panes, a cron job)', () => {
-  it('a record taken by another process after it was read is already gone, and says so; nothing of it goes to the trash', async () => {
+  it('a record taken by another process after it was read is already gone, and says so, whether or not the folder was read again; nothing of it goes to the trash', async () => {
     const h = home();
     const r = record(h, await deadPid());
     const source = await claudeSource(h);
@@ -191,6 +191,15 @@ describe('two reaps at once, as two real processes (two panes, a cron job)', () 
     const answer = await source.evict({ type: 'deregister', source: 'claude', id: r.id });
     expect(answer).toEqual({ outcome: 'already-gone', detail: `${r.json} was gone when it was to be moved (another process moved or removed it)` });
     expect(existsSync(r.key)).toBe(true);
+    // Taken, and the folder read again before the move: gone from the source's view, said the same way.
+    const q = record(h, await deadPid());
+    await source.resync();
+    renameSync(q.json, join(h.root, 'taken-too.json'));
+    await source.resync();
+    expect(await source.evict({ type: 'deregister', source: 'claude', id: q.id })).toEqual({
+      outcome: 'already-gone',
+      detail: `no longer in ${h.sessions} when it was to be moved (another process moved or removed its file)`,
+    });
     expect(existsSync(h.trash) ? readdirSync(h.trash) : []).toEqual([]);
   });
 
@@ -224,9 +233,9 @@ describe('two reaps at once, as two real processes (two panes, a cron job)', () 
       expect(['evicted', 'already-gone,evicted'], `${r.id}: ${said.join(',')}`).toContain(said.join(','));
     }
     expect(a!.counts!.evicted + b!.counts!.evicted).toBe(60);
-    // Already gone, in so many words: found gone at the re-check, or when its file was to be moved.
+    // Already gone, in so many words: found gone at the re-check, by a rescan just after it, or when its file was to be moved.
     for (const gone of runs.flatMap((r) => r.stdout.split('\n').filter((l) => l.startsWith('already-gone ')))) {
-      expect(gone).toMatch(/: (no longer in the registry|\/\S+\.json was gone when it was to be moved \(another process moved or removed it\))$/);
+      expect(gone).toMatch(/: (no longer in the registry|no longer in \/\S+ when it was to be moved \(another process moved or removed its file\)|\/\S+\.json was gone when it was to be moved \(another process moved or removed it\))$/);
     }
 
     // One entry per record: its note, its record whole, its key file with it; nothing else in the trash.

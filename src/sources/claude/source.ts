@@ -127,7 +127,8 @@ export class FileSource extends SnapshotHolder implements Source {
     const kind = action.type === 'deregister' ? 'session' : 'claim';
     const id = action.type === 'deregister' ? action.id : action.resource;
     const origin = (kind === 'session' ? this.origins.sessions : this.origins.claims).get(id);
-    if (!origin) return { outcome: 'already-gone' };
+    // Gone from the folder since the re-check read it: its rescan came in between.
+    if (!origin) return { outcome: 'already-gone', detail: `no longer in ${sanitize(this.opts.dir, 200)} when it was to be moved (another process moved or removed its file)` };
     const companions = this.opts.companions;
     try {
       const along = companions ? await companions.files(origin.path) : [];
