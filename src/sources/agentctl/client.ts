@@ -22,7 +22,7 @@ import { realClock, type Timers } from '../../plumbing/clock.js';
 import { SnapshotHolder } from '../snapshot-holder.js';
 import { DEFAULT_CALM_READS, DEFAULT_FAST_POLL_MS, PollPace } from '../poll-pace.js';
 import type { RegistryAnswer, Source } from '../types.js';
-import { describe, prunedText, sideEffects, targetRemoved, type Lists, type Target } from './prune-outcome.js';
+import { describe, prunedCount, prunedText, sideEffects, targetRemoved, type Lists, type Target } from './prune-outcome.js';
 import { DaemonConnection } from './daemon-connection.js';
 import { DAEMON_STOPPED, DaemonProcess } from './daemon-process.js';
 import { LockHolders } from './lock-holders.js';
@@ -202,6 +202,12 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       after = this.lists;
     } catch (error) {
       unread = (error as Error).message;
+    }
+    if (after && targetRemoved(before, after, target) && (failure?.daemon === true || prunedCount(answer) === 0)) {
+      // Gone, but not by this request: the daemon refused it or pruned nothing. Another ghostwatch
+      // (or agentctl's own sweep) took it between our read and the request; nothing is ours to claim.
+      const said = failure ? sanitize(failure.message, 200) : 'agentctl pruned 0 records';
+      return { outcome: 'already-gone', detail: `${said}: it was gone before this request (another ghostwatch or agentctl itself removed it)` };
     }
     const also = after && opts.sideEffects ? sideEffects(before, after, target) : [];
     if (after && targetRemoved(before, after, target)) {
