@@ -1,7 +1,7 @@
 // A registry time that is no time (a start 1e300 ms after the epoch) reaches the built CLI in a real
 // tmux pane: its row opens on Enter and says "invalid time", Esc goes back, the table keeps
 // updating and q quits. The registry is the stock hypivisor stand-in, which keeps whatever a
-// client registers (ghostwatch serve refuses such a time at registration). Needs tmux and dist/.
+// client registers (ghostwatch serve does not keep such a time: it stamps the real start). Needs tmux and dist/.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
