@@ -11,7 +11,7 @@ import { pidProblem } from './pid.js';
 import { findHolder, indexHolders, judgeClaim } from './rules/claims.js';
 import { judgeElsewhere, judgeRemotePort } from './rules/elsewhere.js';
 import { judgeIdentity } from './rules/identity.js';
-import { judged, newEvidence, sessionFinding, type EvidenceDraft, type Judgement } from './rules/judgement.js';
+import { judged, newEvidence, noteInvalidTimes, sessionFinding, type EvidenceDraft, type Judgement } from './rules/judgement.js';
 import { openTwice } from './rules/open-twice.js';
 import { placePid } from './rules/pid-domain.js';
 import { judgeOffline } from './rules/offline.js';
@@ -57,6 +57,7 @@ export function reconcile(view: RegistryView, os: OsFacts, now: number, policy: 
 
 function judgeSession(entry: SessionEntry, inputs: ReconcileInputs): SessionFinding {
   const evidence = newEvidence(inputs.hostOf(entry.machine));
+  noteInvalidTimes(evidence, entry.invalidTimes);
   // The facts of the host the entry runs on: this one, or a remote host verified over ssh and up.
   const facts = inputs.factsOf(evidence.host);
   // What that host's OS says of the process behind the entry.

@@ -3,6 +3,7 @@
 import stringWidth from 'string-width';
 import { formatDuration } from '../core/duration.js';
 import { ELLIPSIS, inert } from '../core/sanitize.js';
+import { INVALID_TIME } from '../core/time.js';
 
 export { ELLIPSIS } from '../core/sanitize.js';
 
@@ -113,10 +114,20 @@ export function wrapText(raw: string, width: number, indent = ''): string[] {
 
 const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
-/** A moment as local wall-clock time, HH:MM:SS, with the date when it is not today's. */
+/** A Date can hold it (±8.64e15 ms): the formatters below say INVALID_TIME for anything else, never throw. */
+const datable = (ms: number): boolean => !Number.isNaN(new Date(ms).getTime());
+
+/** A moment in UTC, ISO 8601 ("2026-11-22T09:30:00.000Z"); "invalid time" for any number that is none (toISOString throws). */
+export function isoTime(ms: number): string {
+  return datable(ms) ? new Date(ms).toISOString() : INVALID_TIME;
+}
+
+/** A moment as local wall-clock time, HH:MM:SS, with the date when it is not today's ("invalid time" for none). */
 export function clockTime(ms: number, now: number): string {
+  if (!datable(ms)) return INVALID_TIME;
   const d = new Date(ms);
   const time = `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+  if (!datable(now)) return time;
   const today = new Date(now);
   const sameDay = d.getFullYear() === today.getFullYear() && d.getMonth() === today.getMonth() && d.getDate() === today.getDate();
   return sameDay ? time : `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${time}`;
@@ -124,6 +135,7 @@ export function clockTime(ms: number, now: number): string {
 
 /** "12:03:04 (12s ago)": local time and age; a moment ahead of now says "from now". */
 export function momentText(ms: number, now: number): string {
+  if (!datable(ms)) return INVALID_TIME;
   const delta = now - ms;
   const age = delta >= 0 ? `${formatDuration(Math.floor(delta / 1000) * 1000)} ago` : `in ${formatDuration(Math.ceil(-delta / 1000) * 1000)}`;
   return `${clockTime(ms, now)} (${age})`;

@@ -395,7 +395,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     }
     this.lastText = textNow;
     const now = this.now();
-    const { sessions, claims, seen } = entriesOf(records, locks, this.name, this.opts.host, (id, pid) => this.firstSeen.at(id, pid, now));
+    const { sessions, claims, seen } = entriesOf(records, locks, this.name, this.opts.host, (id, pid) => this.firstSeen.at(id, pid, now), now);
     this.counters.badEntries += records.length + locks.length - sessions.length - claims.length;
     this.firstSeen.keepOnly(seen);
     this.lists = { sessions, claims };

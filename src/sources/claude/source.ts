@@ -65,7 +65,7 @@ export class FileSource extends SnapshotHolder implements Source {
   constructor(options: FileSourceOptions) {
     super(options.name, options.dir, options.now ?? Date.now);
     this.opts = options;
-    const ctx: ParseContext = { source: options.name, host: options.host, firstSeen: (id, pid) => this.firstSeen.at(id, pid, this.now()) };
+    const ctx: ParseContext = { source: options.name, host: options.host, firstSeen: (id, pid) => this.firstSeen.at(id, pid, this.now()), now: () => this.now() };
     this.dir = new WatchedDir<FileEntries>({
       dir: options.dir,
       accept: options.accept,
@@ -243,6 +243,7 @@ function relabel(s: SessionEntry, id: string): SessionEntry {
     sessionId: s.sessionId,
     firstObservedAt: s.firstObservedAt,
     joinSeq: s.joinSeq,
+    invalidTimes: s.invalidTimes,
     raw: s.raw,
   };
 }
