@@ -20,9 +20,15 @@ export function escapeLabelValue(value: string): string {
   return value.replace(/[\\"\n]/g, (ch) => (ch === '\n' ? '\\n' : `\\${ch}`));
 }
 
-/** A string from outside as a label value: made inert and capped (sanitize), then escaped. */
+/**
+ * A string from outside as a label value: made inert (sanitize), capped, then escaped. The cut is
+ * marked "..." whatever the locale: a series keeps its name between cron (no LANG) and a shell.
+ */
 export function labelValue(value: unknown): string {
-  return escapeLabelValue(sanitize(value, LABEL_VALUE_MAX));
+  const text = sanitize(value, Number.MAX_SAFE_INTEGER);
+  if (text.length <= LABEL_VALUE_MAX) return escapeLabelValue(text);
+  const points = Array.from(text);
+  return escapeLabelValue(points.length <= LABEL_VALUE_MAX ? text : `${points.slice(0, LABEL_VALUE_MAX - 3).join('')}...`);
 }
 
 /** HELP text as the format spells it: backslash and newline escaped. */

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkFormat } from '../../src/cli/check.js';
 import { escapeLabelValue, LABEL_VALUE_MAX, labelValue, prometheusText } from '../../src/cli/report-prometheus.js';
-import { defaultPolicy, reconcile, VERDICT_TRAITS, VERDICTS, type Finding, type SessionEntry } from '../../src/core/index.js';
+import { defaultPolicy, reconcile, useAsciiEllipsis, VERDICT_TRAITS, VERDICTS, type Finding, type SessionEntry } from '../../src/core/index.js';
 import type { EngineSnapshot } from '../../src/engine/types.js';
 import { hostileString, unsafeOutput } from '../support/hostile.js';
 import { demoFindings, FIXED_NOW, fleetEngine, HOST, snapshotOf, source } from '../support/ui-fixtures.js';
@@ -96,10 +96,20 @@ describe('label values', () => {
     expect(labelValue(raw)).toBe(written);
   });
 
-  it(`labelValue caps a long value at ${LABEL_VALUE_MAX} code points`, () => {
+  it(`labelValue caps a long value at ${LABEL_VALUE_MAX} code points, marked "..." whatever the locale`, () => {
     const written = labelValue('h'.repeat(1000));
-    expect(Array.from(written)).toHaveLength(LABEL_VALUE_MAX);
-    expect(written.startsWith('h'.repeat(LABEL_VALUE_MAX - 3))).toBe(true);
+    expect(written).toBe(`${'h'.repeat(LABEL_VALUE_MAX - 3)}...`);
+    // Counted after sanitizing: what is written fits, and an astral character is one point.
+    expect(Array.from(labelValue('\u001b'.repeat(100)))).toHaveLength(LABEL_VALUE_MAX);
+    expect(labelValue('😀'.repeat(LABEL_VALUE_MAX))).toBe('😀'.repeat(LABEL_VALUE_MAX));
+    try {
+      useAsciiEllipsis(false);
+      expect(labelValue('h'.repeat(1000))).toBe(written);
+      useAsciiEllipsis(true);
+      expect(labelValue('h'.repeat(1000))).toBe(written);
+    } finally {
+      useAsciiEllipsis(false);
+    }
   });
 });
 
