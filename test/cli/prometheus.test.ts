@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { runCli, runCommand } from '../support/cli.js';
+import { describeOn } from '../support/platform.js';
 import { freePort } from '../support/ports.js';
 import { fileSleeper, killAndReap, spawnSleep } from '../support/processes.js';
 import { BIN, BUILT } from '../support/tmux.js';
@@ -63,7 +64,10 @@ function promtool(text: string): { code: number | null; out: string } {
   return { code: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
-describe.runIf(BUILT && PROMTOOL !== undefined && NODE_EXPORTER !== undefined)('check --format prometheus with promtool and node_exporter', () => {
+// Linux: the README's line runs the check through runuser, and `ss` names the exporter's sockets.
+const describeLinux = describeOn(['linux'], 'runuser and ss are Linux tools', BUILT && PROMTOOL !== undefined && NODE_EXPORTER !== undefined);
+
+describeLinux('check --format prometheus with promtool and node_exporter', () => {
   let server: RegistryServer;
   const sockets: WebSocket[] = [];
   const home = mkdtempSync(join(tmpdir(), 'gw-prom-home-'));
