@@ -72,6 +72,6 @@ export async function runMonitor(settings: MonitorSettings, warnings: readonly s
 }
 
 async function printOnce(engine: Engine, settings: MonitorSettings): Promise<number> {
-  return reportOnce(engine, { timeoutMs: 10_000, json: false, note: 'not a terminal: printed one report instead of the live view', discovery: settings.discovery });
+  return reportOnce(engine, { timeoutMs: 10_000, format: 'text', note: 'not a terminal: printed one report instead of the live view', discovery: settings.discovery });
 }
 
