@@ -216,10 +216,13 @@ export class HypivisorSource extends SnapshotHolder implements Source {
 
   // ------------------------------------------------------------ requests and re-sync
 
-  private request(method: string, params?: Record<string, unknown>): Promise<Response> {
+  private request(method: string, params?: Record<string, unknown>): Promise<Response>;
+  private request<R>(method: string, params: Record<string, unknown> | undefined, read: (answer: Response) => R): Promise<R>;
+  private request(method: string, params?: Record<string, unknown>, read?: (answer: Response) => unknown): Promise<unknown> {
     const ws = this.ws;
     if (!ws || ws.readyState !== OPEN) return Promise.reject(new Error('not connected to the registry'));
-    return this.rpc.call(method, (id) => ws.send(JSON.stringify(params === undefined ? { id, method } : { id, method, params })));
+    const send = (id: string): void => ws.send(JSON.stringify(params === undefined ? { id, method } : { id, method, params }));
+    return read ? this.rpc.call(method, send, read) : this.rpc.call(method, send);
   }
 
   /** Something looked wrong: re-sync soon, at most once per DOUBT_RESYNC_MS. */
@@ -248,12 +251,13 @@ export class HypivisorSource extends SnapshotHolder implements Source {
   private async doResync(): Promise<void> {
     if (this.currentStatus() !== 'connected') return;
     try {
-      const nodes = await this.request('list_nodes');
-      if (!Array.isArray(nodes.result)) {
+      // Repaired as the answer is read: events read after it in the same chunk are newer than it.
+      const moved = await this.request('list_nodes', undefined, (nodes) => {
+        if (Array.isArray(nodes.result)) return this.view.repairNodes(nodes.result);
         this.counters.badFrames++;
-        return;
-      }
-      const moved = this.view.repairNodes(nodes.result);
+        return undefined;
+      });
+      if (moved === undefined) return;
       this.repaired += moved;
       const claimsMoved = this.claimsSupported !== false ? await this.resyncClaims() : 0;
       this.synced(true);
@@ -266,18 +270,20 @@ export class HypivisorSource extends SnapshotHolder implements Source {
 
   /** Re-read the claims; returns how many changed (0 leaves them as they were). */
   private async resyncClaims(): Promise<number> {
-    const res = await this.request('list_claims');
-    if (res.error !== undefined) {
-      // A stock hypivisor has no claims: "Method not found" means "no claims", not a failure.
-      if (res.error.startsWith('Method not found')) this.claimsSupported = false;
-      return 0;
-    }
-    if (!Array.isArray(res.result)) {
-      this.counters.badFrames++;
-      return 0;
-    }
-    this.claimsSupported = true;
-    const moved = this.view.repairClaims(res.result);
+    const moved = await this.request('list_claims', undefined, (res) => {
+      if (res.error !== undefined) {
+        // A stock hypivisor has no claims: "Method not found" means "no claims", not a failure.
+        if (res.error.startsWith('Method not found')) this.claimsSupported = false;
+        return 0;
+      }
+      if (!Array.isArray(res.result)) {
+        this.counters.badFrames++;
+        return 0;
+      }
+      this.claimsSupported = true;
+      // As the nodes: repaired as the answer is read.
+      return this.view.repairClaims(res.result);
+    });
     this.repaired += moved;
     return moved;
   }
