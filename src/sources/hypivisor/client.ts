@@ -19,6 +19,8 @@ const CLOSED = 3;
 import { redactUrl, sanitize } from '../../core/sanitize.js';
 import type { EvictionAction } from '../../core/evict-plan.js';
 import { Backoff } from '../../plumbing/backoff.js';
+import { PacedQueue } from '../../plumbing/paced-queue.js';
+import { SLICE_MS } from '../../plumbing/steps.js';
 import { RpcTable } from '../../plumbing/rpc.js';
 import { SnapshotHolder, type EntryLists } from '../snapshot-holder.js';
 import type { RegistryAnswer, Source } from '../types.js';
@@ -31,6 +33,10 @@ export { failureCause } from './failure.js';
 export { DEFAULT_MAX_PAYLOAD, DOUBT_RESYNC_MS, HYPIVISOR_DEFAULTS, type HypivisorOptions } from './options.js';
 
 type Response = Extract<Frame, { kind: 'response' }>;
+
+/** Frames waiting to be applied past which the socket stops reading, and below which it reads again. */
+const INBOX_HIGH = 1_024;
+const INBOX_LOW = 256;
 
 export class HypivisorSource extends SnapshotHolder implements Source {
   private readonly opts: Required<Omit<HypivisorOptions, 'token' | 'ca' | 'name' | 'random' | 'backoffInitialMs' | 'backoffMaxMs'>> & Pick<HypivisorOptions, 'token' | 'ca'>;
@@ -128,10 +134,24 @@ export class HypivisorSource extends SnapshotHolder implements Source {
       this.setError(describeError(err, this.opts.maxPayload));
       cause ??= failureCause(err, this.opts.url);
     });
-    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
-    ws.once('close', (code) =>
-      this.onClose(ws, code, refused, cause ?? (this.currentStatus() === 'connected' ? 'connection dropped' : `closed before the registry's first snapshot (code ${code})`)),
-    );
+    // Frames are applied in order as they come, a few ms of them at a time: one read of 8,000
+    // queued events never holds a key. Too many waiting: the socket stops reading for a while.
+    const inbox = new PacedQueue<{ readonly data: WebSocketType.RawData; readonly isBinary: boolean }>({
+      apply: (frame) => {
+        if (this.ws === ws) this.onMessage(frame.data, frame.isBinary);
+      },
+      sliceMs: SLICE_MS,
+      high: INBOX_HIGH,
+      low: INBOX_LOW,
+      pause: () => ws.pause(),
+      resume: () => ws.resume(),
+    });
+    ws.on('message', (data, isBinary) => inbox.push({ data, isBinary }));
+    ws.once('close', (code) => {
+      // What came before the close is applied first, as it would have been had it come sooner.
+      inbox.flush();
+      this.onClose(ws, code, refused, cause ?? (this.currentStatus() === 'connected' ? 'connection dropped' : `closed before the registry's first snapshot (code ${code})`));
+    });
   }
 
   private onClose(ws: WebSocket, code: number, authRefused: boolean, cause: string): void {
