@@ -19,10 +19,10 @@ import { detailLines, helpLines, type DetailLine } from './detail.js';
 import { eventLines, type EventLine } from './events.js';
 import { useEngineSnapshot, useMinuteClock, useSecondTicks, useTerminalSize, type Size } from './hooks.js';
 import { rowShorteners, type RowShorteners } from './ids.js';
-import { visibleRows } from './rows.js';
 import { fit } from './text.js';
 import { copyToClipboard } from './terminal.js';
 import { useKeymap } from './use-keymap.js';
+import { useTableRows } from './use-table-rows.js';
 import { fromKept, initialViewState, keptOf, modeOf, type KeptView, overlayScroll, reduce, type Action, type Effect, type ScreenFacts, type ViewState } from './view-state.js';
 
 export interface AppProps {
@@ -72,20 +72,21 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   const sourceCount = absent ? snap.sources.filter((s) => s.status !== 'absent').length : snap.sources.length;
   const bodyHeight = Math.max(1, height - CHROME - headerLines);
 
-  const clockOffsetMs = useMemo(() => Object.fromEntries(snap.sources.map((s) => [s.name, s.clockOffsetMs])), [snap.sources]);
+  // Every snapshot has new source states; the offsets (and so the cells' context) change far less often.
+  const offsetsText = snap.sources.map((s) => `${s.name}\u0000${s.clockOffsetMs}`).join('\u0000');
+  const clockOffsetMs = useMemo(() => Object.fromEntries(snap.sources.map((s) => [s.name, s.clockOffsetMs])), [offsetsText]);
   const ctxCells: CellContext = useMemo(() => ({ now: minute, home, clockOffsetMs, panes: snap.panes }), [minute, home, clockOffsetMs, snap.panes]);
-  const rows = useMemo(
-    () => visibleRows(snap.findings, state, ctxCells),
-    // Sorting by age depends on the clock; everything else only on the findings and the query.
-    [snap.findings, state.tab, state.filter, state.problemsOnly, state.sortColumn, state.sortReverse, ctxCells],
-  );
+  // Sorting by age depends on the clock; everything else only on the findings and the query.
+  const rows = useTableRows(snap.findings, state, ctxCells);
   const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes, sourceCount), width), [state.tab, width, snap.panes, sourceCount]);
-  // Ids cut so that the rows shown tell apart (UUIDv7 ids share their start).
+  // Ids cut so that the rows on screen tell apart (UUIDv7 ids share their start): chosen from those
+  // rows, not all 37,000, which a flood of registrations would have listed again on every snapshot.
   const shorteners = useRef<RowShorteners | undefined>(undefined);
   const tableCtx: CellContext = useMemo(() => {
-    const cut = (shorteners.current = rowShorteners(rows, shownId, shownHolder, shorteners.current));
+    const onScreen = rows.slice(state.top, state.top + bodyHeight);
+    const cut = (shorteners.current = rowShorteners(onScreen, shownId, shownHolder, shorteners.current));
     return { ...ctxCells, shortId: cut.shortId, shortHolder: cut.shortHolder };
-  }, [ctxCells, rows]);
+  }, [ctxCells, rows, state.top, bodyHeight]);
   const mode = modeOf(state);
   const detailFinding = mode === 'detail' ? snap.findings.find((f) => findingKey(f) === state.detailKey) : undefined;
   // Ages in the detail view and a retry countdown in the header tick; nothing else does.

@@ -7,6 +7,10 @@ import { INVALID_TIME } from '../core/time.js';
 
 export { ELLIPSIS } from '../core/sanitize.js';
 
+const ELLIPSIS_WIDTH = stringWidth(ELLIPSIS);
+/** Printable ASCII (most ids, paths, names): one cell a character, so cutting it is slicing it. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /**
  * Cut to at most `width` cells, ending with an ellipsis when cut. Every string the screen shows
  * passes here (through `fit` or directly), so here it is made inert as well: an escape, a C1
@@ -17,16 +21,18 @@ export function truncate(raw: string, width: number): string {
   if (width <= 0) return '';
   const text = inert(raw);
   if (stringWidth(text) <= width) return text;
+  // Narrower than the mark itself: as much of the mark as fits.
+  if (width < ELLIPSIS_WIDTH) return ELLIPSIS.slice(0, width);
+  if (PRINTABLE_ASCII.test(text)) return text.slice(0, width - ELLIPSIS_WIDTH) + ELLIPSIS;
   let out = '';
   let used = 0;
   for (const ch of text) {
     const w = stringWidth(ch);
-    if (used + w > width - stringWidth(ELLIPSIS)) break;
+    if (used + w > width - ELLIPSIS_WIDTH) break;
     out += ch;
     used += w;
   }
-  // Narrower than the mark itself: as much of the mark as fits.
-  return width < stringWidth(ELLIPSIS) ? ELLIPSIS.slice(0, width) : out + ELLIPSIS;
+  return out + ELLIPSIS;
 }
 
 /** Exactly `width` cells: truncated, then padded on the right (or left for numbers). */
@@ -56,12 +62,13 @@ export function shortenPath(path: string, home: string | undefined, width: numbe
   const candidate = parts.length > 1 ? `${head}/${ELLIPSIS}/${last}` : p;
   if (stringWidth(candidate) <= width) return candidate;
   const root = parts.length > 1 && (parts[0] === '' || parts[0] === '~') ? `${parts[0]}/` : '';
-  return `${root}${ELLIPSIS}${tailCells(p, width - stringWidth(root) - stringWidth(ELLIPSIS))}`;
+  return `${root}${ELLIPSIS}${tailCells(p, width - stringWidth(root) - ELLIPSIS_WIDTH)}`;
 }
 
 /** The end of `text` that fits in `width` cells. */
 export function tailCells(text: string, width: number): string {
   if (width <= 0) return '';
+  if (PRINTABLE_ASCII.test(text)) return text.slice(Math.max(0, text.length - width));
   const chars = [...text];
   let out = '';
   let used = 0;
@@ -76,6 +83,7 @@ export function tailCells(text: string, width: number): string {
 
 /** The start of `text` that fits in `width` cells (no ellipsis). */
 export function headCells(text: string, width: number): string {
+  if (PRINTABLE_ASCII.test(text)) return text.slice(0, Math.max(0, width));
   let out = '';
   let used = 0;
   for (const ch of text) {
