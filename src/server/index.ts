@@ -31,6 +31,7 @@ export {
   type InitFrame,
 } from './protocol.js';
 export * from './limits.js';
+export { INIT_HEARTBEAT_MS } from './init-cache.js';
 export { SLOW_PEER_BYTES, type PeerStats } from './peer.js';
 export { isLoopbackHost } from '../os/loopback.js';
 export { loadStateFile, StateFileWriter, type StateSnapshot } from './state-file.js';

@@ -10,6 +10,7 @@ import { isLoopbackHost } from '../os/loopback.js';
 import { DEFAULT_PROXY_CONNECT_TIMEOUT_MS, PROXY_BUFFER_LIMIT, refuseProxy, startAgentProxy, type ProxyStats } from './agent-proxy.js';
 import { percentDecodeLenient, tokenFromUrl, tokenMatches } from './auth.js';
 import type { HostMethodOptions } from './host-methods.js';
+import { InitFrameCache } from './init-cache.js';
 import { startStamper } from './process-start.js';
 import { ProxyPeer, RegistryPeer, type Peer, type PeerStats } from './peer.js';
 import type { RegistryEvent } from './protocol.js';
@@ -69,6 +70,8 @@ export interface RegistryServer {
   proxyStats(): ProxyStats[];
   /** One entry per open `/ws` connection: what is unsent to it and whether it is being read. */
   peerStats(): PeerStats[];
+  /** How many `init` frames were encoded so far (one per registry version that a client saw). */
+  initEncodes(): number;
   close(): Promise<void>;
 }
 
@@ -134,21 +137,21 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       for (const peer of peers) peer.send(data);
     }
   };
-  /** `init` as sent, shared by every connection until the registry changes (up to 16 MiB each). */
-  let initCache: Buffer | undefined;
+  const now = opts.now ?? Date.now;
   let writer: StateFileWriter | undefined;
-  const registry = new Registry({
-    now: opts.now ?? Date.now,
+  const registry: Registry = new Registry({
+    now,
     ttlSeconds: opts.ttlSeconds ?? DEFAULT_TTL_SECONDS,
     log,
     emit: (event) => {
-      initCache = undefined;
+      initCache.changed();
       if (pending.push(event) === 1) queueMicrotask(broadcast);
     },
     onChange: () => writer?.schedule(),
     startTimeOf: startStamper(opts.hostName ?? hostname()),
     ...(opts.limits ? { limits: opts.limits } : {}),
   });
+  const initCache = new InitFrameCache(() => Buffer.from(JSON.stringify(registry.initFrame())), now);
 
   if (opts.stateFile !== undefined) {
     const loaded = await loadStateFile(opts.stateFile, { log });
@@ -178,12 +181,11 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       readPauseBytes,
       hostMethods: () => hostMethods,
       broadcast,
-      onPing: () => (initCache = undefined), // last_seen changed
+      onPing: () => initCache.heartbeat(),
       onClose: (p) => peers.delete(p),
     });
     peers.add(peer);
-    initCache ??= Buffer.from(JSON.stringify(registry.initFrame()));
-    peer.sendInit(initCache);
+    peer.sendInit(initCache.get());
   };
 
   // `/ws/agent/<id>`: the id as sent, or else percent-decoded (Pi-DE sends encodeURIComponent(id)).
@@ -275,5 +277,6 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const proxyStats = (): ProxyStats[] => [...proxies].map(({ proxy }) => proxy.stats());
   const peerStats = (): PeerStats[] => [...peers].map((p) => p.stats());
-  return { url: `ws://${urlHost}:${port}/ws`, port, host, registry, proxyStats, peerStats, close };
+  const initEncodes = (): number => initCache.encodes;
+  return { url: `ws://${urlHost}:${port}/ws`, port, host, registry, proxyStats, peerStats, initEncodes, close };
 }
