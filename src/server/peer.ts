@@ -3,7 +3,7 @@
 // they stop answering, or stop reading for a whole interval; both close with one grace at shutdown.
 import { WebSocket, type RawData } from 'ws';
 import { sanitize } from '../core/sanitize.js';
-import type { AgentProxy } from './agent-proxy.js';
+import type { AgentProxy, ProxyStats } from './agent-proxy.js';
 import { listDirectories, spawnAgent, type HostMethodOptions } from './host-methods.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from './limits.js';
 import { parseRequest, type RpcResponse } from './protocol.js';
@@ -22,17 +22,12 @@ export interface PeerStats {
 }
 
 export abstract class Peer {
-  /** A pong (or, for a registry client, a read) came since the last ping. */
+  /** A pong (or, for a registry client, a read; for Pi-DE, anything it sent) came since the last ping. */
   protected answeredPing = true;
   /** Pinger ticks spent not reading. */
   protected stalledTicks = 0;
 
-  constructor(
-    protected readonly ws: WebSocket,
-    protected readonly log: (line: string) => void,
-  ) {
-    ws.on('pong', () => (this.answeredPing = true));
-  }
+  constructor(protected readonly log: (line: string) => void) {}
 
   abstract readonly closed: Promise<void>;
   /** Not read now (back-pressure): it cannot answer pings. */
@@ -41,6 +36,8 @@ export abstract class Peer {
   protected abstract stallCounts(): boolean;
   protected abstract stalled(intervalMs: number): string;
   protected abstract silent(): string;
+  /** Sends a ping; false when none could be sent now. */
+  protected abstract sendPing(): boolean;
   abstract terminate(): void;
   protected abstract closeGently(code: number, reason: string): void;
 
@@ -60,8 +57,8 @@ export abstract class Peer {
       this.terminate();
       return;
     }
-    this.answeredPing = false;
-    this.ws.ping();
+    // A ping that cannot go now (Pi-DE in the middle of a frame it is reading) asks nothing this tick.
+    this.answeredPing = !this.sendPing();
   }
 
   /** Close it, terminated if it has not closed within `graceMs`. */
@@ -104,8 +101,12 @@ export class RegistryPeer extends Peer {
   /** Requests received while held (the rest of one read), handled in order once released. */
   private readonly queue: string[] = [];
 
-  constructor(ws: WebSocket, private readonly ctx: RegistryPeerContext) {
-    super(ws, ctx.log);
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly ctx: RegistryPeerContext,
+  ) {
+    super(ctx.log);
+    ws.on('pong', () => (this.answeredPing = true));
     this.conn = ctx.registry.openConnection();
     this.closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
     ws.on('message', (data, isBinary) => {
@@ -147,6 +148,11 @@ export class RegistryPeer extends Peer {
 
   terminate(): void {
     this.ws.terminate();
+  }
+
+  protected sendPing(): boolean {
+    this.ws.ping();
+    return true;
   }
 
   protected closeGently(code: number, reason: string): void {
@@ -228,46 +234,55 @@ export class RegistryPeer extends Peer {
   }
 }
 
-/** A relayed `/ws/agent/<id>` connection: pinged on Pi-DE's side, back-pressure relayed by the proxy. */
+/** A relayed `/ws/agent/<id>` connection: Pi-DE's side is pinged; a side that stops reading stalls it. */
 export class ProxyPeer extends Peer {
   readonly closed: Promise<void>;
+  private proxy!: AgentProxy;
 
-  constructor(
-    readonly proxy: AgentProxy,
-    log: (line: string) => void,
-  ) {
-    super(proxy.client, log);
-    this.closed = proxy.closed;
+  constructor(log: (line: string) => void, start: (onPiDe: () => void) => AgentProxy) {
+    super(log);
+    this.proxy = start(() => (this.answeredPing = true));
+    this.closed = this.proxy.closed;
   }
 
-  /** Pi-DE's side open: a closing one is neither pinged nor terminated. */
-  override tick(intervalMs: number): void {
-    if (this.proxy.client.readyState === WebSocket.OPEN) super.tick(intervalMs);
+  stats(): ProxyStats {
+    return this.proxy.stats();
   }
 
   terminate(): void {
     this.proxy.terminate();
   }
 
+  protected sendPing(): boolean {
+    return this.proxy.ping();
+  }
+
   protected closeGently(code: number, reason: string): void {
     this.proxy.close(code, reason);
   }
 
-  /** A Pi-DE side paused by back-pressure cannot read its pongs: the agent is not reading. */
+  /** One side is not read because the other does not read what is sent to it. */
   protected notReading(): boolean {
-    return this.proxy.client.isPaused;
+    const s = this.proxy.stats();
+    return s.clientPaused || s.agentPaused;
   }
 
-  /** Both sides not reading would hold the connection for ever; only a relaying proxy counts. */
+  /** Only a relaying proxy counts (a connecting one is bounded by its connect timeout). */
   protected stallCounts(): boolean {
     return this.proxy.stats().state === 'relaying';
   }
 
   protected stalled(intervalMs: number): string {
-    return `serve: an agent proxy connection: the agent did not read for over ${intervalMs} ms: terminated`;
+    const side = this.proxy.stats().clientPaused ? 'the agent' : 'Pi-DE';
+    return `serve: an agent proxy connection: ${side} did not read for over ${intervalMs} ms: terminated`;
   }
 
   protected silent(): string {
     return 'serve: an agent proxy connection did not answer a ping: terminated';
+  }
+
+  /** Ticks only while relaying: a connecting or closing proxy is neither pinged nor terminated here. */
+  override tick(intervalMs: number): void {
+    if (this.proxy.stats().state === 'relaying') super.tick(intervalMs);
   }
 }

@@ -3,12 +3,14 @@
 // Each open connection is a Peer (peer.ts); the rules are in registry.ts, auth.ts and limits.ts.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { homedir, hostname } from 'node:os';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { sanitize } from '../core/sanitize.js';
 import { isLoopbackHost } from '../os/loopback.js';
-import { DEFAULT_PROXY_CONNECT_TIMEOUT_MS, PROXY_BUFFER_LIMIT, refuseProxy, startAgentProxy, type ProxyStats } from './agent-proxy.js';
+import { DEFAULT_PROXY_CONNECT_TIMEOUT_MS, PROXY_BUFFER_LIMIT, PROXY_HARD_LIMIT, refuseProxy, startAgentProxy, type ProxyStats } from './agent-proxy.js';
 import { percentDecodeLenient, tokenFromUrl, tokenMatches } from './auth.js';
+import { answerUpgrade } from './ws-handshake.js';
 import type { HostMethodOptions } from './host-methods.js';
 import { InitFrameCache } from './init-cache.js';
 import { startStamper } from './process-start.js';
@@ -53,8 +55,10 @@ export interface RegistryServerOptions {
   readonly hostName?: string;
   /** How long `/ws/agent/<id>` waits for the agent's WebSocket to open. */
   readonly proxyConnectTimeoutMs?: number;
-  /** Unsent bytes on one side of a proxy above which the other side is not read. */
+  /** Unsent bytes on one side of a proxy above which the other side is not read (the mark). */
   readonly proxyBufferLimit?: number;
+  /** Unsent bytes on one side of a proxy above which the proxy is closed. */
+  readonly proxyHardLimit?: number;
   /** What clients may store: field sizes, nodes and claims per connection and in all. */
   readonly limits?: Partial<RegistryLimits>;
   /** Unsent bytes to a `/ws` client above which its requests are no longer read (default 1 MiB). */
@@ -163,7 +167,6 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   // Requests on /ws are small (every stored field is bounded); the agent proxy relays up to maxPayload.
   const requestMaxPayload = Math.min(maxPayload, MAX_REQUEST_BYTES);
   const wss = new WebSocketServer({ noServer: true, maxPayload: requestMaxPayload, clientTracking: false, skipUTF8Validation: true });
-  const proxyWss = new WebSocketServer({ noServer: true, maxPayload, clientTracking: false, skipUTF8Validation: true });
   const http = createServer((req: IncomingMessage, res: ServerResponse) => {
     const isWs = isWsPath(pathOf(req.url));
     res.writeHead(isWs ? 426 : 404, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
@@ -189,23 +192,26 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   };
 
   // `/ws/agent/<id>`: the id as sent, or else percent-decoded (Pi-DE sends encodeURIComponent(id)).
-  const acceptProxy = (rawId: string) => (client: WebSocket): void => {
+  const acceptProxy = (rawId: string, client: Socket, head: Buffer): void => {
     const decoded = percentDecodeLenient(rawId);
     const node = registry.nodeById(rawId) ?? (decoded === undefined ? undefined : registry.nodeById(decoded));
     if (!node) return refuseProxy(client, 'Agent not found', 1000);
     if (node.status !== 'active') return refuseProxy(client, 'Agent is offline', 1000);
-    const proxy = startAgentProxy(client, {
-      nodeId: node.id,
-      host: node.machine,
-      port: node.port,
-      connectTimeoutMs: opts.proxyConnectTimeoutMs ?? DEFAULT_PROXY_CONNECT_TIMEOUT_MS,
-      bufferLimit: opts.proxyBufferLimit ?? PROXY_BUFFER_LIMIT,
-      maxPayload,
-      log,
-    });
-    const peer = new ProxyPeer(proxy, log);
+    const peer = new ProxyPeer(log, (onPiDe) =>
+      startAgentProxy(client, head, {
+        nodeId: node.id,
+        host: node.machine,
+        port: node.port,
+        connectTimeoutMs: opts.proxyConnectTimeoutMs ?? DEFAULT_PROXY_CONNECT_TIMEOUT_MS,
+        bufferLimit: opts.proxyBufferLimit ?? PROXY_BUFFER_LIMIT,
+        hardLimit: opts.proxyHardLimit ?? PROXY_HARD_LIMIT,
+        maxPayload,
+        log,
+        onPiDe,
+      }),
+    );
     proxies.add(peer);
-    void proxy.closed.then(() => proxies.delete(peer));
+    void peer.closed.then(() => proxies.delete(peer));
   };
 
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -220,9 +226,9 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       log(`serve: refused a connection: too many connections (${maxConnections})`);
       return writeRefusal(socket, 503, 'Service Unavailable', `too many connections (limit ${maxConnections})\n`);
     }
-    // handleUpgrade answers synchronously (no verifyClient, no deflate): the count is exact.
+    // Both answer synchronously (no verifyClient, no deflate): the count is exact.
     if (path === '/ws') wss.handleUpgrade(req, socket, head, accept);
-    else proxyWss.handleUpgrade(req, socket, head, acceptProxy(path.slice(AGENT_PREFIX.length)));
+    else if (answerUpgrade(req, socket)) acceptProxy(path.slice(AGENT_PREFIX.length), socket as Socket, head);
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -269,13 +275,12 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       writer?.flush();
       http.closeAllConnections();
       wss.close();
-      proxyWss.close();
     })();
     return closing;
   };
 
   const urlHost = host.includes(':') ? `[${host}]` : host;
-  const proxyStats = (): ProxyStats[] => [...proxies].map(({ proxy }) => proxy.stats());
+  const proxyStats = (): ProxyStats[] => [...proxies].map((p) => p.stats());
   const peerStats = (): PeerStats[] => [...peers].map((p) => p.stats());
   const initEncodes = (): number => initCache.encodes;
   return { url: `ws://${urlHost}:${port}/ws`, port, host, registry, proxyStats, peerStats, initEncodes, close };
