@@ -4,6 +4,7 @@
 import { WebSocket, type RawData } from 'ws';
 import { sanitize } from '../core/sanitize.js';
 import type { AgentProxy, ProxyStats } from './agent-proxy.js';
+import { FRAME_OVERHEAD, type BudgetHolder, type BufferBudget } from './buffer-budget.js';
 import { listDirectories, spawnAgent, type HostMethodOptions } from './host-methods.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from './limits.js';
 import { parseRequest, type RpcResponse } from './protocol.js';
@@ -21,7 +22,12 @@ export interface PeerStats {
   readonly queued: number;
 }
 
+/** Connections opened so far, of both kinds. */
+let openedSoFar = 0;
+
 export abstract class Peer {
+  /** Its place in the order connections opened in. */
+  readonly opened = ++openedSoFar;
   /** A pong (or, for a registry client, a read; for Pi-DE, anything it sent) came since the last ping. */
   protected answeredPing = true;
   /** Pinger ticks spent not reading. */
@@ -73,6 +79,7 @@ export abstract class Peer {
 export interface RegistryPeerContext {
   readonly registry: Registry;
   readonly log: (line: string) => void;
+  readonly budget: BufferBudget;
   /** Unsent bytes above which its requests are not read until it reads. */
   readonly readPauseBytes: number;
   /** list_directories and spawn_agent's options (known once serve listens). */
@@ -91,9 +98,13 @@ function textOf(data: RawData): string {
 }
 
 /** A registry client on `/ws`: its registry connection, and its back-pressure (not read while it does not read). */
-export class RegistryPeer extends Peer {
+export class RegistryPeer extends Peer implements BudgetHolder {
   readonly conn: ConnectionContext;
   readonly closed: Promise<void>;
+  /** Bytes handed to ws and not yet written out, how many frames, and how many of the bytes are its own (replies). */
+  private pendingBytes = 0;
+  private pendingFrames = 0;
+  private pendingOwn = 0;
   /** Not read because too much is unsent to it. */
   private held = false;
   /** The over-deep message refusal is logged once per connection. */
@@ -130,16 +141,52 @@ export class RegistryPeer extends Peer {
     return this.ws.readyState === WebSocket.OPEN;
   }
 
+  label(): string {
+    return `connection ${this.conn.serial}${this.conn.registeredId === undefined ? '' : ` (node ${sanitize(this.conn.registeredId)})`}`;
+  }
+
+  unsent(): number {
+    return this.pendingBytes + this.pendingFrames * FRAME_OVERHEAD;
+  }
+
+  freeable(): number {
+    return this.pendingOwn + this.pendingFrames * FRAME_OVERHEAD;
+  }
+
   /** A frame for it (`init`, an event: one buffer shared by every peer), unless it fell too far behind. */
-  send(data: Buffer | string): void {
+  send(data: Buffer): void {
     if (!this.open || this.dropIfBehind()) return;
-    this.ws.send(data, { binary: false }, () => this.release());
+    this.out(data, true);
   }
 
   /** Sends `init` and stops reading it until it has gone out, when it is large. */
   sendInit(init: Buffer): void {
-    this.ws.send(init, { binary: false }, () => this.release());
+    this.out(init, true);
     this.hold();
+  }
+
+  /** Hands a frame to ws, counted in the budget until it is written out (or the socket is gone). */
+  private out(data: Buffer, shared: boolean): void {
+    const budget = this.ctx.budget;
+    this.pendingBytes += data.length;
+    this.pendingFrames++;
+    if (shared) budget.holdShared(data);
+    else {
+      this.pendingOwn += data.length;
+      budget.hold(data.length);
+    }
+    budget.hold(FRAME_OVERHEAD);
+    this.ws.send(data, { binary: false }, () => {
+      this.pendingBytes -= data.length;
+      this.pendingFrames--;
+      if (shared) budget.releaseShared(data);
+      else {
+        this.pendingOwn -= data.length;
+        budget.release(data.length);
+      }
+      budget.release(FRAME_OVERHEAD);
+      this.release();
+    });
   }
 
   stats(): PeerStats {
@@ -172,8 +219,7 @@ export class RegistryPeer extends Peer {
   }
 
   protected silent(): string {
-    const node = this.conn.registeredId === undefined ? '' : ` (node ${sanitize(this.conn.registeredId)})`;
-    return `serve: connection ${this.conn.serial}${node} did not answer a ping: terminated`;
+    return `serve: ${this.label()} did not answer a ping: terminated`;
   }
 
   private dropIfBehind(): boolean {
@@ -202,7 +248,7 @@ export class RegistryPeer extends Peer {
 
   private reply(response: RpcResponse): void {
     if (!this.open || this.dropIfBehind()) return;
-    this.ws.send(JSON.stringify(response), () => this.release());
+    this.out(Buffer.from(JSON.stringify(response)), false);
     this.hold();
   }
 
@@ -235,14 +281,31 @@ export class RegistryPeer extends Peer {
 }
 
 /** A relayed `/ws/agent/<id>` connection: Pi-DE's side is pinged; a side that stops reading stalls it. */
-export class ProxyPeer extends Peer {
+export class ProxyPeer extends Peer implements BudgetHolder {
   readonly closed: Promise<void>;
-  private proxy!: AgentProxy;
+  private readonly proxy: AgentProxy;
 
-  constructor(log: (line: string) => void, start: (onPiDe: () => void) => AgentProxy) {
+  constructor(
+    private readonly name: string,
+    log: (line: string) => void,
+    start: (onPiDe: () => void) => AgentProxy,
+  ) {
     super(log);
     this.proxy = start(() => (this.answeredPing = true));
     this.closed = this.proxy.closed;
+  }
+
+  label(): string {
+    return this.name;
+  }
+
+  unsent(): number {
+    const s = this.proxy.stats();
+    return s.clientBuffered + s.agentBuffered;
+  }
+
+  freeable(): number {
+    return this.unsent();
   }
 
   stats(): ProxyStats {

@@ -12,6 +12,7 @@ import { DEFAULT_PROXY_CONNECT_TIMEOUT_MS, PROXY_BUFFER_LIMIT, PROXY_HARD_LIMIT,
 import { percentDecodeLenient, tokenFromUrl, tokenMatches } from './auth.js';
 import { answerUpgrade } from './ws-handshake.js';
 import type { HostMethodOptions } from './host-methods.js';
+import { BufferBudget, DEFAULT_BUFFER_BUDGET } from './buffer-budget.js';
 import { InitFrameCache } from './init-cache.js';
 import { startStamper } from './process-start.js';
 import { ProxyPeer, RegistryPeer, type Peer, type PeerStats } from './peer.js';
@@ -63,6 +64,8 @@ export interface RegistryServerOptions {
   readonly limits?: Partial<RegistryLimits>;
   /** Unsent bytes to a `/ws` client above which its requests are no longer read (default 1 MiB). */
   readonly readPauseBytes?: number;
+  /** Unsent bytes in all (every client, both sides of every proxy) above which the largest holders are closed. */
+  readonly bufferBudget?: number;
 }
 
 export interface RegistryServer {
@@ -76,6 +79,8 @@ export interface RegistryServer {
   peerStats(): PeerStats[];
   /** How many `init` frames were encoded so far (one per registry version that a client saw). */
   initEncodes(): number;
+  /** Bytes unsent in all, as the budget counts them. */
+  bufferedBytes(): number;
   close(): Promise<void>;
 }
 
@@ -130,6 +135,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   const proxies = new Set<ProxyPeer>();
   const pending: RegistryEvent[] = [];
   const readPauseBytes = opts.readPauseBytes ?? READ_PAUSE_BYTES;
+  const budget = new BufferBudget(opts.bufferBudget ?? DEFAULT_BUFFER_BUDGET, () => [...peers, ...proxies], log);
 
   // A request's events follow its response; changes from timers and closes go out on a microtask.
   const broadcast = (): void => {
@@ -181,6 +187,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
     const peer = new RegistryPeer(ws, {
       registry,
       log,
+      budget,
       readPauseBytes,
       hostMethods: () => hostMethods,
       broadcast,
@@ -197,7 +204,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
     const node = registry.nodeById(rawId) ?? (decoded === undefined ? undefined : registry.nodeById(decoded));
     if (!node) return refuseProxy(client, 'Agent not found', 1000);
     if (node.status !== 'active') return refuseProxy(client, 'Agent is offline', 1000);
-    const peer = new ProxyPeer(log, (onPiDe) =>
+    const peer = new ProxyPeer(`proxy to ${sanitize(node.id)}`, log, (onPiDe) =>
       startAgentProxy(client, head, {
         nodeId: node.id,
         host: node.machine,
@@ -208,6 +215,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
         maxPayload,
         log,
         onPiDe,
+        account: (delta) => (delta > 0 ? budget.hold(delta) : budget.release(-delta)),
       }),
     );
     proxies.add(peer);
@@ -283,5 +291,6 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   const proxyStats = (): ProxyStats[] => [...proxies].map((p) => p.stats());
   const peerStats = (): PeerStats[] => [...peers].map((p) => p.stats());
   const initEncodes = (): number => initCache.encodes;
-  return { url: `ws://${urlHost}:${port}/ws`, port, host, registry, proxyStats, peerStats, initEncodes, close };
+  const bufferedBytes = (): number => budget.bytes;
+  return { url: `ws://${urlHost}:${port}/ws`, port, host, registry, proxyStats, peerStats, initEncodes, bufferedBytes, close };
 }
