@@ -1,6 +1,7 @@
 // A connection serve holds open: a registry client on `/ws` (RegistryPeer) or a relayed agent
 // connection on `/ws/agent/<id>` (ProxyPeer). Both are pinged on one interval and terminated when
 // they stop answering, or stop reading for a whole interval; both close with one grace at shutdown.
+import type { Duplex } from 'node:stream';
 import { WebSocket, type RawData } from 'ws';
 import { sanitize } from '../core/sanitize.js';
 import type { AgentProxy, ProxyStats } from './agent-proxy.js';
@@ -84,8 +85,6 @@ export interface RegistryPeerContext {
   readonly readPauseBytes: number;
   /** list_directories and spawn_agent's options (known once serve listens). */
   readonly hostMethods: () => HostMethodOptions;
-  /** Sends the events queued so far to every peer. */
-  readonly broadcast: () => void;
   /** It pinged us: its node's last_seen changed. */
   readonly onPing: () => void;
   readonly onClose: (peer: RegistryPeer) => void;
@@ -105,8 +104,8 @@ export class RegistryPeer extends Peer implements BudgetHolder {
   private pendingBytes = 0;
   private pendingFrames = 0;
   private pendingOwn = 0;
-  /** Not read because too much is unsent to it. */
-  private held = false;
+  /** Not read: until its init is sent, then while too much is unsent to it. */
+  private held = true;
   /** The over-deep message refusal is logged once per connection. */
   private toldDepth = false;
   /** Requests received while held (the rest of one read), handled in order once released. */
@@ -114,9 +113,12 @@ export class RegistryPeer extends Peer implements BudgetHolder {
 
   constructor(
     private readonly ws: WebSocket,
+    /** The socket under `ws`: corked while one flush's frames are handed to ws, so they go out in one write. */
+    private readonly socket: Duplex,
     private readonly ctx: RegistryPeerContext,
   ) {
     super(ctx.log);
+    ws.pause();
     ws.on('pong', () => (this.answeredPing = true));
     this.conn = ctx.registry.openConnection();
     this.closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
@@ -153,40 +155,48 @@ export class RegistryPeer extends Peer implements BudgetHolder {
     return this.pendingOwn + this.pendingFrames * FRAME_OVERHEAD;
   }
 
-  /** A frame for it (`init`, an event: one buffer shared by every peer), unless it fell too far behind. */
-  send(data: Buffer): void {
+  /** One flush's events (buffers shared by every peer), in one write, unless it fell too far behind. */
+  sendAll(frames: readonly Buffer[]): void {
     if (!this.open || this.dropIfBehind()) return;
-    this.out(data, true);
+    this.socket.cork();
+    this.out(frames, true);
+    this.socket.uncork();
   }
 
-  /** Sends `init` and stops reading it until it has gone out, when it is large. */
+  /** Its init (shared): it is read from now on, or once enough of a large one has gone out. */
   sendInit(init: Buffer): void {
-    this.out(init, true);
-    this.hold();
+    if (!this.open) return;
+    this.out([init], true);
+    this.release();
   }
 
-  /** Hands a frame to ws, counted in the budget until it is written out (or the socket is gone). */
-  private out(data: Buffer, shared: boolean): void {
+  /**
+   * Hands frames to ws, counted in the budget until they are written out (or the socket is gone):
+   * writes finish in order, so the last one's callback accounts for all.
+   */
+  private out(frames: readonly Buffer[], shared: boolean): void {
     const budget = this.ctx.budget;
-    this.pendingBytes += data.length;
-    this.pendingFrames++;
-    if (shared) budget.holdShared(data);
-    else {
-      this.pendingOwn += data.length;
-      budget.hold(data.length);
+    let bytes = 0;
+    for (const frame of frames) {
+      bytes += frame.length;
+      if (shared) budget.holdShared(frame);
     }
-    budget.hold(FRAME_OVERHEAD);
-    this.ws.send(data, { binary: false }, () => {
-      this.pendingBytes -= data.length;
-      this.pendingFrames--;
-      if (shared) budget.releaseShared(data);
-      else {
-        this.pendingOwn -= data.length;
-        budget.release(data.length);
-      }
-      budget.release(FRAME_OVERHEAD);
+    const own = shared ? 0 : bytes;
+    const overhead = frames.length * FRAME_OVERHEAD;
+    this.pendingBytes += bytes;
+    this.pendingFrames += frames.length;
+    this.pendingOwn += own;
+    budget.hold(own + overhead);
+    const written = (): void => {
+      this.pendingBytes -= bytes;
+      this.pendingFrames -= frames.length;
+      this.pendingOwn -= own;
+      if (shared) for (const frame of frames) budget.releaseShared(frame);
+      budget.release(own + overhead);
       this.release();
-    });
+    };
+    const last = frames.length - 1;
+    for (let i = 0; i < frames.length; i++) this.ws.send(frames[i]!, { binary: false }, i === last ? written : undefined);
   }
 
   stats(): PeerStats {
@@ -248,7 +258,7 @@ export class RegistryPeer extends Peer implements BudgetHolder {
 
   private reply(response: RpcResponse): void {
     if (!this.open || this.dropIfBehind()) return;
-    this.out(Buffer.from(JSON.stringify(response)), false);
+    this.out([Buffer.from(JSON.stringify(response))], false);
     this.hold();
   }
 
@@ -275,8 +285,7 @@ export class RegistryPeer extends Peer implements BudgetHolder {
       return;
     }
     const response = this.ctx.registry.handle(message, this.conn);
-    if (response) this.reply(response);
-    this.ctx.broadcast(); // this request's events now, before the next frame of the same chunk is handled
+    if (response) this.reply(response); // its events follow in the next flush
   }
 }
 

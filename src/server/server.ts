@@ -13,10 +13,10 @@ import { percentDecodeLenient, tokenFromUrl, tokenMatches } from './auth.js';
 import { answerUpgrade } from './ws-handshake.js';
 import type { HostMethodOptions } from './host-methods.js';
 import { BufferBudget, DEFAULT_BUFFER_BUDGET } from './buffer-budget.js';
+import { Fanout } from './fanout.js';
 import { InitFrameCache } from './init-cache.js';
 import { startStamper } from './process-start.js';
 import { ProxyPeer, RegistryPeer, type Peer, type PeerStats } from './peer.js';
-import type { RegistryEvent } from './protocol.js';
 import { Registry, DEFAULT_TTL_SECONDS } from './registry.js';
 import { loadStateFile, StateFileWriter } from './state-file.js';
 import { MAX_REQUEST_BYTES, type RegistryLimits } from './limits.js';
@@ -130,23 +130,9 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   const maxPayload = opts.maxPayload ?? DEFAULT_MAX_PAYLOAD;
   const maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   const log = opts.quiet ? () => {} : (opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`)));
-  const peers = new Set<RegistryPeer>();
   /** Open `/ws/agent/<id>` connections; each counts as one against maxConnections. */
   const proxies = new Set<ProxyPeer>();
-  const pending: RegistryEvent[] = [];
   const readPauseBytes = opts.readPauseBytes ?? READ_PAUSE_BYTES;
-  const budget = new BufferBudget(opts.bufferBudget ?? DEFAULT_BUFFER_BUDGET, () => [...peers, ...proxies], log);
-
-  // A request's events follow its response; changes from timers and closes go out on a microtask.
-  const broadcast = (): void => {
-    for (const event of pending.splice(0)) {
-      if (opts.eventFilter && !opts.eventFilter(event)) continue;
-      // One buffer that every peer's send refers to: a thousand slow peers do not copy it a thousand times.
-      const data = Buffer.from(JSON.stringify(event));
-      // A peer that never reads would grow our memory without bound; a stale stream is worse: send drops it.
-      for (const peer of peers) peer.send(data);
-    }
-  };
   const now = opts.now ?? Date.now;
   let writer: StateFileWriter | undefined;
   const registry: Registry = new Registry({
@@ -155,13 +141,16 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
     log,
     emit: (event) => {
       initCache.changed();
-      if (pending.push(event) === 1) queueMicrotask(broadcast);
+      fanout.event(event);
     },
     onChange: () => writer?.schedule(),
     startTimeOf: startStamper(opts.hostName ?? hostname()),
     ...(opts.limits ? { limits: opts.limits } : {}),
   });
   const initCache = new InitFrameCache(() => Buffer.from(JSON.stringify(registry.initFrame())), now);
+  /** Registry clients: their init and the registry's events go out in flushes (fanout.ts). */
+  const fanout = new Fanout(() => initCache.get(), opts.eventFilter);
+  const budget = new BufferBudget(opts.bufferBudget ?? DEFAULT_BUFFER_BUDGET, () => [...fanout.all(), ...proxies], log);
 
   if (opts.stateFile !== undefined) {
     const loaded = await loadStateFile(opts.stateFile, { log });
@@ -182,20 +171,18 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   // Set once listening: spawned agents are told this server's URL.
   let hostMethods: HostMethodOptions;
 
-  const accept = (ws: WebSocket): void => {
+  const accept = (socket: Duplex) => (ws: WebSocket): void => {
     explainOversizeClose(ws, requestMaxPayload);
-    const peer = new RegistryPeer(ws, {
+    const peer = new RegistryPeer(ws, socket, {
       registry,
       log,
       budget,
       readPauseBytes,
       hostMethods: () => hostMethods,
-      broadcast,
       onPing: () => initCache.heartbeat(),
-      onClose: (p) => peers.delete(p),
+      onClose: (p) => fanout.leave(p),
     });
-    peers.add(peer);
-    peer.sendInit(initCache.get());
+    fanout.join(peer);
   };
 
   // `/ws/agent/<id>`: the id as sent, or else percent-decoded (Pi-DE sends encodeURIComponent(id)).
@@ -230,12 +217,12 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
     const path = pathOf(req.url);
     if (path === AGENT_PREFIX) return writeRefusal(socket, 400, 'Bad Request', 'Missing node ID\n');
     if (!isWsPath(path)) return writeRefusal(socket, 404, 'Not Found', 'Not Found\n');
-    if (peers.size + proxies.size >= maxConnections) {
+    if (fanout.peers.size + fanout.joining.size + proxies.size >= maxConnections) {
       log(`serve: refused a connection: too many connections (${maxConnections})`);
       return writeRefusal(socket, 503, 'Service Unavailable', `too many connections (limit ${maxConnections})\n`);
     }
     // Both answer synchronously (no verifyClient, no deflate): the count is exact.
-    if (path === '/ws') wss.handleUpgrade(req, socket, head, accept);
+    if (path === '/ws') wss.handleUpgrade(req, socket, head, accept(socket));
     else if (answerUpgrade(req, socket)) acceptProxy(path.slice(AGENT_PREFIX.length), socket as Socket, head);
   });
 
@@ -268,7 +255,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   const sweeper = setInterval(() => registry.sweep(), opts.sweepIntervalMs ?? 15_000);
   const pingIntervalMs = opts.pingIntervalMs ?? 30_000;
   const pinger = setInterval(() => {
-    for (const peer of [...peers, ...proxies]) peer.tick(pingIntervalMs);
+    for (const peer of [...fanout.all(), ...proxies]) peer.tick(pingIntervalMs);
   }, pingIntervalMs);
 
   let closing: Promise<void> | undefined;
@@ -277,9 +264,9 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       clearInterval(sweeper);
       clearInterval(pinger);
       http.close();
-      const all: Peer[] = [...peers, ...proxies];
+      fanout.flush(); // what is pending goes out before the close frames
+      const all: Peer[] = [...fanout.all(), ...proxies];
       await Promise.all(all.map((peer) => peer.shutdown(SHUTDOWN_GRACE_MS)));
-      broadcast();
       writer?.flush();
       http.closeAllConnections();
       wss.close();
@@ -289,7 +276,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
 
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const proxyStats = (): ProxyStats[] => [...proxies].map((p) => p.stats());
-  const peerStats = (): PeerStats[] => [...peers].map((p) => p.stats());
+  const peerStats = (): PeerStats[] => fanout.all().map((p) => p.stats());
   const initEncodes = (): number => initCache.encodes;
   const bufferedBytes = (): number => budget.bytes;
   return { url: `ws://${urlHost}:${port}/ws`, port, host, registry, proxyStats, peerStats, initEncodes, bufferedBytes, close };
