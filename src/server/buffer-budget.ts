@@ -3,15 +3,15 @@
 // bounded on its own (it is not read while too much is unsent to it, and closed if it stays so), but
 // a thousand of them each within its bound could still take gigabytes; past the budget, the
 // connections holding the most are closed (the oldest first among equals) until serve is back
-// under it, and one line says which. A frame shared by many clients (init, an event) counts once.
+// under it, and one line says which. A frame shared by many clients (init, a flush's events) counts once.
 
 /** The default budget: with serve's own ~60 MB, a worst mix of 1,000 connections stays under 512 MB. */
 export const DEFAULT_BUFFER_BUDGET = 256 * 1024 * 1024;
 /**
- * What one queued frame costs besides its bytes (ws's header, Node's write request): ~220 bytes,
- * measured with frames queued on sockets that are not read.
+ * What one queued write costs besides its bytes (ws's header, Node's write requests): ~220 bytes
+ * for a frame sent through ws, measured with frames queued on sockets that are not read.
  */
-export const FRAME_OVERHEAD = 256;
+export const WRITE_OVERHEAD = 256;
 /** Connections named in the one line (the rest are counted). */
 const LISTED = 5;
 

@@ -32,7 +32,7 @@ export {
 } from './protocol.js';
 export * from './limits.js';
 export { INIT_HEARTBEAT_MS } from './init-cache.js';
-export { DEFAULT_BUFFER_BUDGET, FRAME_OVERHEAD } from './buffer-budget.js';
+export { DEFAULT_BUFFER_BUDGET, WRITE_OVERHEAD } from './buffer-budget.js';
 export { SLOW_PEER_BYTES, type PeerStats } from './peer.js';
 export { isLoopbackHost } from '../os/loopback.js';
 export { loadStateFile, StateFileWriter, type StateSnapshot } from './state-file.js';

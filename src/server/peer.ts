@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, type RawData } from 'ws';
 import { sanitize } from '../core/sanitize.js';
 import type { AgentProxy, ProxyStats } from './agent-proxy.js';
-import { FRAME_OVERHEAD, type BudgetHolder, type BufferBudget } from './buffer-budget.js';
+import { WRITE_OVERHEAD, type BudgetHolder, type BufferBudget } from './buffer-budget.js';
 import { listDirectories, spawnAgent, type HostMethodOptions } from './host-methods.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from './limits.js';
 import { parseRequest, type RpcResponse } from './protocol.js';
@@ -100,9 +100,9 @@ function textOf(data: RawData): string {
 export class RegistryPeer extends Peer implements BudgetHolder {
   readonly conn: ConnectionContext;
   readonly closed: Promise<void>;
-  /** Bytes handed to ws and not yet written out, how many frames, and how many of the bytes are its own (replies). */
+  /** Bytes given to its socket and not yet written out, in how many writes, and how many of the bytes are its own (replies). */
   private pendingBytes = 0;
-  private pendingFrames = 0;
+  private pendingWrites = 0;
   private pendingOwn = 0;
   /** Not read: until its init is sent, then while too much is unsent to it. */
   private held = true;
@@ -113,7 +113,7 @@ export class RegistryPeer extends Peer implements BudgetHolder {
 
   constructor(
     private readonly ws: WebSocket,
-    /** The socket under `ws`: corked while one flush's frames are handed to ws, so they go out in one write. */
+    /** The socket under `ws`: a flush's events are written on it as they are framed (sendEvents). */
     private readonly socket: Duplex,
     private readonly ctx: RegistryPeerContext,
   ) {
@@ -148,55 +148,59 @@ export class RegistryPeer extends Peer implements BudgetHolder {
   }
 
   unsent(): number {
-    return this.pendingBytes + this.pendingFrames * FRAME_OVERHEAD;
+    return this.pendingBytes + this.pendingWrites * WRITE_OVERHEAD;
   }
 
   freeable(): number {
-    return this.pendingOwn + this.pendingFrames * FRAME_OVERHEAD;
+    return this.pendingOwn + this.pendingWrites * WRITE_OVERHEAD;
   }
 
-  /** One flush's events (buffers shared by every peer), in one write, unless it fell too far behind. */
-  sendAll(frames: readonly Buffer[]): void {
+  /**
+   * One flush's events, framed (one buffer shared by every peer), in one write to its socket,
+   * unless it fell too far behind. Written beside ws's own frames: no extension is negotiated
+   * (wss has none) and ws writes each of its frames whole and at once, so a whole frame of ours
+   * between two of its frames keeps the stream valid; ws's bufferedAmount counts it.
+   */
+  sendEvents(wire: Buffer): void {
     if (!this.open || this.dropIfBehind()) return;
-    this.socket.cork();
-    this.out(frames, true);
-    this.socket.uncork();
+    const budget = this.ctx.budget;
+    this.pendingBytes += wire.length;
+    this.pendingWrites++;
+    budget.holdShared(wire);
+    budget.hold(WRITE_OVERHEAD);
+    this.socket.write(wire, () => {
+      this.pendingBytes -= wire.length;
+      this.pendingWrites--;
+      budget.releaseShared(wire);
+      budget.release(WRITE_OVERHEAD);
+      this.release();
+    });
   }
 
   /** Its init (shared): it is read from now on, or once enough of a large one has gone out. */
   sendInit(init: Buffer): void {
     if (!this.open) return;
-    this.out([init], true);
+    this.out(init, true);
     this.release();
   }
 
-  /**
-   * Hands frames to ws, counted in the budget until they are written out (or the socket is gone):
-   * writes finish in order, so the last one's callback accounts for all.
-   */
-  private out(frames: readonly Buffer[], shared: boolean): void {
+  /** Hands a frame to ws, counted in the budget until it is written out (or the socket is gone). */
+  private out(frame: Buffer, shared: boolean): void {
     const budget = this.ctx.budget;
-    let bytes = 0;
-    for (const frame of frames) {
-      bytes += frame.length;
-      if (shared) budget.holdShared(frame);
-    }
-    const own = shared ? 0 : bytes;
-    const overhead = frames.length * FRAME_OVERHEAD;
-    this.pendingBytes += bytes;
-    this.pendingFrames += frames.length;
+    const own = shared ? 0 : frame.length;
+    this.pendingBytes += frame.length;
+    this.pendingWrites++;
     this.pendingOwn += own;
-    budget.hold(own + overhead);
-    const written = (): void => {
-      this.pendingBytes -= bytes;
-      this.pendingFrames -= frames.length;
+    if (shared) budget.holdShared(frame);
+    budget.hold(own + WRITE_OVERHEAD);
+    this.ws.send(frame, { binary: false }, () => {
+      this.pendingBytes -= frame.length;
+      this.pendingWrites--;
       this.pendingOwn -= own;
-      if (shared) for (const frame of frames) budget.releaseShared(frame);
-      budget.release(own + overhead);
+      if (shared) budget.releaseShared(frame);
+      budget.release(own + WRITE_OVERHEAD);
       this.release();
-    };
-    const last = frames.length - 1;
-    for (let i = 0; i < frames.length; i++) this.ws.send(frames[i]!, { binary: false }, i === last ? written : undefined);
+    });
   }
 
   stats(): PeerStats {
@@ -258,7 +262,7 @@ export class RegistryPeer extends Peer implements BudgetHolder {
 
   private reply(response: RpcResponse): void {
     if (!this.open || this.dropIfBehind()) return;
-    this.out([Buffer.from(JSON.stringify(response))], false);
+    this.out(Buffer.from(JSON.stringify(response)), false);
     this.hold();
   }
 

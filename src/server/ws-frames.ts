@@ -138,6 +138,11 @@ export function textFrameToClient(text: string): Buffer {
   return frame(OP_TEXT, Buffer.from(text, 'utf8'), false);
 }
 
+/** Text frames toward a client, one per payload, as one buffer: what goes on the wire for them. */
+export function textFramesToClient(payloads: readonly Buffer[]): Buffer {
+  return Buffer.concat(payloads.map((p) => frame(OP_TEXT, p, false)));
+}
+
 export function closeFrameToClient(code: number, reason = ''): Buffer {
   return frame(OP_CLOSE, closePayload(code, reason), false);
 }
