@@ -52,6 +52,12 @@ export function params(i: number): Record<string, unknown> {
   return { id: `019a3f2c-7b1e-7c00-8000-${hex}`, machine: `devbox-${i % 5}`, cwd: `/home/dev/work/project-${i % 97}`, port: 1024 + (i % 60_000), status: 'active', pid: 10_000 + i };
 }
 
+/** The `i`th agent of the reconnect storm (on another machine: no pid of this host is read). */
+export function stormAgent(i: number): Record<string, unknown> {
+  const hex = i.toString(16).padStart(12, '0');
+  return { id: `019a3f2c-7b1e-7c00-9000-${hex}`, machine: 'storm-box', cwd: `/home/dev/work/project-${i % 97}`, port: 8080 + i, status: 'active', pid: 400_000 + i };
+}
+
 /** A reading client that pings every 20 ms; resolves with every round trip in ms. */
 export function pinger(url: string, until: Promise<void>): Promise<number[]> {
   const ws = new WebSocket(url);
