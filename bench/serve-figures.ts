@@ -2,8 +2,7 @@
 // is indexed, so the ratio stays near 1), and a client that floods requests and never reads its
 // replies against the real CLI in a process of its own: serve's peak RSS, and how fast the
 // other clients are answered meanwhile.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -11,18 +10,14 @@ import { WebSocket } from 'ws';
 import { Registry } from '../src/server/index.js';
 import { type Figures, percentile } from './figures.js';
 import { openClient, registerNodes, type NodeParams } from './registrations.js';
-import { LAUNCHER as BIN } from './paths.js';
+import { params, pinger, rssMb, startServe } from './serve-process.js';
+import { serveLoadFigures } from './serve-load-figures.js';
 
 
 const MEASURED = 2_000;
 const FLOOD_MS = 15_000;
 const FLOOD_NODES = 1_000;
 const OTHERS = 3;
-
-function params(i: number): Record<string, unknown> {
-  const hex = i.toString(16).padStart(12, '0');
-  return { id: `019a3f2c-7b1e-7c00-8000-${hex}`, machine: `devbox-${i % 5}`, cwd: `/home/dev/work/project-${i % 97}`, port: 1024 + (i % 60_000), status: 'active', pid: 10_000 + i };
-}
 
 /** µs per register (p99) with `n` nodes registered: half of the measured ones evict by machine:port. */
 function registerP99(n: number): number {
@@ -43,61 +38,6 @@ function registerP99(n: number): number {
     times.push((performance.now() - t0) * 1000);
   }
   return percentile(times.slice(MEASURED / 10), 99);
-}
-
-interface Child {
-  readonly proc: ChildProcess;
-  readonly url: string;
-}
-
-async function startServe(extra: readonly string[] = []): Promise<Child> {
-  const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--ttl', '3600', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let err = '';
-    proc.stderr!.setEncoding('utf8');
-    proc.stderr!.on('data', (chunk: string) => {
-      err += chunk;
-      const m = /listening on (ws:\/\/\S+)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    proc.once('exit', (code) => reject(new Error(`serve exited (${code}): ${err}`)));
-  });
-  proc.stderr!.resume();
-  return { proc, url };
-}
-
-function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const kb = Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-  return kb / 1024;
-}
-
-/** A reading client that pings every 20 ms; resolves with every round trip in ms. */
-function pinger(url: string, until: Promise<void>): Promise<number[]> {
-  const ws = new WebSocket(url);
-  const times: number[] = [];
-  let sentAt = 0;
-  let serial = 0;
-  let stopped = false;
-  void until.then(() => (stopped = true));
-  return new Promise((resolve, reject) => {
-    const next = (): void => {
-      if (stopped) {
-        ws.terminate();
-        resolve(times);
-        return;
-      }
-      sentAt = performance.now();
-      ws.send(JSON.stringify({ id: `p${++serial}`, method: 'ping' }));
-    };
-    ws.on('message', (data) => {
-      const m = JSON.parse(String(data)) as { id?: string };
-      if (m.id !== `p${serial}`) return;
-      times.push(performance.now() - sentAt);
-      setTimeout(next, 20);
-    });
-    ws.once('open', () => setTimeout(next, 20));
-    ws.once('error', reject);
-  });
 }
 
 async function flood(): Promise<{ rss: number; p99: number; idleRss: number }> {
@@ -141,8 +81,7 @@ async function flood(): Promise<{ rss: number; p99: number; idleRss: number }> {
     for (const a of agents) a.close();
     return { rss: peak, p99: percentile(times, 99), idleRss };
   } finally {
-    serve.proc.kill('SIGTERM');
-    await new Promise((r) => serve.proc.once('exit', r));
+    await serve.stop();
   }
 }
 
@@ -169,8 +108,7 @@ async function deafClients(): Promise<number> {
     return rssMb(serve.proc.pid!, 'VmHWM');
   } finally {
     for (const ws of sockets) ws.terminate();
-    serve.proc.kill('SIGTERM');
-    await new Promise((r) => serve.proc.once('exit', r));
+    await serve.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -189,5 +127,6 @@ export async function serveFigures(): Promise<Figures> {
     flood_serve_rss_mb: { value: Math.round(f.rss), unit: 'MB', target: '< 200' },
     flood_other_reply_p99_ms: { value: Math.round(f.p99 * 10) / 10, unit: 'ms', target: '< 100' },
     deaf_200_clients_50k_nodes_rss_mb: { value: Math.round(deaf), unit: 'MB' },
+    ...(await serveLoadFigures()),
   };
 }

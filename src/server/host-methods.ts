@@ -16,7 +16,11 @@ export interface HostMethodOptions {
 }
 
 export const SPAWN_DISABLED = 'spawn_agent is disabled: start ghostwatch serve with --allow-spawn to allow it';
-const OUTSIDE_HOME = 'Path resolves outside home directory';
+/**
+ * One answer for a path that is missing, unreadable or outside $HOME (hypivisor tells them apart,
+ * which tells anyone who may connect whether a path outside home exists).
+ */
+export const NOT_IN_HOME = 'Path does not exist or resolves outside home directory';
 
 /**
  * An OS error as hypivisor (Rust's io::Error) words it: "No such file or directory (os error 2)".
@@ -73,10 +77,10 @@ export function listDirectories(id: string | undefined, params: unknown, opts: H
   let current: string;
   try {
     current = canonicalize(target);
-  } catch (err) {
-    return errorOf(id, `Invalid path: ${osErrorText(err)}`);
+  } catch {
+    return errorOf(id, NOT_IN_HOME);
   }
-  if (!isInside(current, home)) return errorOf(id, OUTSIDE_HOME);
+  if (!isInside(current, home)) return errorOf(id, NOT_IN_HOME);
   let entries;
   try {
     entries = readdirSync(current, { withFileTypes: true });
@@ -124,14 +128,14 @@ export function validateSpawnPath(pathText: string, newFolderText: string, homeD
   const newFolder = newFolderText.trim();
   const target = newFolder === '' ? pathText : resolve(pathText, newFolder);
   if (target === '' || !existsSync(target)) {
-    if (newFolder === '') return { error: 'Path does not exist' };
+    if (newFolder === '') return { error: NOT_IN_HOME };
     let base: string;
     try {
       base = realpathSync(existingAncestor(target));
-    } catch (err) {
-      return { error: `Invalid path: ${osErrorText(err)}` };
+    } catch {
+      return { error: NOT_IN_HOME };
     }
-    if (!isInside(base, home)) return { error: OUTSIDE_HOME };
+    if (!isInside(base, home)) return { error: NOT_IN_HOME };
     try {
       mkdirSync(target, { recursive: true });
     } catch (err) {
@@ -141,10 +145,10 @@ export function validateSpawnPath(pathText: string, newFolderText: string, homeD
   let canonical: string;
   try {
     canonical = canonicalize(target);
-  } catch (err) {
-    return { error: `Invalid path: ${osErrorText(err)}` };
+  } catch {
+    return { error: NOT_IN_HOME };
   }
-  if (!isInside(canonical, home)) return { error: OUTSIDE_HOME };
+  if (!isInside(canonical, home)) return { error: NOT_IN_HOME };
   try {
     if (!statSync(canonical).isDirectory()) return { error: 'Failed to spawn: Not a directory (os error 20)' };
   } catch (err) {

@@ -31,17 +31,12 @@ export {
   type InitFrame,
 } from './protocol.js';
 export * from './limits.js';
+export { INIT_HEARTBEAT_MS } from './init-cache.js';
+export { DEFAULT_BUFFER_BUDGET, WRITE_OVERHEAD } from './buffer-budget.js';
 export { SLOW_PEER_BYTES, type PeerStats } from './peer.js';
 export { isLoopbackHost } from '../os/loopback.js';
 export { loadStateFile, StateFileWriter, type StateSnapshot } from './state-file.js';
 export { tokenFromUrl, tokenMatches, percentDecodeLenient } from './auth.js';
-export {
-  startAgentProxy,
-  relayedCloseCode,
-  isSendableCloseCode,
-  DEFAULT_PROXY_CONNECT_TIMEOUT_MS,
-  PROXY_BUFFER_LIMIT,
-  type ProxyStats,
-} from './agent-proxy.js';
+export { startAgentProxy, DEFAULT_PROXY_CONNECT_TIMEOUT_MS, PROXY_BUFFER_LIMIT, PROXY_HARD_LIMIT, type ProxyStats } from './agent-proxy.js';
 export { listDirectories, spawnAgent, validateSpawnPath, SPAWN_DISABLED } from './host-methods.js';
 export { linuxProcessStart, startStamper } from './process-start.js';

@@ -1,9 +1,11 @@
 // A connection serve holds open: a registry client on `/ws` (RegistryPeer) or a relayed agent
 // connection on `/ws/agent/<id>` (ProxyPeer). Both are pinged on one interval and terminated when
 // they stop answering, or stop reading for a whole interval; both close with one grace at shutdown.
+import type { Duplex } from 'node:stream';
 import { WebSocket, type RawData } from 'ws';
 import { sanitize } from '../core/sanitize.js';
-import type { AgentProxy } from './agent-proxy.js';
+import type { AgentProxy, ProxyStats } from './agent-proxy.js';
+import { WRITE_OVERHEAD, type BudgetHolder, type BufferBudget } from './buffer-budget.js';
 import { listDirectories, spawnAgent, type HostMethodOptions } from './host-methods.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from './limits.js';
 import { parseRequest, type RpcResponse } from './protocol.js';
@@ -21,18 +23,18 @@ export interface PeerStats {
   readonly queued: number;
 }
 
+/** Connections opened so far, of both kinds. */
+let openedSoFar = 0;
+
 export abstract class Peer {
-  /** A pong (or, for a registry client, a read) came since the last ping. */
+  /** Its place in the order connections opened in. */
+  readonly opened = ++openedSoFar;
+  /** A pong (or, for a registry client, a read; for Pi-DE, anything it sent) came since the last ping. */
   protected answeredPing = true;
   /** Pinger ticks spent not reading. */
   protected stalledTicks = 0;
 
-  constructor(
-    protected readonly ws: WebSocket,
-    protected readonly log: (line: string) => void,
-  ) {
-    ws.on('pong', () => (this.answeredPing = true));
-  }
+  constructor(protected readonly log: (line: string) => void) {}
 
   abstract readonly closed: Promise<void>;
   /** Not read now (back-pressure): it cannot answer pings. */
@@ -41,6 +43,8 @@ export abstract class Peer {
   protected abstract stallCounts(): boolean;
   protected abstract stalled(intervalMs: number): string;
   protected abstract silent(): string;
+  /** Sends a ping; false when none could be sent now. */
+  protected abstract sendPing(): boolean;
   abstract terminate(): void;
   protected abstract closeGently(code: number, reason: string): void;
 
@@ -60,8 +64,8 @@ export abstract class Peer {
       this.terminate();
       return;
     }
-    this.answeredPing = false;
-    this.ws.ping();
+    // A ping that cannot go now (Pi-DE in the middle of a frame it is reading) asks nothing this tick.
+    this.answeredPing = !this.sendPing();
   }
 
   /** Close it, terminated if it has not closed within `graceMs`. */
@@ -76,12 +80,11 @@ export abstract class Peer {
 export interface RegistryPeerContext {
   readonly registry: Registry;
   readonly log: (line: string) => void;
+  readonly budget: BufferBudget;
   /** Unsent bytes above which its requests are not read until it reads. */
   readonly readPauseBytes: number;
   /** list_directories and spawn_agent's options (known once serve listens). */
   readonly hostMethods: () => HostMethodOptions;
-  /** Sends the events queued so far to every peer. */
-  readonly broadcast: () => void;
   /** It pinged us: its node's last_seen changed. */
   readonly onPing: () => void;
   readonly onClose: (peer: RegistryPeer) => void;
@@ -94,18 +97,29 @@ function textOf(data: RawData): string {
 }
 
 /** A registry client on `/ws`: its registry connection, and its back-pressure (not read while it does not read). */
-export class RegistryPeer extends Peer {
+export class RegistryPeer extends Peer implements BudgetHolder {
   readonly conn: ConnectionContext;
   readonly closed: Promise<void>;
-  /** Not read because too much is unsent to it. */
-  private held = false;
+  /** Bytes given to its socket and not yet written out, in how many writes, and how many of the bytes are its own (replies). */
+  private pendingBytes = 0;
+  private pendingWrites = 0;
+  private pendingOwn = 0;
+  /** Not read: until its init is sent, then while too much is unsent to it. */
+  private held = true;
   /** The over-deep message refusal is logged once per connection. */
   private toldDepth = false;
   /** Requests received while held (the rest of one read), handled in order once released. */
   private readonly queue: string[] = [];
 
-  constructor(ws: WebSocket, private readonly ctx: RegistryPeerContext) {
-    super(ws, ctx.log);
+  constructor(
+    private readonly ws: WebSocket,
+    /** The socket under `ws`: a flush's events are written on it as they are framed (sendEvents). */
+    private readonly socket: Duplex,
+    private readonly ctx: RegistryPeerContext,
+  ) {
+    super(ctx.log);
+    ws.pause();
+    ws.on('pong', () => (this.answeredPing = true));
     this.conn = ctx.registry.openConnection();
     this.closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
     ws.on('message', (data, isBinary) => {
@@ -129,16 +143,64 @@ export class RegistryPeer extends Peer {
     return this.ws.readyState === WebSocket.OPEN;
   }
 
-  /** A frame for it (`init`, an event: one buffer shared by every peer), unless it fell too far behind. */
-  send(data: Buffer | string): void {
-    if (!this.open || this.dropIfBehind()) return;
-    this.ws.send(data, { binary: false }, () => this.release());
+  label(): string {
+    return `connection ${this.conn.serial}${this.conn.registeredId === undefined ? '' : ` (node ${sanitize(this.conn.registeredId)})`}`;
   }
 
-  /** Sends `init` and stops reading it until it has gone out, when it is large. */
+  unsent(): number {
+    return this.pendingBytes + this.pendingWrites * WRITE_OVERHEAD;
+  }
+
+  freeable(): number {
+    return this.pendingOwn + this.pendingWrites * WRITE_OVERHEAD;
+  }
+
+  /**
+   * One flush's events, framed (one buffer shared by every peer), in one write to its socket,
+   * unless it fell too far behind. Written beside ws's own frames: no extension is negotiated
+   * (wss has none) and ws writes each of its frames whole and at once, so a whole frame of ours
+   * between two of its frames keeps the stream valid; ws's bufferedAmount counts it.
+   */
+  sendEvents(wire: Buffer): void {
+    if (!this.open || this.dropIfBehind()) return;
+    const budget = this.ctx.budget;
+    this.pendingBytes += wire.length;
+    this.pendingWrites++;
+    budget.holdShared(wire);
+    budget.hold(WRITE_OVERHEAD);
+    this.socket.write(wire, () => {
+      this.pendingBytes -= wire.length;
+      this.pendingWrites--;
+      budget.releaseShared(wire);
+      budget.release(WRITE_OVERHEAD);
+      this.release();
+    });
+  }
+
+  /** Its init (shared): it is read from now on, or once enough of a large one has gone out. */
   sendInit(init: Buffer): void {
-    this.ws.send(init, { binary: false }, () => this.release());
-    this.hold();
+    if (!this.open) return;
+    this.out(init, true);
+    this.release();
+  }
+
+  /** Hands a frame to ws, counted in the budget until it is written out (or the socket is gone). */
+  private out(frame: Buffer, shared: boolean): void {
+    const budget = this.ctx.budget;
+    const own = shared ? 0 : frame.length;
+    this.pendingBytes += frame.length;
+    this.pendingWrites++;
+    this.pendingOwn += own;
+    if (shared) budget.holdShared(frame);
+    budget.hold(own + WRITE_OVERHEAD);
+    this.ws.send(frame, { binary: false }, () => {
+      this.pendingBytes -= frame.length;
+      this.pendingWrites--;
+      this.pendingOwn -= own;
+      if (shared) budget.releaseShared(frame);
+      budget.release(own + WRITE_OVERHEAD);
+      this.release();
+    });
   }
 
   stats(): PeerStats {
@@ -147,6 +209,11 @@ export class RegistryPeer extends Peer {
 
   terminate(): void {
     this.ws.terminate();
+  }
+
+  protected sendPing(): boolean {
+    this.ws.ping();
+    return true;
   }
 
   protected closeGently(code: number, reason: string): void {
@@ -166,8 +233,7 @@ export class RegistryPeer extends Peer {
   }
 
   protected silent(): string {
-    const node = this.conn.registeredId === undefined ? '' : ` (node ${sanitize(this.conn.registeredId)})`;
-    return `serve: connection ${this.conn.serial}${node} did not answer a ping: terminated`;
+    return `serve: ${this.label()} did not answer a ping: terminated`;
   }
 
   private dropIfBehind(): boolean {
@@ -196,7 +262,7 @@ export class RegistryPeer extends Peer {
 
   private reply(response: RpcResponse): void {
     if (!this.open || this.dropIfBehind()) return;
-    this.ws.send(JSON.stringify(response), () => this.release());
+    this.out(Buffer.from(JSON.stringify(response)), false);
     this.hold();
   }
 
@@ -223,51 +289,76 @@ export class RegistryPeer extends Peer {
       return;
     }
     const response = this.ctx.registry.handle(message, this.conn);
-    if (response) this.reply(response);
-    this.ctx.broadcast(); // this request's events now, before the next frame of the same chunk is handled
+    if (response) this.reply(response); // its events follow in the next flush
   }
 }
 
-/** A relayed `/ws/agent/<id>` connection: pinged on Pi-DE's side, back-pressure relayed by the proxy. */
-export class ProxyPeer extends Peer {
+/** A relayed `/ws/agent/<id>` connection: Pi-DE's side is pinged; a side that stops reading stalls it. */
+export class ProxyPeer extends Peer implements BudgetHolder {
   readonly closed: Promise<void>;
+  private readonly proxy: AgentProxy;
 
   constructor(
-    readonly proxy: AgentProxy,
+    private readonly name: string,
     log: (line: string) => void,
+    start: (onPiDe: () => void) => AgentProxy,
   ) {
-    super(proxy.client, log);
-    this.closed = proxy.closed;
+    super(log);
+    this.proxy = start(() => (this.answeredPing = true));
+    this.closed = this.proxy.closed;
   }
 
-  /** Pi-DE's side open: a closing one is neither pinged nor terminated. */
-  override tick(intervalMs: number): void {
-    if (this.proxy.client.readyState === WebSocket.OPEN) super.tick(intervalMs);
+  label(): string {
+    return this.name;
+  }
+
+  unsent(): number {
+    const s = this.proxy.stats();
+    return s.clientBuffered + s.agentBuffered;
+  }
+
+  freeable(): number {
+    return this.unsent();
+  }
+
+  stats(): ProxyStats {
+    return this.proxy.stats();
   }
 
   terminate(): void {
     this.proxy.terminate();
   }
 
+  protected sendPing(): boolean {
+    return this.proxy.ping();
+  }
+
   protected closeGently(code: number, reason: string): void {
     this.proxy.close(code, reason);
   }
 
-  /** A Pi-DE side paused by back-pressure cannot read its pongs: the agent is not reading. */
+  /** One side is not read because the other does not read what is sent to it. */
   protected notReading(): boolean {
-    return this.proxy.client.isPaused;
+    const s = this.proxy.stats();
+    return s.clientPaused || s.agentPaused;
   }
 
-  /** Both sides not reading would hold the connection for ever; only a relaying proxy counts. */
+  /** Only a relaying proxy counts (a connecting one is bounded by its connect timeout). */
   protected stallCounts(): boolean {
     return this.proxy.stats().state === 'relaying';
   }
 
   protected stalled(intervalMs: number): string {
-    return `serve: an agent proxy connection: the agent did not read for over ${intervalMs} ms: terminated`;
+    const side = this.proxy.stats().clientPaused ? 'the agent' : 'Pi-DE';
+    return `serve: an agent proxy connection: ${side} did not read for over ${intervalMs} ms: terminated`;
   }
 
   protected silent(): string {
     return 'serve: an agent proxy connection did not answer a ping: terminated';
+  }
+
+  /** Ticks only while relaying: a connecting or closing proxy is neither pinged nor terminated here. */
+  override tick(intervalMs: number): void {
+    if (this.proxy.stats().state === 'relaying') super.tick(intervalMs);
   }
 }

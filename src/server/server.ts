@@ -3,18 +3,22 @@
 // Each open connection is a Peer (peer.ts); the rules are in registry.ts, auth.ts and limits.ts.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { homedir, hostname } from 'node:os';
+import type { Socket } from 'node:net';
 import { isatty } from 'node:tty';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { sanitize } from '../core/sanitize.js';
 import { isLoopbackHost } from '../os/loopback.js';
-import { DEFAULT_PROXY_CONNECT_TIMEOUT_MS, PROXY_BUFFER_LIMIT, refuseProxy, startAgentProxy, type ProxyStats } from './agent-proxy.js';
+import { DEFAULT_PROXY_CONNECT_TIMEOUT_MS, PROXY_BUFFER_LIMIT, PROXY_HARD_LIMIT, refuseProxy, startAgentProxy, type ProxyStats } from './agent-proxy.js';
 import { percentDecodeLenient, tokenFromUrl, tokenMatches } from './auth.js';
 import { AgentSpawner, DEFAULT_REGISTER_TIMEOUT_MS } from './agent-spawner.js';
+import { answerUpgrade } from './ws-handshake.js';
 import type { HostMethodOptions } from './host-methods.js';
+import { BufferBudget, DEFAULT_BUFFER_BUDGET } from './buffer-budget.js';
+import { Fanout } from './fanout.js';
+import { InitFrameCache } from './init-cache.js';
 import { startStamper } from './process-start.js';
 import { ProxyPeer, RegistryPeer, type Peer, type PeerStats } from './peer.js';
-import type { RegistryEvent } from './protocol.js';
 import { Registry, DEFAULT_TTL_SECONDS } from './registry.js';
 import { loadStateFile, StateFileWriter } from './state-file.js';
 import { MAX_REQUEST_BYTES, type RegistryLimits } from './limits.js';
@@ -58,12 +62,16 @@ export interface RegistryServerOptions {
   readonly hostName?: string;
   /** How long `/ws/agent/<id>` waits for the agent's WebSocket to open. */
   readonly proxyConnectTimeoutMs?: number;
-  /** Unsent bytes on one side of a proxy above which the other side is not read. */
+  /** Unsent bytes on one side of a proxy above which the other side is not read (the mark). */
   readonly proxyBufferLimit?: number;
+  /** Unsent bytes on one side of a proxy above which the proxy is closed. */
+  readonly proxyHardLimit?: number;
   /** What clients may store: field sizes, nodes and claims per connection and in all. */
   readonly limits?: Partial<RegistryLimits>;
   /** Unsent bytes to a `/ws` client above which its requests are no longer read (default 1 MiB). */
   readonly readPauseBytes?: number;
+  /** Unsent bytes in all (every client, both sides of every proxy) above which the largest holders are closed. */
+  readonly bufferBudget?: number;
 }
 
 export interface RegistryServer {
@@ -75,6 +83,10 @@ export interface RegistryServer {
   proxyStats(): ProxyStats[];
   /** One entry per open `/ws` connection: what is unsent to it and whether it is being read. */
   peerStats(): PeerStats[];
+  /** How many `init` frames were encoded so far (one per registry version that a client saw). */
+  initEncodes(): number;
+  /** Bytes unsent in all, as the budget counts them. */
+  bufferedBytes(): number;
   close(): Promise<void>;
 }
 
@@ -124,41 +136,31 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   const maxPayload = opts.maxPayload ?? DEFAULT_MAX_PAYLOAD;
   const maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   const log = opts.quiet ? () => {} : (opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`)));
-  const peers = new Set<RegistryPeer>();
   /** Open `/ws/agent/<id>` connections; each counts as one against maxConnections. */
   const proxies = new Set<ProxyPeer>();
-  const pending: RegistryEvent[] = [];
   const readPauseBytes = opts.readPauseBytes ?? READ_PAUSE_BYTES;
-
-  // A request's events follow its response; changes from timers and closes go out on a microtask.
-  const broadcast = (): void => {
-    for (const event of pending.splice(0)) {
-      if (opts.eventFilter && !opts.eventFilter(event)) continue;
-      // One buffer that every peer's send refers to: a thousand slow peers do not copy it a thousand times.
-      const data = Buffer.from(JSON.stringify(event));
-      // A peer that never reads would grow our memory without bound; a stale stream is worse: send drops it.
-      for (const peer of peers) peer.send(data);
-    }
-  };
-  /** `init` as sent, shared by every connection until the registry changes (up to 16 MiB each). */
-  let initCache: Buffer | undefined;
+  const now = opts.now ?? Date.now;
   let writer: StateFileWriter | undefined;
   /** Set once listening (its agents are told this server's URL); told of every registration. */
   let spawner: AgentSpawner | undefined;
-  const registry = new Registry({
-    now: opts.now ?? Date.now,
+  const registry: Registry = new Registry({
+    now,
     ttlSeconds: opts.ttlSeconds ?? DEFAULT_TTL_SECONDS,
     log,
     emit: (event) => {
-      initCache = undefined;
-      if (pending.push(event) === 1) queueMicrotask(broadcast);
-      // After the push: a spawn_agent reply this registration releases follows its node_joined.
+      initCache.changed();
+      fanout.event(event);
+      // After the event is queued: a spawn_agent reply this registration releases follows its node_joined.
       if (event.event === 'node_joined') spawner?.joined(event.node);
     },
     onChange: () => writer?.schedule(),
     startTimeOf: startStamper(opts.hostName ?? hostname()),
     ...(opts.limits ? { limits: opts.limits } : {}),
   });
+  const initCache = new InitFrameCache(() => Buffer.from(JSON.stringify(registry.initFrame())), now);
+  /** Registry clients: their init and the registry's events go out in flushes (fanout.ts). */
+  const fanout = new Fanout(() => initCache.get(), opts.eventFilter);
+  const budget = new BufferBudget(opts.bufferBudget ?? DEFAULT_BUFFER_BUDGET, () => [...fanout.all(), ...proxies], log);
 
   if (opts.stateFile !== undefined) {
     const loaded = await loadStateFile(opts.stateFile, { log, now: opts.now ?? Date.now });
@@ -170,7 +172,6 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   // Requests on /ws are small (every stored field is bounded); the agent proxy relays up to maxPayload.
   const requestMaxPayload = Math.min(maxPayload, MAX_REQUEST_BYTES);
   const wss = new WebSocketServer({ noServer: true, maxPayload: requestMaxPayload, clientTracking: false, skipUTF8Validation: true });
-  const proxyWss = new WebSocketServer({ noServer: true, maxPayload, clientTracking: false, skipUTF8Validation: true });
   const http = createServer((req: IncomingMessage, res: ServerResponse) => {
     const isWs = isWsPath(pathOf(req.url));
     res.writeHead(isWs ? 426 : 404, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
@@ -180,40 +181,42 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   // Set once listening: spawned agents are told this server's URL.
   let hostMethods: HostMethodOptions;
 
-  const accept = (ws: WebSocket): void => {
+  const accept = (socket: Duplex) => (ws: WebSocket): void => {
     explainOversizeClose(ws, requestMaxPayload);
-    const peer = new RegistryPeer(ws, {
+    const peer = new RegistryPeer(ws, socket, {
       registry,
       log,
+      budget,
       readPauseBytes,
       hostMethods: () => hostMethods,
-      broadcast,
-      onPing: () => (initCache = undefined), // last_seen changed
-      onClose: (p) => peers.delete(p),
+      onPing: () => initCache.heartbeat(),
+      onClose: (p) => fanout.leave(p),
     });
-    peers.add(peer);
-    initCache ??= Buffer.from(JSON.stringify(registry.initFrame()));
-    peer.sendInit(initCache);
+    fanout.join(peer);
   };
 
   // `/ws/agent/<id>`: the id as sent, or else percent-decoded (Pi-DE sends encodeURIComponent(id)).
-  const acceptProxy = (rawId: string) => (client: WebSocket): void => {
+  const acceptProxy = (rawId: string, client: Socket, head: Buffer): void => {
     const decoded = percentDecodeLenient(rawId);
     const node = registry.nodeById(rawId) ?? (decoded === undefined ? undefined : registry.nodeById(decoded));
     if (!node) return refuseProxy(client, 'Agent not found', 1000);
     if (node.status !== 'active') return refuseProxy(client, 'Agent is offline', 1000);
-    const proxy = startAgentProxy(client, {
-      nodeId: node.id,
-      host: node.machine,
-      port: node.port,
-      connectTimeoutMs: opts.proxyConnectTimeoutMs ?? DEFAULT_PROXY_CONNECT_TIMEOUT_MS,
-      bufferLimit: opts.proxyBufferLimit ?? PROXY_BUFFER_LIMIT,
-      maxPayload,
-      log,
-    });
-    const peer = new ProxyPeer(proxy, log);
+    const peer = new ProxyPeer(`proxy to ${sanitize(node.id)}`, log, (onPiDe) =>
+      startAgentProxy(client, head, {
+        nodeId: node.id,
+        host: node.machine,
+        port: node.port,
+        connectTimeoutMs: opts.proxyConnectTimeoutMs ?? DEFAULT_PROXY_CONNECT_TIMEOUT_MS,
+        bufferLimit: opts.proxyBufferLimit ?? PROXY_BUFFER_LIMIT,
+        hardLimit: opts.proxyHardLimit ?? PROXY_HARD_LIMIT,
+        maxPayload,
+        log,
+        onPiDe,
+        account: (delta) => (delta > 0 ? budget.hold(delta) : budget.release(-delta)),
+      }),
+    );
     proxies.add(peer);
-    void proxy.closed.then(() => proxies.delete(peer));
+    void peer.closed.then(() => proxies.delete(peer));
   };
 
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -224,13 +227,13 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
     const path = pathOf(req.url);
     if (path === AGENT_PREFIX) return writeRefusal(socket, 400, 'Bad Request', 'Missing node ID\n');
     if (!isWsPath(path)) return writeRefusal(socket, 404, 'Not Found', 'Not Found\n');
-    if (peers.size + proxies.size >= maxConnections) {
+    if (fanout.peers.size + fanout.joining.size + proxies.size >= maxConnections) {
       log(`serve: refused a connection: too many connections (${maxConnections})`);
       return writeRefusal(socket, 503, 'Service Unavailable', `too many connections (limit ${maxConnections})\n`);
     }
-    // handleUpgrade answers synchronously (no verifyClient, no deflate): the count is exact.
-    if (path === '/ws') wss.handleUpgrade(req, socket, head, accept);
-    else proxyWss.handleUpgrade(req, socket, head, acceptProxy(path.slice(AGENT_PREFIX.length)));
+    // Both answer synchronously (no verifyClient, no deflate): the count is exact.
+    if (path === '/ws') wss.handleUpgrade(req, socket, head, accept(socket));
+    else if (answerUpgrade(req, socket)) acceptProxy(path.slice(AGENT_PREFIX.length), socket as Socket, head);
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -266,7 +269,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   const sweeper = setInterval(() => registry.sweep(), opts.sweepIntervalMs ?? 15_000);
   const pingIntervalMs = opts.pingIntervalMs ?? 30_000;
   const pinger = setInterval(() => {
-    for (const peer of [...peers, ...proxies]) peer.tick(pingIntervalMs);
+    for (const peer of [...fanout.all(), ...proxies]) peer.tick(pingIntervalMs);
   }, pingIntervalMs);
 
   let closing: Promise<void> | undefined;
@@ -276,19 +279,20 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       clearInterval(pinger);
       spawner?.close();
       http.close();
-      const all: Peer[] = [...peers, ...proxies];
+      fanout.flush(); // what is pending goes out before the close frames
+      const all: Peer[] = [...fanout.all(), ...proxies];
       await Promise.all(all.map((peer) => peer.shutdown(SHUTDOWN_GRACE_MS)));
-      broadcast();
       writer?.flush();
       http.closeAllConnections();
       wss.close();
-      proxyWss.close();
     })();
     return closing;
   };
 
   const urlHost = host.includes(':') ? `[${host}]` : host;
-  const proxyStats = (): ProxyStats[] => [...proxies].map(({ proxy }) => proxy.stats());
-  const peerStats = (): PeerStats[] => [...peers].map((p) => p.stats());
-  return { url: `ws://${urlHost}:${port}/ws`, port, host, registry, proxyStats, peerStats, close };
+  const proxyStats = (): ProxyStats[] => [...proxies].map((p) => p.stats());
+  const peerStats = (): PeerStats[] => fanout.all().map((p) => p.stats());
+  const initEncodes = (): number => initCache.encodes;
+  const bufferedBytes = (): number => budget.bytes;
+  return { url: `ws://${urlHost}:${port}/ws`, port, host, registry, proxyStats, peerStats, initEncodes, bufferedBytes, close };
 }

@@ -175,6 +175,8 @@ export class PiInTmux {
   constructor(
     private readonly bin: string,
     private readonly registryUrl: string,
+    /** More arguments for pi (quoted as they are: no quotes in them). */
+    private readonly args: readonly string[] = [],
   ) {}
 
   /** Starts pi in a 120×40 pane and waits until its extension has registered and been answered. */
@@ -193,7 +195,8 @@ export class PiInTmux {
     delete env.HYPI_TOKEN;
     this.startedAt = Date.now();
     // sh waits for pi and writes its exit status (128+n for a signal) next to the trace.
-    const command = `'${this.bin}' -e '${EXTENSION}'; echo $? > '${this.exitFile}'`;
+    const extra = this.args.map((a) => ` '${a}'`).join('');
+    const command = `'${this.bin}' -e '${EXTENSION}'${extra}; echo $? > '${this.exitFile}'`;
     execFileSync('tmux', ['-L', this.socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'pi', '-x', '120', '-y', '40', '-c', this.cwd, 'sh', '-c', command], { env });
     const registered = await this.waitStep('reply', (l) => String(l.text).includes('"registered"'), 30_000);
     // session_start runs before the interactive mode's init, which installs pi's SIGTERM/SIGHUP

@@ -6,6 +6,10 @@
 // ping frame every 30 s, reconnect after 5 s (PI_SOCKET_RECONNECT_MS) doubling up to 5 min with a
 // re-register, `deregister` flushed before close on a clean exit, and on /new a deregister of the
 // old id and a register of the new one on the same connection.
+// Its own server serves Pi-DE as pi-socket does (reached through the registry's /ws/agent/<id>
+// proxy): `init_state` on connect (the branch's messages, the oldest dropped past 500 KB but never
+// fewer than the last 10), pi's message and tool events forwarded as they are, a text frame as a
+// prompt, and `attach_file` (base64, as Pi-DE sends it) as a user message holding the file.
 //
 // pi loads extensions through jiti without a module cache and builds a fresh instance on /new, so
 // what belongs to the process (server, connection, timers) lives on globalThis. Our one difference
@@ -20,14 +24,23 @@ import { WebSocket, WebSocketServer } from 'ws';
 /** The part of pi's ExtensionAPI this extension uses (pi's own types are not installed here). */
 interface SessionContext {
   readonly cwd: string;
-  readonly sessionManager: { getSessionId(): string };
+  readonly sessionManager: { getSessionId(): string; getBranch(): unknown[] };
+  isIdle(): boolean;
 }
+/** pi's events that pi-socket forwards to Pi-DE as they are. */
+const RELAYED = ['message_start', 'message_update', 'message_end', 'tool_execution_start', 'tool_execution_update', 'tool_execution_end'] as const;
 interface PiExtensionApi {
   on(event: 'session_start' | 'session_shutdown', handler: (event: { reason?: string }, ctx: SessionContext) => unknown): void;
+  on(event: (typeof RELAYED)[number], handler: (event: { type: string }) => unknown): void;
+  sendUserMessage(content: string | readonly object[], options?: { deliverAs: 'followUp' }): void;
+  getAllTools(): unknown[];
 }
 
 interface AgentState {
   server?: WebSocketServer;
+  /** The current session's pi and context (a new instance after /new). */
+  api?: PiExtensionApi;
+  ctx?: SessionContext;
   port?: number;
   link?: WebSocket;
   nodeId?: string;
@@ -39,6 +52,9 @@ interface AgentState {
 }
 
 const PING_MS = 30_000;
+/** pi-socket's budget for init_state, and the messages it keeps whatever their size. */
+const INIT_STATE_BYTES = 500 * 1024;
+const INIT_STATE_KEEP = 10;
 const RECONNECT_CAP_MS = 5 * 60_000;
 const FLUSH_WAIT_MS = 1_000;
 const STATE_KEY = Symbol.for('ghostwatch.real-pi.registering-extension');
@@ -77,6 +93,49 @@ function listenOn(port: number): Promise<WebSocketServer | undefined> {
   });
 }
 
+/** Sends one JSON frame to these Pi-DE connections; the trace has its type and size. */
+function toPiDe(clients: Iterable<WebSocket>, payload: { type: string }): void {
+  const text = JSON.stringify(payload);
+  let to = 0;
+  for (const ws of clients) {
+    if (ws.readyState !== WebSocket.OPEN) continue;
+    ws.send(text);
+    to++;
+  }
+  trace('sent', { type: payload.type, bytes: Buffer.byteLength(text), to });
+}
+
+/** The branch's messages for a Pi-DE that connects, cut as pi-socket cuts them. */
+function initState(state: AgentState): { type: 'init_state'; messages: unknown[]; tools: unknown[]; truncated?: true; totalMessages?: number } {
+  const entries = state.ctx?.sessionManager.getBranch() ?? [];
+  const messages = entries.flatMap((e) => (typeof e === 'object' && e !== null && (e as { type?: unknown }).type === 'message' ? [(e as { message: unknown }).message] : []));
+  const tools = state.api?.getAllTools() ?? [];
+  const size = JSON.stringify(messages).length;
+  if (size <= INIT_STATE_BYTES) return { type: 'init_state', messages, tools };
+  const keep = Math.max(INIT_STATE_KEEP, Math.floor((0.9 * INIT_STATE_BYTES) / (size / messages.length)));
+  return { type: 'init_state', messages: messages.slice(-keep), tools, truncated: true, totalMessages: messages.length };
+}
+
+/** A frame from Pi-DE: a prompt, or a file to attach. */
+function fromPiDe(state: AgentState, ws: WebSocket, text: string): void {
+  let request: { type?: unknown; filename?: unknown; content?: unknown; mimeType?: unknown } | undefined;
+  try {
+    request = JSON.parse(text) as typeof request;
+  } catch {
+    request = undefined;
+  }
+  trace('received', { type: typeof request?.type === 'string' ? request.type : 'prompt', bytes: Buffer.byteLength(text) });
+  const api = state.api;
+  if (!api || !state.ctx) return;
+  const deliver = state.ctx.isIdle() ? undefined : ({ deliverAs: 'followUp' } as const);
+  if (request?.type === 'attach_file' && typeof request.content === 'string' && typeof request.mimeType === 'string') {
+    api.sendUserMessage([{ type: 'image', data: request.content, mimeType: request.mimeType }], deliver);
+    ws.send(JSON.stringify({ type: 'attach_file_ack', filename: request.filename, success: true }));
+    return;
+  }
+  api.sendUserMessage(text, deliver);
+}
+
 async function openOwnServer(state: AgentState): Promise<void> {
   if (state.server) return;
   const start = Number.parseInt(process.env.PI_SOCKET_PORT ?? '8080', 10) || 8080;
@@ -85,6 +144,12 @@ async function openOwnServer(state: AgentState): Promise<void> {
     if (!server) continue;
     state.server = server;
     state.port = port;
+    server.on('connection', (ws) => {
+      trace('pide-connected');
+      toPiDe([ws], initState(state));
+      ws.on('message', (data: Buffer) => fromPiDe(state, ws, data.toString('utf8')));
+      ws.on('error', () => {});
+    });
     trace('listening', { port });
     return;
   }
@@ -163,10 +228,13 @@ function connect(state: AgentState): void {
 export default function registeringExtension(pi: PiExtensionApi): void {
   const state = processState();
   trace('loaded');
+  for (const name of RELAYED) pi.on(name, (event) => toPiDe(state.server?.clients ?? [], event));
 
   pi.on('session_start', async (event, ctx) => {
     state.nodeId = ctx.sessionManager.getSessionId();
     state.cwd = ctx.cwd;
+    state.api = pi;
+    state.ctx = ctx;
     trace('session_start', { reason: event.reason, id: state.nodeId });
     await openOwnServer(state);
     const link = state.link;

@@ -40,6 +40,18 @@ async function client(opts: Parameters<typeof serve>[0] = {}): Promise<RawClient
 
 const call = (method: string, params?: unknown): string => JSON.stringify({ id: 'q', method, ...(params === undefined ? {} : { params }) });
 
+/** The distinct error strings `method` answers for these paths (or params); fails on a result. */
+async function errorsOf(a: RawClient, method: string, asked: readonly unknown[]): Promise<string[]> {
+  const errors = new Set<string>();
+  for (const one of asked) {
+    a.send(call(method, typeof one === 'string' ? { path: one } : one));
+    const reply = JSON.parse(await a.reply()) as { error?: string };
+    expect(reply, JSON.stringify(one)).toHaveProperty('error');
+    errors.add(reply.error!);
+  }
+  return [...errors];
+}
+
 describe('list_directories', () => {
   it('lists $HOME by default: visible directories, links only when they stay inside, sorted as bytes', async () => {
     const a = await client();
@@ -50,15 +62,24 @@ describe('list_directories', () => {
     await roundTrip(a, call('list_directories', { path: join(home, 'link-in') }), { id: 'q', result: { current: join(home, 'alpha'), directories: ['inner'] } });
   });
 
-  it('refuses anything that resolves outside $HOME, with hypivisor error strings', async () => {
+  it('refuses anything that resolves outside $HOME or does not exist with one answer: nothing outside is told apart', async () => {
+    symlinkSync(join(outside, 'nothing'), join(home, 'dangling-out'));
     const a = await client();
-    const outsideError = { id: 'q', error: 'Path resolves outside home directory' };
-    await roundTrip(a, call('list_directories', { path: outside }), outsideError);
-    await roundTrip(a, call('list_directories', { path: join(home, 'link-out') }), outsideError);
-    await roundTrip(a, call('list_directories', { path: `${home}/../outside` }), outsideError);
-    await roundTrip(a, call('list_directories', { path: join(root, 'home2') }), outsideError); // a prefix is not inside
-    await roundTrip(a, call('list_directories', { path: join(home, 'missing') }), { id: 'q', error: 'Invalid path: No such file or directory (os error 2)' });
-    await roundTrip(a, call('list_directories', { path: '' }), { id: 'q', error: 'Invalid path: No such file or directory (os error 2)' });
+    const paths = [
+      outside,
+      join(outside, 'secret'),
+      join(outside, 'missing'),
+      join(outside, 'secret', 'missing'),
+      join(home, 'link-out'),
+      join(home, 'link-out', 'secret'),
+      join(home, 'link-out', 'missing'),
+      join(home, 'dangling-out'),
+      `${home}/../outside`,
+      join(root, 'home2'), // a prefix is not inside
+      join(home, 'missing'),
+      '',
+    ];
+    expect(await errorsOf(a, 'list_directories', paths)).toEqual(['Path does not exist or resolves outside home directory']);
     await roundTrip(a, call('list_directories', { path: join(home, 'file.txt') }), { id: 'q', error: 'Cannot read directory: Not a directory (os error 20)' });
   });
 
@@ -88,16 +109,15 @@ describe('spawn_agent', () => {
     expect(existsSync(record)).toBe(false);
   });
 
-  it('refuses paths outside $HOME without creating anything there, and reports hypivisor errors', async () => {
+  it('refuses paths outside $HOME or missing with one answer, without creating anything there', async () => {
     const a = await client({ allowSpawn: true, spawnCommand: script });
-    const outsideError = { id: 'q', error: 'Path resolves outside home directory' };
-    await roundTrip(a, call('spawn_agent', { path: outside }), outsideError);
-    await roundTrip(a, call('spawn_agent', { path: join(home, 'link-out') }), outsideError);
-    await roundTrip(a, call('spawn_agent', { path: home, new_folder: '../outside/created' }), outsideError);
-    await roundTrip(a, call('spawn_agent', { path: home, new_folder: join(outside, 'abs') }), outsideError);
+    const paths = [outside, join(outside, 'secret'), join(outside, 'missing'), join(home, 'link-out'), join(home, 'link-out', 'missing'), join(home, 'missing')];
+    const folders = ['../outside/created', '../outside/secret', join(outside, 'abs')].map((new_folder) => ({ path: home, new_folder }));
+    expect(await errorsOf(a, 'spawn_agent', [...paths.map((path) => ({ path })), ...folders])).toEqual([
+      'Path does not exist or resolves outside home directory',
+    ]);
     expect(existsSync(join(outside, 'created'))).toBe(false);
     expect(existsSync(join(outside, 'abs'))).toBe(false);
-    await roundTrip(a, call('spawn_agent', { path: join(home, 'missing') }), { id: 'q', error: 'Path does not exist' });
     await roundTrip(a, call('spawn_agent'), { id: 'q', error: 'Missing params' });
     await roundTrip(a, call('spawn_agent', { path: join(home, 'file.txt') }), { id: 'q', error: 'Failed to spawn: Not a directory (os error 20)' });
     await sleepMs(200);

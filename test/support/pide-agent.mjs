@@ -1,6 +1,7 @@
 // A stand-in for a pi agent's own WebSocket server (pi-socket listens on `port`; Pi-DE reaches it
 // through the registry's /ws/agent/<id> proxy), in a child process of its own. It echoes small
-// frames, and on IPC commands sends, floods, stops reading, closes, and reports what it saw.
+// frames, and on IPC commands sends (big: one frame of any size), floods, stops reading, closes,
+// and reports what it saw.
 import { WebSocketServer } from 'ws';
 
 const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
@@ -60,6 +61,7 @@ const stats = () => {
 process.on('message', ({ id, cmd, ...args }) => {
   if (cmd === 'send') for (const ws of clients) ws.send(args.binary ? Buffer.from(args.hex, 'hex') : args.text, { binary: Boolean(args.binary) });
   if (cmd === 'flood') startFlood(args.frameBytes, args.cap);
+  if (cmd === 'big') for (const ws of clients) ws.send(Buffer.alloc(args.bytes, 0x63), { binary: true });
   if (cmd === 'stopFlood' && flood) flood.stopped = true;
   if (cmd === 'pause') {
     paused = true;
