@@ -85,6 +85,8 @@ export interface RegistryPeerContext {
   readonly readPauseBytes: number;
   /** list_directories and spawn_agent's options (known once serve listens). */
   readonly hostMethods: () => HostMethodOptions;
+  /** Sends the events still waiting for the next flush now: a spawn_agent reply follows the agent's node_joined. */
+  readonly flushEvents: () => void;
   /** It pinged us: its node's last_seen changed. */
   readonly onPing: () => void;
   readonly onClose: (peer: RegistryPeer) => void;
@@ -285,7 +287,10 @@ export class RegistryPeer extends Peer implements BudgetHolder {
       return;
     }
     if (request?.method === 'spawn_agent') {
-      void spawnAgent(request.id, request.params, this.ctx.hostMethods()).then((r) => this.reply(r));
+      void spawnAgent(request.id, request.params, this.ctx.hostMethods()).then((r) => {
+        this.ctx.flushEvents();
+        this.reply(r);
+      });
       return;
     }
     const response = this.ctx.registry.handle(message, this.conn);

@@ -189,6 +189,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       budget,
       readPauseBytes,
       hostMethods: () => hostMethods,
+      flushEvents: () => fanout.flush(),
       onPing: () => initCache.heartbeat(),
       onClose: (p) => fanout.leave(p),
     });
