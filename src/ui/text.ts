@@ -7,7 +7,8 @@ import { INVALID_TIME } from '../core/time.js';
 
 export { ELLIPSIS } from '../core/sanitize.js';
 
-const ELLIPSIS_WIDTH = stringWidth(ELLIPSIS);
+/** The ellipsis' width now: the locale may make it "..." (useAsciiEllipsis) after this module loaded. */
+const ellipsisWidth = (): number => (ELLIPSIS === '\u2026' ? 1 : stringWidth(ELLIPSIS));
 /** Printable ASCII (most ids, paths, names): one cell a character, so cutting it is slicing it. */
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
@@ -22,13 +23,13 @@ export function truncate(raw: string, width: number): string {
   const text = inert(raw);
   if (stringWidth(text) <= width) return text;
   // Narrower than the mark itself: as much of the mark as fits.
-  if (width < ELLIPSIS_WIDTH) return ELLIPSIS.slice(0, width);
-  if (PRINTABLE_ASCII.test(text)) return text.slice(0, width - ELLIPSIS_WIDTH) + ELLIPSIS;
+  if (width < ellipsisWidth()) return ELLIPSIS.slice(0, width);
+  if (PRINTABLE_ASCII.test(text)) return text.slice(0, width - ellipsisWidth()) + ELLIPSIS;
   let out = '';
   let used = 0;
   for (const ch of text) {
     const w = stringWidth(ch);
-    if (used + w > width - ELLIPSIS_WIDTH) break;
+    if (used + w > width - ellipsisWidth()) break;
     out += ch;
     used += w;
   }
@@ -62,7 +63,7 @@ export function shortenPath(path: string, home: string | undefined, width: numbe
   const candidate = parts.length > 1 ? `${head}/${ELLIPSIS}/${last}` : p;
   if (stringWidth(candidate) <= width) return candidate;
   const root = parts.length > 1 && (parts[0] === '' || parts[0] === '~') ? `${parts[0]}/` : '';
-  return `${root}${ELLIPSIS}${tailCells(p, width - stringWidth(root) - ELLIPSIS_WIDTH)}`;
+  return `${root}${ELLIPSIS}${tailCells(p, width - stringWidth(root) - ellipsisWidth())}`;
 }
 
 /** The end of `text` that fits in `width` cells. */
