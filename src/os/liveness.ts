@@ -226,6 +226,22 @@ export function parseStatBytes(buf: Uint8Array, length: number): { state: string
   return undefined;
 }
 
+/**
+ * Whether a child we started has ended: gone, or a zombie its parent has not reaped yet. tmux
+ * 3.3a can leave a window's exited process a zombie for as long as no other child of its server
+ * ends (seen on Linux 6.1, most often with a process that exits within a second), and kill(0)
+ * answers for a zombie as for a live process. Elsewhere than Linux only kill answers.
+ */
+export function hasEnded(pid: number): boolean {
+  if (!stillRunning(pid)) return true;
+  if (process.platform !== 'linux') return false;
+  try {
+    return parseStatBytes(STAT_BUFFER, readProcStatFile(pid))?.state === 'Z';
+  } catch {
+    return !stillRunning(pid);
+  }
+}
+
 function readLinuxDetails(facts: Mutable<PidFacts>): void {
   const clock = linuxClock();
   let length: number;

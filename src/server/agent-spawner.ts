@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { matchHost } from '../core/host.js';
 import { sanitize } from '../core/sanitize.js';
-import { stillRunning } from '../os/liveness.js';
+import { hasEnded } from '../os/liveness.js';
 import { readParents } from '../os/tmux.js';
 import { EXIT_FILE, REQUEST_FILE, type LaunchExit, type LaunchRequest } from './launch-request.js';
 import type { NodeInfo } from './protocol.js';
@@ -207,7 +207,7 @@ export class AgentSpawner {
     let poll: NodeJS.Timeout | undefined;
     const ended = new Promise<string>((resolve) => {
       poll = setInterval(() => {
-        if (stillRunning(window.panePid)) return;
+        if (!hasEnded(window.panePid)) return;
         clearInterval(poll);
         resolve(endedText(readExit(folder)));
       }, EXIT_POLL_MS);

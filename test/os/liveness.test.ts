@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, type TestContext, vi } from 'vitest';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import type { PidFacts } from '../../src/core/types.js';
-import { killResultFromError, linuxClock, parseAuxvClockTicks, parseDarwinPs, parseProcStat, parseStatBytes, probePids, ticksToEpochMs } from '../../src/os/liveness.js';
+import { hasEnded, killResultFromError, linuxClock, parseAuxvClockTicks, parseDarwinPs, parseProcStat, parseStatBytes, probePids, ticksToEpochMs } from '../../src/os/liveness.js';
 import { isLinux, killAndReap, otherUsersPid, spawnSleep, zombie as stagedZombie } from '../support/processes.js';
 import { itOn } from '../support/platform.js';
 import { tmpdir } from 'node:os';
@@ -57,6 +57,18 @@ describe('probePids on real processes', () => {
     const facts = (await probePids([zombie], { full: true })).get(zombie);
     expect(facts?.kill).toBe('ok');
     expect(facts?.state).toBe('Z');
+  });
+
+  itOn(['linux'], 'process state is read from /proc')('hasEnded: a zombie nobody reaped has ended, as a reaped child has; a running child has not', async () => {
+    const zombie = (await stagedZombie()).pid;
+    const live = spawnSleep();
+    const dead = spawnSleep();
+    await killAndReap(dead);
+    expect(hasEnded(zombie)).toBe(true);
+    expect(hasEnded(dead.pid)).toBe(true);
+    expect(hasEnded(live.pid)).toBe(false);
+    expect(hasEnded(process.pid)).toBe(false);
+    await killAndReap(live);
   });
 
   it('never signals unusable pids and leaves them out of the result', async () => {
