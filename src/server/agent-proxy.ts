@@ -120,7 +120,7 @@ export function startAgentProxy(client: Socket, head: Buffer, opts: AgentProxyOp
   const resumeWaiting = (): void => {
     if (state !== 'relaying') return;
     for (const lane of [toAgent, toClient]) {
-      if (lane && lane.from.isPaused() && lane.to.writableLength <= opts.bufferLimit && !lane.closeSent) lane.from.resume();
+      if (lane && lane.from.isPaused() && lane.to.writableLength <= opts.bufferLimit) lane.from.resume();
     }
   };
 

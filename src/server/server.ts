@@ -283,6 +283,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
       fanout.flush(); // what is pending goes out before the close frames
       const all: Peer[] = [...fanout.all(), ...proxies];
       await Promise.all(all.map((peer) => peer.shutdown(SHUTDOWN_GRACE_MS)));
+      fanout.flush(); // the closes' own events have nobody left to go to: this only ends its timer
       writer?.flush();
       http.closeAllConnections();
       wss.close();

@@ -43,6 +43,8 @@ async function launch(): Promise<PiInTmux> {
   const pi = new PiInTmux(bin, serve!.url);
   pis.push(pi);
   await pi.start();
+  // Events follow the replies within one broadcast interval: what a test does next is after this one.
+  await observer!.waitEvent('node_joined', pi.nodeId, pi.startedAt);
   return pi;
 }
 
