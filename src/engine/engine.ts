@@ -312,11 +312,9 @@ class LiveEngineImpl implements LiveEngine {
     job.start();
   }
 
-  /** A recompute ended: the coalescer paces the next by what it cost, with the render of what it published. */
+  /** A recompute ended: the coalescer paces the next by what it cost (its slices; the UI paces its own frames). */
   private recomputed(busyMs: number): void {
-    const end = this.clock.monotonic();
-    // After the microtasks the publish queued: React renders a new snapshot in one of them.
-    queueMicrotask(() => this.coalescer.ended(busyMs + this.clock.monotonic() - end));
+    this.coalescer.ended(busyMs);
     if (this.again && !this.stopped) {
       this.again = false;
       this.coalescer.request();
@@ -346,7 +344,9 @@ class LiveEngineImpl implements LiveEngine {
     const findings = rows.findings;
     this.recomputes++;
     this.tellProblems(findings);
+    yield;
     this.scheduleTtl(findings, now);
+    yield;
     if (!inputDriven && settled === this.snapshot.settled && sameFindings(this.snapshot.findings, findings)) return;
     const events = this.eventLog.next(rows, this.lastSnaps.map((s) => s.state), now, settled);
     this.snapshot = buildSnapshot({
