@@ -34,14 +34,23 @@ export function localMachineTest(hostName: string, aliases: readonly string[]): 
   };
 }
 
+/** Sessions looked at between two pauses of probeTargetSteps and namespaceSteps. */
+export const TARGETS_STEP = 2_000;
+
 /**
  * One pass over the view; allocates only the two sets (and a holder index when there are
  * claims). A claim without a machine of its own is on its holder's machine, as in reconcile.
  */
 export function chooseProbeTargets(view: RegistryView, isLocal: IsLocalMachine, namespaces?: PidNamespaceFacts): ProbeTargetSet {
+  return toEnd(probeTargetSteps(view, isLocal, namespaces));
+}
+
+/** chooseProbeTargets, pausing (a bare yield) every TARGETS_STEP sessions: a view of 37,000 entries is a few ms of work each time it changes. */
+export function* probeTargetSteps(view: RegistryView, isLocal: IsLocalMachine, namespaces?: PidNamespaceFacts): Generator<void, ProbeTargetSet, void> {
   const pids = new Set<number>();
   const ports = new Set<number>();
-  for (const s of view.sessions) {
+  for (const [i, s] of view.sessions.entries()) {
+    if ((i + 1) % TARGETS_STEP === 0) yield;
     if (!isLocal(s.machine)) continue;
     // A record of another pid namespace is watched by its host pid, once that is known.
     const pid = s.pidDomain === undefined ? s.pid : pidToProbe(s, namespaces);
@@ -65,9 +74,24 @@ export function chooseProbeTargets(view: RegistryView, isLocal: IsLocalMachine, 
  * host with one pid table, such a record is judged as any pid).
  */
 export function namespacesNamed(view: RegistryView, isLocal: IsLocalMachine): Set<string> {
+  return toEnd(namespaceSteps(view, isLocal));
+}
+
+/** namespacesNamed, pausing every TARGETS_STEP sessions. */
+export function* namespaceSteps(view: RegistryView, isLocal: IsLocalMachine): Generator<void, Set<string>, void> {
   const named = new Set<string>();
-  for (const s of view.sessions) if (s.pidDomain !== undefined && isLocal(s.machine)) named.add(s.pidDomain.namespace ?? '');
+  for (const [i, s] of view.sessions.entries()) {
+    if ((i + 1) % TARGETS_STEP === 0) yield;
+    if (s.pidDomain !== undefined && isLocal(s.machine)) named.add(s.pidDomain.namespace ?? '');
+  }
   return named;
+}
+
+function toEnd<T>(steps: Generator<void, T, void>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
 }
 
 type ById<T> = Map<string, Map<string, T>>;

@@ -3,10 +3,11 @@
 // edge). 300 registrations in a burst cost a handful of reconciles, not 300.
 //
 // Runs are paced by their cost too, as the runner reports it (ended): after a run that kept the
-// loop busy for `cost` ms, the loop is left to everything else (keys, reads, probes) for
-// `restFactor` times as long before the next. A run that costs more than a frame (a recompute of
-// 37,000 rows) then takes at most 1 / (1 + restFactor) of the time, however fast requests come; a
-// run that costs less than a frame is paced by the gap alone, as before.
+// loop busy for longer than the gap, the loop is left to everything else (keys, reads, probes)
+// for `restFactor` times as long before the next. A run that costs more than a frame (a recompute
+// of 37,000 rows) then takes at most 1 / (1 + restFactor) of the time, however fast requests
+// come; a run that costs less than a frame is paced by the gap alone, as before (a death is
+// published at the tick that sees it).
 
 import { realClock, type Clock, type TimerHandle } from '../plumbing/clock.js';
 
@@ -49,7 +50,7 @@ export class Coalescer {
     this.timer = undefined;
   }
 
-  /** The last run has ended now, having kept the loop busy for `costMs`: the next one waits for its rest. */
+  /** The last run has ended now, having kept the loop busy for `costMs`: past the gap, the next one waits for its rest. */
   ended(costMs: number): void {
     this.lastEnd = this.clock.monotonic();
     this.lastCost = Math.max(0, costMs);
@@ -60,7 +61,8 @@ export class Coalescer {
   }
 
   private wait(): number {
-    const due = Math.max(this.lastRun + this.gapMs, this.lastEnd + this.lastCost * this.restFactor);
+    const rest = this.lastCost > this.gapMs ? this.lastCost * this.restFactor : 0;
+    const due = Math.max(this.lastRun + this.gapMs, this.lastEnd + rest);
     return Math.max(0, Math.ceil(due - this.clock.monotonic()));
   }
 

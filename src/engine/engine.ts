@@ -13,7 +13,7 @@ import { sanitize } from '../core/sanitize.js';
 import { isUsablePid } from '../core/pid.js';
 import { AuditLog, currentUser, defaultAuditLogPath } from './audit-log.js';
 import { realClock, type Clock, type TimerHandle } from '../plumbing/clock.js';
-import { SLICE_MS, SlicedRun, type Steps } from '../plumbing/steps.js';
+import { runToEnd, SLICE_MS, SlicedRun, type Steps } from '../plumbing/steps.js';
 import { Coalescer } from './coalesce.js';
 import { EventLog } from './event-log.js';
 import { executeEviction } from './evict.js';
@@ -312,11 +312,9 @@ class LiveEngineImpl implements LiveEngine {
     job.start();
   }
 
-  /** A recompute ended: the coalescer paces the next by what it cost, with the render of what it published. */
+  /** A recompute ended: the coalescer paces the next by what it cost (its slices; the UI paces its own frames). */
   private recomputed(busyMs: number): void {
-    const end = this.clock.monotonic();
-    // After the microtasks the publish queued: React renders a new snapshot in one of them.
-    queueMicrotask(() => this.coalescer.ended(busyMs + this.clock.monotonic() - end));
+    this.coalescer.ended(busyMs);
     if (this.again && !this.stopped) {
       this.again = false;
       this.coalescer.request();
@@ -329,7 +327,7 @@ class LiveEngineImpl implements LiveEngine {
     this.inputDirty = false;
     if (this.sourcesDirty) {
       this.sourcesDirty = false;
-      this.readSources();
+      yield* this.readSources();
       yield;
     }
     const now = this.now();
@@ -346,7 +344,9 @@ class LiveEngineImpl implements LiveEngine {
     const findings = rows.findings;
     this.recomputes++;
     this.tellProblems(findings);
+    yield;
     this.scheduleTtl(findings, now);
+    yield;
     if (!inputDriven && settled === this.snapshot.settled && sameFindings(this.snapshot.findings, findings)) return;
     const events = this.eventLog.next(rows, this.lastSnaps.map((s) => s.state), now, settled);
     this.snapshot = buildSnapshot({
@@ -366,8 +366,8 @@ class LiveEngineImpl implements LiveEngine {
     for (const w of [...this.settleWaiters]) w();
   }
 
-  /** Re-read every source; the merged view, the probe targets and the policy change only if a source's lists did. */
-  private readSources(): void {
+  /** Re-read every source; the merged view, the probe targets and the policy change only if a source's lists did. Pauses as recomputeSteps does. */
+  private *readSources(): Steps<void> {
     const snaps = this.sources.map((s) => s.snapshot());
     const listsChanged =
       snaps.length !== this.lastSnaps.length ||
@@ -376,10 +376,10 @@ class LiveEngineImpl implements LiveEngine {
     this.policy = policyFor(snaps, this.hostName, this.hostAliases, this.pendingTtlMs);
     this.lastSnaps = snaps;
     if (!listsChanged) return;
-    this.view = mergeView(snaps);
-    this.domains.setWanted(this.targets.namespaces(this.view));
-    this.tracker.setTargets(this.targets.compute(this.view, this.domains.facts));
-    this.remote?.setView(this.view);
+    const view = (this.view = mergeView(snaps));
+    this.domains.setWanted(yield* this.targets.namespaces(view));
+    this.tracker.setTargets(yield* this.targets.compute(view, this.domains.facts));
+    this.remote?.setView(view);
     this.remotePorts?.setView(this.view);
   }
 
@@ -400,7 +400,7 @@ class LiveEngineImpl implements LiveEngine {
   /** A namespace read changed a mapping: the host pids to watch, and the verdicts resting on them. */
   private readonly onDomainsChanged = (): void => {
     if (this.stopped) return;
-    this.tracker.setTargets(this.targets.compute(this.view, this.domains.facts));
+    this.tracker.setTargets(runToEnd(this.targets.compute(this.view, this.domains.facts)));
     this.onFactsChanged();
   };
 

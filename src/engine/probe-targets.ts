@@ -2,7 +2,7 @@
 // name and aliases, fixed for the engine's life, with the memoized host test reused by
 // fresh-finding checks.
 
-import { chooseProbeTargets, localMachineTest, namespacesNamed, type IsLocalMachine, type ProbeTargetSet as Targets } from '../core/probe-targets.js';
+import { localMachineTest, namespaceSteps, probeTargetSteps, type IsLocalMachine, type ProbeTargetSet as Targets } from '../core/probe-targets.js';
 import type { PidNamespaceFacts, RegistryView } from '../core/types.js';
 
 export type { Targets };
@@ -14,12 +14,13 @@ export class ProbeTargets {
     this.isLocal = localMachineTest(hostName, aliases);
   }
 
-  compute(view: RegistryView, namespaces?: PidNamespaceFacts): Targets {
-    return chooseProbeTargets(view, this.isLocal, namespaces);
+  /** The pids and ports to watch, pausing every few thousand entries (see probeTargetSteps). */
+  compute(view: RegistryView, namespaces?: PidNamespaceFacts): Generator<void, Targets, void> {
+    return probeTargetSteps(view, this.isLocal, namespaces);
   }
 
-  /** The pid namespaces this host's records name. */
-  namespaces(view: RegistryView): Set<string> {
-    return namespacesNamed(view, this.isLocal);
+  /** The pid namespaces this host's records name, pausing likewise. */
+  namespaces(view: RegistryView): Generator<void, Set<string>, void> {
+    return namespaceSteps(view, this.isLocal);
   }
 }

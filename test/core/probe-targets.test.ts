@@ -1,7 +1,7 @@
 // Which pids and ports this host watches (design.md, "Rules that protect users": only entries
 // whose machine is this host are ever checked against this host's processes).
 import { describe, expect, it } from 'vitest';
-import { chooseProbeTargets, localMachineTest, type ClaimEntry, type SessionEntry } from '../../src/core/index.js';
+import { chooseProbeTargets, localMachineTest, namespacesNamed, namespaceSteps, probeTargetSteps, TARGETS_STEP, type ClaimEntry, type SessionEntry } from '../../src/core/index.js';
 import { claim, HOST, session } from './fixtures.js';
 
 const isLocal = localMachineTest(HOST, ['devbox-alias']);
@@ -152,5 +152,30 @@ describe('chooseProbeTargets', () => {
     const targets = chooseProbeTargets({ sessions, claims }, isLocal);
     expect([...targets.pids].sort()).toEqual(pids);
     expect([...targets.ports].sort()).toEqual(ports);
+  });
+});
+
+describe('probeTargetSteps and namespaceSteps: the same answers, in steps', () => {
+  it('pause every TARGETS_STEP sessions and end with what chooseProbeTargets and namespacesNamed give', () => {
+    const sessions = Array.from({ length: TARGETS_STEP * 2 + 5 }, (_, i) =>
+      session(`s${i}`, { machine: i % 3 === 0 ? 'elsewhere' : HOST, pid: i % 5 === 0 ? undefined : 1_000 + i, port: 20_000 + i, ...(i === 7 ? { pidDomain: { text: 'pid:[4026532000]', namespace: '4026532000' } } : {}) }),
+    );
+    const view = { sessions, claims: [] };
+    const isLocal = localMachineTest(HOST, []);
+    const run = <T>(steps: Generator<void, T, void>): { pauses: number; value: T } => {
+      let pauses = 0;
+      for (;;) {
+        const step = steps.next();
+        if (step.done) return { pauses, value: step.value };
+        pauses++;
+      }
+    };
+    const targets = run(probeTargetSteps(view, isLocal));
+    expect(targets.pauses).toBe(2);
+    expect(targets.value).toEqual(chooseProbeTargets(view, isLocal));
+    const named = run(namespaceSteps(view, isLocal));
+    expect(named.pauses).toBe(2);
+    expect(named.value).toEqual(namespacesNamed(view, isLocal));
+    expect([...named.value]).toEqual(['4026532000']);
   });
 });

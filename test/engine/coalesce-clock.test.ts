@@ -94,6 +94,38 @@ describe('Coalescer on a fake clock', () => {
     c.cancel();
   });
 
+  it('a run that cost more than the gap is followed by twice its cost of rest; one within the gap by the gap alone', async () => {
+    const clock = new FakeClock();
+    const runs: number[] = [];
+    let cost = 50;
+    const c: Coalescer = new Coalescer(
+      () => {
+        runs.push(clock.t);
+        clock.spend(cost);
+        c.ended(cost);
+      },
+      100,
+      clock,
+    );
+    c.request();
+    await clock.advance(0);
+    c.request();
+    // 50 ms is within the gap: the next run is 100 ms after this one began.
+    expect(clock.timeouts()).toEqual([100]);
+    await clock.advanceTo(100);
+    cost = 300;
+    c.request();
+    await clock.advanceTo(200);
+    expect(runs).toEqual([0, 100, 200]);
+    // It ended at 500 after 300 ms of work: nothing before 500 + 600.
+    c.request();
+    expect(clock.timeouts()).toEqual([1_100]);
+    await clock.advanceTo(1_099);
+    expect(runs).toHaveLength(3);
+    await clock.advanceTo(1_100);
+    expect(runs).toEqual([0, 100, 200, 1_100]);
+  });
+
   it('cancel drops the pending run and its timer; cancelling nothing is harmless', async () => {
     const clock = new FakeClock();
     let n = 0;
