@@ -15,8 +15,9 @@ import { Header, headerHeight, headerSourceLines, headerTicks, type AbsentRegist
 import { Panel, wrapLines } from './components/panel.js';
 import { emptyText, StatusLine, summaryText } from './components/status-line.js';
 import { Table, TitleLine } from './components/table.js';
-import { detailLines, helpLines, type DetailLine } from './detail.js';
+import { detailLines, type DetailLine } from './detail.js';
 import { eventLines, type EventLine } from './events.js';
+import { helpLines } from './help.js';
 import { useEngineSnapshot, useMinuteClock, useSecondTicks, useTerminalSize, type Size } from './hooks.js';
 import { rowShorteners, type RowShorteners } from './ids.js';
 import { fit } from './text.js';

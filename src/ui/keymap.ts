@@ -224,3 +224,40 @@ export function footerFor(mode: Mode): { command: Command; keys: string; word: s
     evicts: b.evicts === true,
   }));
 }
+
+/**
+ * The help's sections, one per mode a person meets (lazygit's way): what moves in every list
+ * first, then the table, the filter prompt, the detail view, events and help, the evict dialog.
+ * `every`: the bindings that apply in all of `modes`; the later sections within those modes leave
+ * them out. `openedBy`: the keys that open the view, said in its title.
+ */
+interface HelpGroup {
+  readonly title: string;
+  readonly modes: readonly Mode[];
+  readonly every?: true;
+  readonly openedBy?: readonly Command[];
+}
+
+const HELP_GROUPS: readonly HelpGroup[] = [
+  { title: 'in every list (table, details, events, help)', modes: SCROLLS, every: true },
+  { title: 'table', modes: BROWSE },
+  { title: 'filter prompt', modes: ['filter'], openedBy: ['filter.start'] },
+  { title: 'detail view', modes: ['detail'], openedBy: ['view.details'] },
+  { title: 'events and this help', modes: ['events', 'help'], openedBy: ['view.events', 'view.help'] },
+  { title: 'evict dialog', modes: DIALOG_SCROLLS, openedBy: ['evict.selected', 'evict.problems'] },
+];
+
+/** The help's sections, each with its title and bindings; every binding is in one at least. */
+export function helpGroups(): { title: string; bindings: Binding[] }[] {
+  const taken: { modes: readonly Mode[]; bindings: Set<Binding> }[] = [];
+  return HELP_GROUPS.map((g) => {
+    const applies = (b: Binding) => (g.every ? g.modes.every((m) => b.modes.includes(m)) : g.modes.some((m) => b.modes.includes(m)));
+    const shownAbove = (b: Binding) => taken.some((t) => t.bindings.has(b) && g.modes.every((m) => t.modes.includes(m)));
+    // In the order of the group's modes (the dialog's keys before those of the eviction it starts), then keymap order.
+    const first = (b: Binding) => g.modes.findIndex((m) => b.modes.includes(m));
+    const bindings = KEYMAP.filter((b) => applies(b) && !shownAbove(b)).sort((a, b) => first(a) - first(b));
+    if (g.every) taken.push({ modes: g.modes, bindings: new Set(bindings) });
+    const opened = g.openedBy?.map((c) => keysOf(c, 'table')).join(', ');
+    return { title: opened ? `${g.title} (${opened})` : g.title, bindings };
+  });
+}

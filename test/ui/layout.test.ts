@@ -1,7 +1,7 @@
 import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
 import { CLAIM_COLUMNS, GUTTER, layoutColumns, SESSION_COLUMNS } from '../../src/ui/columns.js';
-import { helpLines } from '../../src/ui/detail.js';
+import { helpLines } from '../../src/ui/help.js';
 import { bindingKeys, footerFor, keyCommand, KEYMAP } from '../../src/ui/keymap.js';
 import { fit, formatAge, headCells, shortenPath, tailCells, truncate } from '../../src/ui/text.js';
 

@@ -1,5 +1,6 @@
 // What a user needs now is on the screen in the common pane sizes: the evict dialog (the last
-// screen before harm) wraps every line instead of cutting it, at 80x24 and at 60x15.
+// screen before harm) wraps every line instead of cutting it, at 80x24 and at 60x15; the help is
+// grouped by the view a key works in.
 import { render } from 'ink-testing-library';
 import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -83,5 +84,42 @@ describe('the footer offers what the row needs first', () => {
     unmounts.push(() => r.unmount());
     await expect.poll(() => stripVTControlCharacters(r.lastFrame() ?? '')).toMatch(/c0ffee00/);
     expect(footer(stripVTControlCharacters(r.lastFrame() ?? ''))).toMatch(/^ Enter\s+details/);
+  });
+});
+
+const PAGE_DOWN = '\u001b[6~';
+
+/** Every line of the help overlay at this size, page by page (the last page may repeat a few). */
+async function helpText(a: Awaited<ReturnType<typeof app>>): Promise<string[]> {
+  await a.send('?');
+  await expect.poll(() => a.frame()).toMatch(/keys: /);
+  const seen: string[] = [];
+  for (let page = 0; page < 20; page++) {
+    const body = a.frame().split('\n').slice(1, -2);
+    seen.push(...body);
+    if (/verdicts|held/.test(body.join('\n')) && / held /.test(body.join('\n'))) break;
+    await a.send(PAGE_DOWN);
+  }
+  return seen.map((l) => l.trimEnd());
+}
+
+describe('the help is grouped by the view a key works in (lazygit)', () => {
+  it('at 80x24: every list, table, filter prompt, detail view, events and help, evict dialog; Enter means one thing in each', async () => {
+    const a = await app(new StaticEngine(), { columns: 80, rows: 24 });
+    await expect.poll(() => a.frame()).toMatch(/c0ffee00/);
+    const lines = await helpText(a);
+    const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
+    const headings = [/^keys: in every list/, /^keys: table$/, /^keys: filter prompt \(\/\)$/, /^keys: detail view \(Enter\)$/, /^keys: events and this help \(e, \?\)$/, /^keys: evict dialog \(d Ctrl-D, X\)$/, /^markers$/];
+    const where = headings.map(at);
+    expect(where.every((i) => i >= 0), JSON.stringify(where)).toBe(true);
+    expect([...where].sort((x, y) => x - y)).toEqual(where);
+    const section = (re: RegExp) => where.findLastIndex((h) => h <= at(re));
+    // Enter opens the details in the table, keeps the filter at its prompt, says No in the dialog.
+    expect(section(/^ {2}Enter\s+details and evidence/)).toBe(1);
+    expect(section(/^ {2}Enter\s+keep the filter/)).toBe(2);
+    expect(section(/^ {2}n Esc Enter\s+cancel \(the default\)/)).toBe(5);
+    // d in the details too, where it evicts the row shown.
+    expect(lines.slice(where[3], where[4]).join('\n')).toMatch(/ d Ctrl-D\s+evict/);
+    for (const l of a.frame().split('\n')) expect(l.length).toBeLessThanOrEqual(80);
   });
 });
