@@ -40,6 +40,8 @@ export interface AppProps {
   readonly onKeep?: ((kept: KeptView) => void) | undefined;
   /** No registry named: the ones looked for on this host and not there (the header names them). */
   readonly absent?: readonly AbsentRegistry[] | undefined;
+  /** Running inside tmux ($TMUX): its prefix key (Ctrl-B) never reaches us, and the help says the keys that do. */
+  readonly inTmux?: boolean | undefined;
 }
 
 /** A row's id and a claim's holder as the table's cutters read them. */
@@ -57,7 +59,7 @@ export const MIN_ROWS = 6;
 /** Titles, status line, footer; the header's height comes on top. */
 const CHROME = 3;
 
-export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState, kept, onKeep, absent }: AppProps) {
+export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState, kept, onKeep, absent, inTmux = false }: AppProps) {
   const snap = useEngineSnapshot(engine);
   const size = useTerminalSize(fixedSize);
   const { stdout } = useStdout();
@@ -93,7 +95,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   // Ages in the detail view and a retry countdown in the header tick; nothing else does.
   const tickNow = useSecondTicks((mode === 'detail' && detailFinding !== undefined) || headerTicks(snap.sources), now);
   const overlay = useMemo(() => {
-    if (mode === 'help') return guardedLines('help', () => wrapLines(helpLines(), width), overlayError);
+    if (mode === 'help') return guardedLines('help', () => wrapLines(helpLines({ inTmux }), width), overlayError);
     if (mode === 'detail' && detailFinding) {
       return guardedLines(
         'detail view',
@@ -116,7 +118,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
       );
     }
     return undefined;
-  }, [mode, detailFinding, engine, tickNow, clockOffsetMs, snap.panes, snap.sources, width]);
+  }, [mode, detailFinding, engine, tickNow, clockOffsetMs, snap.panes, snap.sources, width, inTmux]);
   const events = useMemo(() => (mode === 'events' ? guardedLines('events', () => eventLines(snap.events, minute, snap.settled), eventsError) : undefined), [mode, snap.events, snap.settled, minute]);
 
   const dialog = state.confirm && (mode === 'confirm' || mode === 'confirm-force' || mode === 'evicting' || mode === 'cancelling') ? state.confirm : undefined;

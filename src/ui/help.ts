@@ -2,12 +2,12 @@
 // (keymap.ts helpGroups), then what the markers and verdicts mean. Pure, like the detail view's.
 import { MARKER_MEANINGS, VERDICT_TRAITS, VERDICTS_WORST_FIRST, verdictsMarked, type VerdictMarker } from '../core/verdicts.js';
 import type { DetailLine } from './detail.js';
-import { bindingKeys, helpGroups } from './keymap.js';
+import { bindingKeys, helpGroups, type KeyPlace } from './keymap.js';
 
-/** The help overlay: every binding of the keymap under its view, nothing else. */
-export function helpLines(): DetailLine[] {
+/** The help overlay: every binding of the keymap under its view, nothing else; inside tmux, the keys that reach us. */
+export function helpLines(place: KeyPlace = {}): DetailLine[] {
   return [
-    ...helpGroups().flatMap((g) => [{ label: `keys: ${g.title}`, value: '', heading: true }, ...g.bindings.map((b) => ({ label: bindingKeys(b), value: b.description }))]),
+    ...helpGroups().flatMap((g) => [{ label: `keys: ${g.title}`, value: '', heading: true }, ...g.bindings.map((b) => ({ label: bindingKeys(b, place), value: b.description }))]),
     { label: 'markers', value: '', heading: true },
     // The verdicts' markers and meanings, from core's VERDICT_TRAITS.
     ...Object.entries(MARKER_MEANINGS).map(([marker, m]) => ({

@@ -75,6 +75,8 @@ export interface KeySpec {
   readonly ctrl?: string;
   /** Any text that is not a named key or a Ctrl combination (typed or pasted): the command gets it. */
   readonly text?: true;
+  /** tmux's default prefix (Ctrl-B): inside tmux it never reaches us, so the help leaves it out there. */
+  readonly tmuxPrefix?: true;
 }
 
 export interface Binding {
@@ -102,7 +104,8 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'nav.down', keys: [{ key: 'down' }, { char: 'j' }], footer: 'move', description: 'move down', modes: SCROLLS },
   { command: 'nav.up', keys: [{ key: 'up' }, { char: 'k' }], description: 'scroll the list of entries up (PgUp a page)', modes: DIALOG_SCROLLS },
   { command: 'nav.down', keys: [{ key: 'down' }, { char: 'j' }], description: 'scroll the list of entries down (PgDn a page)', modes: DIALOG_SCROLLS },
-  { command: 'nav.pageUp', keys: [{ key: 'pageUp' }, { ctrl: 'b' }], description: 'page up', modes: SCROLLS_ALL },
+  // b as in less: Ctrl-B is tmux's prefix and never reaches a program inside tmux.
+  { command: 'nav.pageUp', keys: [{ key: 'pageUp' }, { ctrl: 'b', tmuxPrefix: true }, { char: 'b' }], description: 'page up', modes: SCROLLS_ALL },
   { command: 'nav.pageDown', keys: [{ key: 'pageDown' }, { ctrl: 'f' }], description: 'page down', modes: SCROLLS_ALL },
   { command: 'nav.top', keys: [{ char: 'g' }, { key: 'home' }], description: 'first row', modes: SCROLLS },
   { command: 'nav.bottom', keys: [{ char: 'G' }, { key: 'end' }], description: 'last row', modes: SCROLLS },
@@ -205,8 +208,17 @@ export function keyLabel(spec: KeySpec): string {
   return KEY_LABELS[spec.key as KeyName];
 }
 
-export function bindingKeys(b: Binding): string {
-  return b.keys.map(keyLabel).join(' ');
+/** Where the keys are read: inside tmux ($TMUX), its prefix key never reaches us. */
+export interface KeyPlace {
+  readonly inTmux?: boolean | undefined;
+}
+
+/** The keys of a binding as the help shows them ("PgUp Ctrl-B b"); inside tmux without its prefix. */
+export function bindingKeys(b: Binding, place: KeyPlace = {}): string {
+  return b.keys
+    .filter((k) => !(place.inTmux === true && k.tmuxPrefix === true))
+    .map(keyLabel)
+    .join(' ');
 }
 
 /** The keys of a command in a mode, as the help shows them ("q Ctrl-C"): for text that names a key. */

@@ -1,6 +1,6 @@
 // What a user needs now is on the screen in the common pane sizes: the evict dialog (the last
 // screen before harm) wraps every line instead of cutting it, at 80x24 and at 60x15; the help is
-// grouped by the view a key works in.
+// grouped by the view a key works in, and inside tmux names the keys that reach us.
 import { render } from 'ink-testing-library';
 import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,8 +14,8 @@ afterEach(() => {
   for (const u of unmounts.splice(0)) u();
 });
 
-async function app(engine: StaticEngine, size: { columns: number; rows: number }) {
-  const r = render(<App engine={engine} now={() => FIXED_NOW} home="/home/ana" size={size} onQuit={() => {}} />);
+async function app(engine: StaticEngine, size: { columns: number; rows: number }, opts: { readOnly?: boolean; inTmux?: boolean } = {}) {
+  const r = render(<App engine={engine} now={() => FIXED_NOW} home="/home/ana" size={size} onQuit={() => {}} readOnly={opts.readOnly} inTmux={opts.inTmux} />);
   unmounts.push(() => r.unmount());
   await sleep(30);
   const send = async (chunk: string) => {
@@ -121,5 +121,15 @@ describe('the help is grouped by the view a key works in (lazygit)', () => {
     // d in the details too, where it evicts the row shown.
     expect(lines.slice(where[3], where[4]).join('\n')).toMatch(/ d Ctrl-D\s+evict/);
     for (const l of a.frame().split('\n')) expect(l.length).toBeLessThanOrEqual(80);
+  });
+
+  it('page up is PgUp, Ctrl-B or b; inside tmux, whose prefix Ctrl-B is, the help says PgUp b', async () => {
+    for (const inTmux of [false, true]) {
+      const a = await app(new StaticEngine(), { columns: 80, rows: 24 }, { inTmux });
+      await expect.poll(() => a.frame()).toMatch(/c0ffee00/);
+      await a.send('?');
+      await expect.poll(() => a.frame()).toMatch(/page up/);
+      expect(a.frame()).toMatch(inTmux ? /^ {2}PgUp b\s+page up$/m : /^ {2}PgUp Ctrl-B b\s+page up$/m);
+    }
   });
 });
