@@ -81,7 +81,10 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   const ctxCells: CellContext = useMemo(() => ({ now: minute, home, clockOffsetMs, panes: snap.panes }), [minute, home, clockOffsetMs, snap.panes]);
   // Sorting by age depends on the clock; everything else only on the findings and the query.
   const rows = useTableRows(snap.findings, state, ctxCells);
-  const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes, sourceCount), width), [state.tab, width, snap.panes, sourceCount]);
+  const columns = useMemo(() => columnsFor(state.tab, snap.panes, sourceCount), [state.tab, snap.panes, sourceCount]);
+  // The sorted column is always shown, its mark with it; `<` `>` go through the columns this width shows.
+  const placed = useMemo(() => layoutColumns(columns, width, { keep: state.sortColumn }), [columns, width, state.sortColumn]);
+  const sortable = useMemo(() => layoutColumns(columns, width).map((p) => p.column.id), [columns, width]);
   // Ids cut so that the rows on screen tell apart (UUIDv7 ids share their start): chosen from those
   // rows, not all 37,000, which a flood of registrations would have listed again on every snapshot.
   const shorteners = useRef<RowShorteners | undefined>(undefined);
@@ -137,6 +140,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     ...(dialogRoom !== undefined ? { overlayPage: dialogRoom } : {}),
     panes: snap.panes,
     sourceCount,
+    sortable,
   };
   const latest = useRef({ state, facts });
   latest.current = { state, facts };

@@ -271,16 +271,23 @@ export interface PlacedColumn {
   readonly width: number;
 }
 
+/** What layoutColumns knows of the table besides the columns. */
+export interface LayoutHints {
+  /** A column shown whatever its priority: the one the table is sorted by, so its mark shows. */
+  readonly keep?: string | undefined;
+}
+
 /**
  * Which columns fit in `total` cells, and how wide each is: columns are taken by priority while
- * their minimum widths (plus one space between) fit; flexible ones then share the rest. Shown
- * in their defined order.
+ * their minimum widths (plus one space between) fit (`keep` first); flexible ones then share the
+ * rest. Shown in their defined order.
  */
-export function layoutColumns(columns: readonly Column[], total: number): PlacedColumn[] {
+export function layoutColumns(columns: readonly Column[], total: number, hints: LayoutHints = {}): PlacedColumn[] {
   const room = total - GUTTER;
+  const rank = (c: Column): number => (c.id === hints.keep ? -1 : c.priority);
   const chosen = new Set<Column>();
   let used = 0;
-  for (const c of [...columns].sort((a, b) => a.priority - b.priority)) {
+  for (const c of [...columns].sort((a, b) => rank(a) - rank(b))) {
     const need = c.width + (chosen.size > 0 ? 1 : 0);
     // Strictly by priority: once one does not fit, the rest go too and flexible columns widen.
     if (used + need > room) break;

@@ -56,6 +56,8 @@ export interface ScreenFacts extends RowsOnScreen {
   readonly sourceCount?: number | undefined;
   /** Lines the overlay scrolls in, when not the page (the confirm dialog's list under its question). */
   readonly overlayPage?: number;
+  /** The ids of the columns shown at this width: `<` `>` sort by these only. Default every column of the tab. */
+  readonly sortable?: readonly string[] | undefined;
 }
 
 export type Action =
@@ -326,12 +328,24 @@ function jumpTo(s: ViewState, facts: ScreenFacts): ViewTransition {
   return { state: s, effect: { type: 'jump', pid: key } };
 }
 
+/**
+ * The next (or previous) column shown, in table order, round the end. The default order is the
+ * verdict column's (it carries the mark), so the first `>` moves to the column after it; a
+ * column not shown at this width is passed over (the sorted one itself is always shown).
+ */
 function sortBy(s: ViewState, dir: 1 | -1, facts: ScreenFacts): ViewState {
-  const ids = [undefined, ...columnsFor(s.tab, facts.panes, facts.sourceCount).map((c) => c.id)];
-  const at = ids.indexOf(s.sortColumn);
+  const current = s.sortColumn ?? VERDICT_COLUMN;
+  const shown = facts.sortable === undefined ? undefined : new Set(facts.sortable);
+  const ids = columnsFor(s.tab, facts.panes, facts.sourceCount)
+    .map((c) => c.id)
+    .filter((id) => shown === undefined || shown.has(id) || id === current);
+  const at = ids.indexOf(current);
   const next = ids[(at + dir + ids.length) % ids.length];
-  return { ...s, sortColumn: next };
+  return { ...s, sortColumn: next === VERDICT_COLUMN ? undefined : next };
 }
+
+/** The column of the default order (worst verdict first). */
+const VERDICT_COLUMN = 'verdict';
 
 function isScrolling(s: ViewState): boolean {
   const mode = modeOf(s);

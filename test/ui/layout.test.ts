@@ -24,6 +24,11 @@ describe('columns', () => {
     expect(ids).not.toContain('source');
     expect(layoutColumns(SESSION_COLUMNS, 200).map((p) => p.column.id)).toEqual(SESSION_COLUMNS.map((c) => c.id));
   });
+  it('always shows the column the table is sorted by, in place of the least important that fits', () => {
+    const ids = layoutColumns(SESSION_COLUMNS, 60, { keep: 'source' }).map((p) => p.column.id);
+    expect(ids).toContain('source');
+    expect(ids.slice(0, 2)).toEqual(['verdict', 'id']);
+  });
 });
 
 describe('text', () => {
