@@ -123,6 +123,20 @@ describe('the sort on the title line', () => {
   });
 });
 
+describe('a wide pane gives its room to what is cut', () => {
+  it.each([
+    ['the demo', () => new StaticEngine()],
+    ['several registries', () => multiSourceEngine({ agentctlDown: false })],
+  ])('at 200x50 no cell of %s is cut: STATUS and SOURCE get what they need before CWD is padded', async (_name, engine) => {
+    const lines = await frameOf(engine(), { columns: 200, rows: 50 });
+    const title = lines.findIndex((l) => /VERDICT/.test(l));
+    const rows = lines.slice(title + 1, -2).filter((l) => l.trim() !== '');
+    expect(rows.length).toBeGreaterThan(8);
+    for (const row of rows) expect(row, row).not.toMatch(/…/);
+    expect(lines.join('\n')).toMatch(/active, resolving|busy, also open in pid 41003/);
+  });
+});
+
 describe('kept view choices', () => {
   it('the kept sort and problems-only are shown from the first frame; a change is handed back to keep', async () => {
     const kept: KeptView[] = [];
