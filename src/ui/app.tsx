@@ -123,6 +123,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
             paneOfRow(detailFinding, snap.panes),
             engine.lastChecked(detailFinding),
             snap.sources.find((s) => s.name === detailFinding.source)?.url,
+            readOnly,
           );
           return wrapLines(lines, width);
         },
@@ -130,7 +131,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
       );
     }
     return undefined;
-  }, [mode, detailFinding, engine, tickNow, clockOffsetMs, snap.panes, snap.sources, width, inTmux]);
+  }, [mode, detailFinding, engine, tickNow, clockOffsetMs, snap.panes, snap.sources, width, inTmux, readOnly]);
   const events = useMemo(() => (mode === 'events' ? guardedLines('events', () => eventLines(snap.events, minute, snap.settled), eventsError) : undefined), [mode, snap.events, snap.settled, minute]);
 
   const dialog = state.confirm && (mode === 'confirm' || mode === 'confirm-force' || mode === 'evicting' || mode === 'cancelling') ? state.confirm : undefined;

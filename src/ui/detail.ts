@@ -54,11 +54,13 @@ export function checkedText(at: number, now: number): string {
 /**
  * `lastChecked`: when the engine last asked the OS (the evidence's time is when its facts began).
  * `sourceUrl`: where the row's source reads (its registry's address, its folder), shown with its name.
+ * `readOnly`: started with --read-only, where nothing is evictable from here: it says so instead.
  */
-export function detailLines(f: Finding, now: number, process?: ProcessInfo, clockOffsetMs = 0, pane?: TmuxPane, lastChecked?: number, sourceUrl?: string): DetailLine[] {
+export function detailLines(f: Finding, now: number, process?: ProcessInfo, clockOffsetMs = 0, pane?: TmuxPane, lastChecked?: number, sourceUrl?: string, readOnly = false): DetailLine[] {
+  const eviction = readOnly ? 'read-only (eviction is off)' : f.evictable ? 'evictable' : 'evictable only with force';
   const lines: DetailLine[] = [
     { label: f.kind === 'session' ? 'session' : 'claim on', value: sanitize(f.id, 400), heading: true },
-    { label: 'verdict', value: `${f.verdict}${f.note ? ` (${f.note})` : ''}${f.problem ? ', a problem' : ''}, ${f.evictable ? 'evictable' : 'evictable only with force'}` },
+    { label: 'verdict', value: `${f.verdict}${f.note ? ` (${f.note})` : ''}${f.problem ? ', a problem' : ''}, ${eviction}` },
     { label: 'why', value: f.reason },
     { label: 'source', value: `${sanitize(f.source, 64)}${sourceUrl ? ` (${sanitize(sourceUrl, 200)})` : ''}` },
   ];

@@ -88,6 +88,8 @@ export interface Binding {
   readonly modes: readonly Mode[];
   /** Changes registry state: turned into an explanation in --read-only. */
   readonly evicts?: boolean;
+  /** Of use only for evicting (marks): in --read-only it says why it does nothing, and the footer leaves it out. */
+  readonly forEviction?: boolean;
 }
 
 const BROWSE: Mode[] = ['table'];
@@ -122,8 +124,8 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'sort.prev', keys: [{ char: '<' }], description: 'sort by the previous column', modes: BROWSE },
   { command: 'sort.next', keys: [{ char: '>' }], footer: 'sort', description: 'sort by the next column', modes: BROWSE },
   { command: 'sort.reverse', keys: [{ char: 'r' }], description: 'reverse the sort', modes: BROWSE },
-  { command: 'mark.toggle', keys: [{ char: ' ' }], footer: 'mark', description: 'mark / unmark the current row', modes: BROWSE },
-  { command: 'mark.problems', keys: [{ char: 'a' }], description: 'mark every evictable problem', modes: BROWSE },
+  { command: 'mark.toggle', keys: [{ char: ' ' }], footer: 'mark', description: 'mark / unmark the current row (for evicting)', modes: BROWSE, forEviction: true },
+  { command: 'mark.problems', keys: [{ char: 'a' }], description: 'mark every evictable problem', modes: BROWSE, forEviction: true },
   { command: 'mark.none', keys: [{ char: 'U' }], description: 'unmark all', modes: BROWSE },
   { command: 'evict.selected', keys: [{ char: 'd' }, { ctrl: 'd' }], footer: 'evict', description: 'evict the marked rows, or the current row', modes: ['table', 'detail'], evicts: true },
   { command: 'evict.problems', keys: [{ char: 'X' }], description: 'evict every problem shown (the filter and problems-only apply)', modes: BROWSE, evicts: true },
@@ -228,12 +230,13 @@ export function keysOf(command: Command, mode: Mode): string {
 }
 
 /** Footer entries for a mode: "key word" pairs, in keymap order. */
-export function footerFor(mode: Mode): { command: Command; keys: string; word: string; evicts: boolean }[] {
+export function footerFor(mode: Mode): { command: Command; keys: string; word: string; evicts: boolean; forEviction: boolean }[] {
   return KEYMAP.filter((b) => b.footer !== undefined && b.modes.includes(mode)).map((b) => ({
     command: b.command,
     keys: b.command === 'nav.down' ? 'j/k' : keyLabel(b.keys[0]!),
     word: b.footer!,
     evicts: b.evicts === true,
+    forEviction: b.forEviction === true,
   }));
 }
 

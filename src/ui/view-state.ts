@@ -114,6 +114,8 @@ export function fromKept(k: KeptView): Partial<ViewState> {
 }
 
 export const READ_ONLY_MESSAGE = 'read-only: eviction is off (started with --read-only)';
+/** Marks are for evicting: in --read-only they would promise what no key does. */
+export const READ_ONLY_MARKS = 'read-only: no marks (they are for evicting, which is off)';
 
 /** The mode on top of the stack: the one that takes the keys and draws the footer. */
 export function modeOf(s: ViewState): Mode {
@@ -197,6 +199,7 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
     case 'sort.reverse':
       return { state: { ...cleared, sortReverse: !s.sortReverse } };
     case 'mark.toggle': {
+      if (facts.readOnly) return { state: { ...cleared, message: { text: READ_ONLY_MARKS, tone: 'warn' } } };
       const key = currentKey(s, facts);
       if (key === undefined) return { state: s };
       const marks = new Set(s.marks);
@@ -204,6 +207,7 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
       return { state: moveTo({ ...cleared, marks }, s.cursor + 1, facts) };
     }
     case 'mark.problems': {
+      if (facts.readOnly) return { state: { ...s, message: { text: READ_ONLY_MARKS, tone: 'warn' } } };
       const marks = new Set(s.marks);
       let n = 0;
       for (const f of facts.rows) if (f.problem && f.evictable) (marks.add(findingKey(f)), n++);

@@ -1,6 +1,7 @@
 // What a user needs now is on the screen in the common pane sizes: the evict dialog (the last
 // screen before harm) wraps every line instead of cutting it, at 80x24 and at 60x15; the help is
-// grouped by the view a key works in, and inside tmux names the keys that reach us.
+// grouped by the view a key works in, and inside tmux names the keys that reach us; --read-only
+// does not mark.
 import { render } from 'ink-testing-library';
 import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -88,6 +89,7 @@ describe('the footer offers what the row needs first', () => {
 });
 
 const PAGE_DOWN = '\u001b[6~';
+const statusLine = (frame: string) => frame.split('\n').at(-2) ?? '';
 
 /** Every line of the help overlay at this size, page by page (the last page may repeat a few). */
 async function helpText(a: Awaited<ReturnType<typeof app>>): Promise<string[]> {
@@ -131,5 +133,22 @@ describe('the help is grouped by the view a key works in (lazygit)', () => {
       await expect.poll(() => a.frame()).toMatch(/page up/);
       expect(a.frame()).toMatch(inTmux ? /^ {2}PgUp b\s+page up$/m : /^ {2}PgUp Ctrl-B b\s+page up$/m);
     }
+  });
+});
+
+describe('--read-only', () => {
+  it('a and Space do not mark (marks are for evicting) and say so; the footer offers no marks; the details say read-only, not evictable', async () => {
+    const a = await app(new StaticEngine(), { columns: 80, rows: 24 }, { readOnly: true });
+    await expect.poll(() => a.frame()).toMatch(/c0ffee00/);
+    expect(a.frame().split('\n').at(-1)).not.toMatch(/mark/);
+    await a.send('a');
+    await expect.poll(() => statusLine(a.frame())).toMatch(/^read-only: no marks \(they are for evicting, which is off\)\s*$/);
+    expect(a.frame()).not.toMatch(/^.\*/m);
+    await a.send(' ');
+    expect(a.frame()).not.toMatch(/^.\*/m);
+    expect(statusLine(a.frame())).toMatch(/^read-only: no marks/);
+    await a.send('\r');
+    await expect.poll(() => a.frame()).toMatch(/verdict\s+ghost, a problem, read-only/);
+    expect(a.frame()).not.toMatch(/evictable/);
   });
 });
