@@ -253,17 +253,24 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
       const c = s.confirm;
       if (!c) return { state: s };
       if (modeOf(s) === 'confirm' && c.needsForce.length > 0) return { state: replaceTop(s, 'confirm-force') };
-      if (c.evictable.length === 0) return { state: { ...pop(s), confirm: undefined, message: { text: 'nothing evicted', tone: 'info' } } };
-      return { state: replaceTop(s, 'evicting'), effect: { type: 'evict', selection: c.evictable, force: false } };
+      // Every entry needs force: y has nothing to send. Say why, and keep the dialog open on f.
+      if (c.evictable.length === 0) return { state: { ...s, confirm: { ...c, yesSentNothing: true }, message: { text: onlyForced(c), tone: 'warn' } } };
+      return { state: replaceTop(base, 'evicting'), effect: { type: 'evict', selection: c.evictable, force: false } };
     }
     case 'confirm.force': {
       const c = s.confirm;
       if (!c || modeOf(s) !== 'confirm-force') return { state: s };
-      return { state: replaceTop(s, 'evicting'), effect: { type: 'evict', selection: c.selection, force: true } };
+      return { state: replaceTop(base, 'evicting'), effect: { type: 'evict', selection: c.selection, force: true } };
     }
     case 'confirm.no':
       return { state: { ...pop(s), confirm: undefined, message: { text: 'cancelled: nothing evicted', tone: 'info' } } };
   }
+}
+
+/** Why y sends nothing when every entry needs force, and what does (the dialog says it too). */
+function onlyForced(c: ConfirmState): string {
+  const all = c.needsForce.length === 1 ? 'it needs' : `all ${c.needsForce.length} need`;
+  return `nothing sent: ${all} force; ${keysOf('confirm.force', 'confirm-force')} evicts anyway`;
 }
 
 function askToEvict(s: ViewState, selection: Finding[], facts: ScreenFacts, empty: string, scope?: string): ViewTransition {

@@ -212,7 +212,14 @@ describe('the mode stack: a view opens over the one under it, and closing it goe
     ['evicted from the table: back to the table', initialViewState, [cmd('evict.selected'), cmd('confirm.yes'), { type: 'evicted', text: 'evicted 1', tone: 'info' }], ['table'], 'evicted 1'],
     ['a live row: y asks the second question in place of the first', onLive, [cmd('evict.selected'), cmd('confirm.yes')], ['table', 'confirm-force'], undefined],
     ['No to the second question closes the whole dialog', onLive, [cmd('evict.selected'), cmd('confirm.yes'), cmd('confirm.no')], ['table'], 'cancelled: nothing evicted'],
-    ['y to the second question with nothing evictable: nothing evicted, back to the details', onLive, [cmd('view.details'), cmd('evict.selected'), cmd('confirm.yes'), cmd('confirm.yes')], ['table', 'detail'], 'nothing evicted'],
+    [
+      'y to the second question with nothing evictable: the dialog stays, saying why and offering f',
+      onLive,
+      [cmd('view.details'), cmd('evict.selected'), cmd('confirm.yes'), cmd('confirm.yes')],
+      ['table', 'detail', 'confirm-force'],
+      'nothing sent: it needs force; f evicts anyway',
+    ],
+    ['then f evicts it anyway', onLive, [cmd('view.details'), cmd('evict.selected'), cmd('confirm.yes'), cmd('confirm.yes'), cmd('confirm.force')], ['table', 'detail', 'evicting'], undefined],
   ];
   it.each(cases)('%s', (_name, start, actions, stack, message) => {
     const { s } = run(actions, start);

@@ -1,7 +1,7 @@
 // What a user needs now is on the screen in the common pane sizes: the evict dialog (the last
 // screen before harm) wraps every line instead of cutting it, at 80x24 and at 60x15; the help is
 // grouped by the view a key works in, and inside tmux names the keys that reach us; --read-only
-// does not mark.
+// does not mark; y on a dialog where every entry needs force says why and offers f.
 import { render } from 'ink-testing-library';
 import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -150,5 +150,26 @@ describe('--read-only', () => {
     await a.send('\r');
     await expect.poll(() => a.frame()).toMatch(/verdict\s+ghost, a problem, read-only/);
     expect(a.frame()).not.toMatch(/evictable/);
+  });
+});
+
+describe('y on a dialog where every entry needs force', () => {
+  it('says why nothing is sent and keeps the dialog open on f, which evicts anyway', async () => {
+    const engine = new StaticEngine();
+    const a = await app(engine, { columns: 80, rows: 24 });
+    await a.send('/7f3a9c1e');
+    await a.send('\r');
+    await a.send('d');
+    await expect.poll(() => a.frame()).toMatch(/Evict 1 entry/);
+    await a.send('y');
+    await expect.poll(() => a.frame()).toMatch(/needs force/);
+    await a.send('y');
+    await expect.poll(() => statusLine(a.frame())).toMatch(/^nothing sent: it needs force; f evicts anyway\s*$/);
+    expect(joined(a.frame())).toMatch(/y sends nothing here: it needs force\. f: evict anyway\. n: cancel\./);
+    expect(engine.evictions).toEqual([]);
+    await a.send('f');
+    await expect.poll(() => engine.evictions.length).toBe(1);
+    expect(engine.evictions[0]!.force).toBe(true);
+    expect(engine.evictions[0]!.selection.map((f) => f.id)).toEqual(['7f3a9c1e-live-agent']);
   });
 });
