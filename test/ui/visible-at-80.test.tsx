@@ -1,7 +1,8 @@
 // What a user needs now is on the screen in the common pane sizes: the evict dialog (the last
 // screen before harm) wraps every line instead of cutting it, at 80x24 and at 60x15; the help is
 // grouped by the view a key works in, and inside tmux names the keys that reach us; --read-only
-// does not mark; y on a dialog where every entry needs force says why and offers f.
+// does not mark; y on a dialog where every entry needs force says why and offers f; the summary
+// names what was evicted.
 import { render } from 'ink-testing-library';
 import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -171,5 +172,25 @@ describe('y on a dialog where every entry needs force', () => {
     await expect.poll(() => engine.evictions.length).toBe(1);
     expect(engine.evictions[0]!.force).toBe(true);
     expect(engine.evictions[0]!.selection.map((f) => f.id)).toEqual(['7f3a9c1e-live-agent']);
+  });
+});
+
+describe('the eviction summary names what went', () => {
+  it('one entry: "evicted ghost c0ffee00-ghost"; several: the count and the first', async () => {
+    const one = await app(new StaticEngine(), { columns: 80, rows: 24 });
+    await expect.poll(() => one.frame()).toMatch(/c0ffee00/);
+    await one.send('d');
+    await expect.poll(() => one.frame()).toMatch(/Evict 1 entry/);
+    await one.send('y');
+    await expect.poll(() => statusLine(one.frame())).toMatch(/^evicted ghost c0ffee00-ghost\s*$/);
+
+    const many = await app(new StaticEngine(), { columns: 80, rows: 24 });
+    await expect.poll(() => many.frame()).toMatch(/c0ffee00/);
+    await many.send('X');
+    await expect.poll(() => many.frame()).toMatch(/Evict \d+ entries/);
+    await many.send('y');
+    await expect.poll(() => statusLine(many.frame())).toMatch(/^evicted (\d+): ghost c0ffee00-ghost and \d+ more/);
+    const [, n, more] = /^evicted (\d+): .* and (\d+) more/.exec(statusLine(many.frame()))!;
+    expect(Number(more)).toBe(Number(n) - 1);
   });
 });
