@@ -20,7 +20,7 @@ import { eventLines, type EventLine } from './events.js';
 import { helpLines } from './help.js';
 import { useEngineSnapshot, useMinuteClock, useSecondTicks, useTerminalSize, type Size } from './hooks.js';
 import { rowShorteners, type RowShorteners } from './ids.js';
-import { fit } from './text.js';
+import { wrapText } from './text.js';
 import { copyToClipboard } from './terminal.js';
 import { useKeymap } from './use-keymap.js';
 import { useTableRows } from './use-table-rows.js';
@@ -223,9 +223,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     onKeep?.(next);
   }, [state, onKeep]);
 
-  if (width < MIN_COLUMNS || size.rows < MIN_ROWS) {
-    return <Text>{fit(`ghostwatch: pane too small (${width}x${size.rows}); need ${MIN_COLUMNS}x${MIN_ROWS}. q quits.`, Math.max(1, width))}</Text>;
-  }
+  if (width < MIN_COLUMNS || size.rows < MIN_ROWS) return <TooSmall columns={width} rows={size.rows} />;
 
   // What the footer offers first: evicting, when that is what the row (or the marks) wants.
   const underCursor = mode === 'detail' ? detailFinding : mode === 'table' ? rows[state.cursor] : undefined;
@@ -292,6 +290,22 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
           <Footer mode={mode} width={width} readOnly={readOnly} need={footerNeed} />
         </PartBoundary>
       </Box>
+    </Box>
+  );
+}
+
+/**
+ * Below the smallest pane the table is drawn in: what it needs, wrapped to the pane (never cut),
+ * the most needed first when even that does not fit in its height.
+ */
+function TooSmall({ columns, rows }: Size) {
+  const said = [`ghostwatch needs ${MIN_COLUMNS}x${MIN_ROWS}`, `this pane: ${columns}x${rows}`, 'q quits'];
+  const lines = said.flatMap((l) => wrapText(l, Math.max(1, columns), '')).slice(0, Math.max(1, rows - 1));
+  return (
+    <Box flexDirection="column">
+      {lines.map((l, i) => (
+        <Text key={i}>{l}</Text>
+      ))}
     </Box>
   );
 }

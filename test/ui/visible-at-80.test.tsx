@@ -1,8 +1,8 @@
 // What a user needs now is on the screen in the common pane sizes: the evict dialog (the last
 // screen before harm) wraps every line instead of cutting it, at 80x24 and at 60x15; the help is
-// grouped by the view a key works in, and inside tmux names the keys that reach us; --read-only
-// does not mark; y on a dialog where every entry needs force says why and offers f; the summary
-// names what was evicted.
+// grouped by the view a key works in; --read-only does not mark; y on a dialog where every entry
+// needs force says why and offers f; the summary names what was evicted; the too-small message
+// fits the pane it is shown in.
 import { render } from 'ink-testing-library';
 import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -192,5 +192,25 @@ describe('the eviction summary names what went', () => {
     await expect.poll(() => statusLine(many.frame())).toMatch(/^evicted (\d+): ghost c0ffee00-ghost and \d+ more/);
     const [, n, more] = /^evicted (\d+): .* and (\d+) more/.exec(statusLine(many.frame()))!;
     expect(Number(more)).toBe(Number(n) - 1);
+  });
+});
+
+describe('the too-small message fits the pane it is shown in', () => {
+  it.each([
+    { columns: 39, rows: 24 },
+    { columns: 39, rows: 6 },
+    { columns: 40, rows: 5 },
+    { columns: 20, rows: 4 },
+    { columns: 10, rows: 3 },
+  ])('%o: whole lines, never cut, what it needs first', async (size) => {
+    const a = await app(new StaticEngine(), size);
+    await expect.poll(() => a.frame()).toMatch(/needs/);
+    const lines = a.frame().split('\n');
+    expect(lines.length).toBeLessThan(size.rows);
+    for (const l of lines) expect(l.length, l).toBeLessThanOrEqual(size.columns);
+    const text = joined(a.frame());
+    expect(text).not.toMatch(/…/);
+    expect(text).toMatch(/^ghostwatch needs 40x6\b/);
+    if (size.rows >= 5) expect(text).toBe(`ghostwatch needs 40x6 this pane: ${size.columns}x${size.rows} q quits`);
   });
 });
