@@ -45,6 +45,8 @@ export async function runMonitor(settings: MonitorSettings, warnings: readonly s
         onKeep,
         initialState: warning ? { message: { text: warning, tone: 'warn' } } : undefined,
         absent: settings.discovery?.absent,
+        // tmux's prefix (Ctrl-B) never reaches a program inside it: the help shows the keys that do.
+        inTmux: (process.env.TMUX ?? '') !== '',
       }),
     ),
     RENDER_OPTIONS,

@@ -6,7 +6,7 @@ import { findingKey } from '../core/evict-plan.js';
 import type { Finding } from '../core/types.js';
 import { sanitize } from '../core/sanitize.js';
 import type { Engine, EvictProgress } from '../engine/types.js';
-import { columnsFor, layoutColumns, paneOfRow, type CellContext } from './columns.js';
+import { columnNeeds, columnsFor, layoutColumns, paneOfRow, samePlacement, type CellContext, type PlacedColumn } from './columns.js';
 import { guardedLines, PartBoundary } from './components/boundary.js';
 import { Confirm, confirmLines, confirmView, wrapConfirm, type ConfirmLine } from './components/confirm.js';
 import { EventsPane } from './components/events.js';
@@ -15,11 +15,12 @@ import { Header, headerHeight, headerSourceLines, headerTicks, type AbsentRegist
 import { Panel, wrapLines } from './components/panel.js';
 import { emptyText, StatusLine, summaryText } from './components/status-line.js';
 import { Table, TitleLine } from './components/table.js';
-import { detailLines, helpLines, type DetailLine } from './detail.js';
+import { detailLines, type DetailLine } from './detail.js';
 import { eventLines, type EventLine } from './events.js';
+import { helpLines } from './help.js';
 import { useEngineSnapshot, useMinuteClock, useSecondTicks, useTerminalSize, type Size } from './hooks.js';
 import { rowShorteners, type RowShorteners } from './ids.js';
-import { fit } from './text.js';
+import { wrapText } from './text.js';
 import { copyToClipboard } from './terminal.js';
 import { useKeymap } from './use-keymap.js';
 import { useTableRows } from './use-table-rows.js';
@@ -39,6 +40,8 @@ export interface AppProps {
   readonly onKeep?: ((kept: KeptView) => void) | undefined;
   /** No registry named: the ones looked for on this host and not there (the header names them). */
   readonly absent?: readonly AbsentRegistry[] | undefined;
+  /** Running inside tmux ($TMUX): its prefix key (Ctrl-B) never reaches us, and the help says the keys that do. */
+  readonly inTmux?: boolean | undefined;
 }
 
 /** A row's id and a claim's holder as the table's cutters read them. */
@@ -56,7 +59,7 @@ export const MIN_ROWS = 6;
 /** Titles, status line, footer; the header's height comes on top. */
 const CHROME = 3;
 
-export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState, kept, onKeep, absent }: AppProps) {
+export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState, kept, onKeep, absent, inTmux = false }: AppProps) {
   const snap = useEngineSnapshot(engine);
   const size = useTerminalSize(fixedSize);
   const { stdout } = useStdout();
@@ -78,7 +81,19 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   const ctxCells: CellContext = useMemo(() => ({ now: minute, home, clockOffsetMs, panes: snap.panes }), [minute, home, clockOffsetMs, snap.panes]);
   // Sorting by age depends on the clock; everything else only on the findings and the query.
   const rows = useTableRows(snap.findings, state, ctxCells);
-  const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes, sourceCount), width), [state.tab, width, snap.panes, sourceCount]);
+  const columns = useMemo(() => columnsFor(state.tab, snap.panes, sourceCount), [state.tab, snap.panes, sourceCount]);
+  // What the cells on screen need: the spare width goes to the columns that would cut them. Only
+  // the rows shown are measured (10,000 rows take 150 ms; a page, well under one).
+  const needs = useMemo(() => columnNeeds(columns, rows.slice(state.top, state.top + bodyHeight), ctxCells), [columns, rows, state.top, bodyHeight, ctxCells]);
+  // The sorted column is always shown, its mark with it; `<` `>` go through the columns this width shows.
+  // The same placement keeps its identity, so a scroll by one row re-renders only the new row.
+  const placedBefore = useRef<PlacedColumn[] | undefined>(undefined);
+  const placed = useMemo(() => {
+    const next = layoutColumns(columns, width, { needs, keep: state.sortColumn });
+    const before = placedBefore.current;
+    return (placedBefore.current = before !== undefined && samePlacement(before, next) ? before : next);
+  }, [columns, width, needs, state.sortColumn]);
+  const sortable = useMemo(() => layoutColumns(columns, width).map((p) => p.column.id), [columns, width]);
   // Ids cut so that the rows on screen tell apart (UUIDv7 ids share their start): chosen from those
   // rows, not all 37,000, which a flood of registrations would have listed again on every snapshot.
   const shorteners = useRef<RowShorteners | undefined>(undefined);
@@ -92,7 +107,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   // Ages in the detail view and a retry countdown in the header tick; nothing else does.
   const tickNow = useSecondTicks((mode === 'detail' && detailFinding !== undefined) || headerTicks(snap.sources), now);
   const overlay = useMemo(() => {
-    if (mode === 'help') return guardedLines('help', () => wrapLines(helpLines(), width), overlayError);
+    if (mode === 'help') return guardedLines('help', () => wrapLines(helpLines({ inTmux }), width), overlayError);
     if (mode === 'detail' && detailFinding) {
       return guardedLines(
         'detail view',
@@ -108,6 +123,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
             paneOfRow(detailFinding, snap.panes),
             engine.lastChecked(detailFinding),
             snap.sources.find((s) => s.name === detailFinding.source)?.url,
+            readOnly,
           );
           return wrapLines(lines, width);
         },
@@ -115,7 +131,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
       );
     }
     return undefined;
-  }, [mode, detailFinding, engine, tickNow, clockOffsetMs, snap.panes, snap.sources, width]);
+  }, [mode, detailFinding, engine, tickNow, clockOffsetMs, snap.panes, snap.sources, width, inTmux, readOnly]);
   const events = useMemo(() => (mode === 'events' ? guardedLines('events', () => eventLines(snap.events, minute, snap.settled), eventsError) : undefined), [mode, snap.events, snap.settled, minute]);
 
   const dialog = state.confirm && (mode === 'confirm' || mode === 'confirm-force' || mode === 'evicting' || mode === 'cancelling') ? state.confirm : undefined;
@@ -134,6 +150,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     ...(dialogRoom !== undefined ? { overlayPage: dialogRoom } : {}),
     panes: snap.panes,
     sourceCount,
+    sortable,
   };
   const latest = useRef({ state, facts });
   latest.current = { state, facts };
@@ -206,9 +223,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     onKeep?.(next);
   }, [state, onKeep]);
 
-  if (width < MIN_COLUMNS || size.rows < MIN_ROWS) {
-    return <Text>{fit(`ghostwatch: pane too small (${width}x${size.rows}); need ${MIN_COLUMNS}x${MIN_ROWS}. q quits.`, Math.max(1, width))}</Text>;
-  }
+  if (width < MIN_COLUMNS || size.rows < MIN_ROWS) return <TooSmall columns={width} rows={size.rows} />;
 
   // What the footer offers first: evicting, when that is what the row (or the marks) wants.
   const underCursor = mode === 'detail' ? detailFinding : mode === 'table' ? rows[state.cursor] : undefined;
@@ -275,6 +290,22 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
           <Footer mode={mode} width={width} readOnly={readOnly} need={footerNeed} />
         </PartBoundary>
       </Box>
+    </Box>
+  );
+}
+
+/**
+ * Below the smallest pane the table is drawn in: what it needs, wrapped to the pane (never cut),
+ * the most needed first when even that does not fit in its height.
+ */
+function TooSmall({ columns, rows }: Size) {
+  const said = [`ghostwatch needs ${MIN_COLUMNS}x${MIN_ROWS}`, `this pane: ${columns}x${rows}`, 'q quits'];
+  const lines = said.flatMap((l) => wrapText(l, Math.max(1, columns), '')).slice(0, Math.max(1, rows - 1));
+  return (
+    <Box flexDirection="column">
+      {lines.map((l, i) => (
+        <Text key={i}>{l}</Text>
+      ))}
     </Box>
   );
 }

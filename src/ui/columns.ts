@@ -1,5 +1,6 @@
 // Column definitions, k9s-style: one generic table, driven per tab by columns that each carry a
 // priority. Narrow panes drop the least important columns instead of wrapping.
+import stringWidth from 'string-width';
 import { sanitize } from '../core/sanitize.js';
 import { VERDICTS_WORST_FIRST, type ClaimFinding, type Finding, type SessionFinding } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
@@ -271,16 +272,26 @@ export interface PlacedColumn {
   readonly width: number;
 }
 
+/** What layoutColumns knows of the rows besides the columns. */
+export interface LayoutHints {
+  /** Per column id, the cells its widest cell takes (columnNeeds): a column narrower is cut. */
+  readonly needs?: ReadonlyMap<string, number> | undefined;
+  /** A column shown whatever its priority: the one the table is sorted by, so its mark shows. */
+  readonly keep?: string | undefined;
+}
+
 /**
  * Which columns fit in `total` cells, and how wide each is: columns are taken by priority while
- * their minimum widths (plus one space between) fit; flexible ones then share the rest. Shown
- * in their defined order.
+ * their minimum widths (plus one space between) fit (`keep` first). The spare cells go first to
+ * the columns whose content is cut, up to what it needs: the flexible ones by weight, then the
+ * fixed ones by priority; what is left widens the flexible ones. Shown in their defined order.
  */
-export function layoutColumns(columns: readonly Column[], total: number): PlacedColumn[] {
+export function layoutColumns(columns: readonly Column[], total: number, hints: LayoutHints = {}): PlacedColumn[] {
   const room = total - GUTTER;
+  const rank = (c: Column): number => (c.id === hints.keep ? -1 : c.priority);
   const chosen = new Set<Column>();
   let used = 0;
-  for (const c of [...columns].sort((a, b) => a.priority - b.priority)) {
+  for (const c of [...columns].sort((a, b) => rank(a) - rank(b))) {
     const need = c.width + (chosen.size > 0 ? 1 : 0);
     // Strictly by priority: once one does not fit, the rest go too and flexible columns widen.
     if (used + need > room) break;
@@ -288,16 +299,56 @@ export function layoutColumns(columns: readonly Column[], total: number): Placed
     used += need;
   }
   const shown = columns.filter((c) => chosen.has(c));
-  const spare = Math.max(0, room - used);
-  const weights = shown.reduce((sum, c) => sum + (c.flex ?? 0), 0);
-  let given = 0;
-  return shown.map((c, i) => {
-    let extra = 0;
-    if (c.flex && weights > 0) {
-      const isLastFlex = shown.slice(i + 1).every((n) => !n.flex);
-      extra = isLastFlex ? spare - given : Math.floor((spare * c.flex) / weights);
-      given += extra;
+  const widths = new Map(shown.map((c) => [c, c.width]));
+  const cutBy = (c: Column): number => (hints.needs?.get(c.id) ?? 0) - widths.get(c)!;
+  const flexible = shown.filter((c) => c.flex);
+  let spare = share(flexible, Math.max(0, room - used), widths, cutBy);
+  for (const c of shown.filter((x) => !x.flex).sort((a, b) => a.priority - b.priority)) {
+    const give = Math.min(spare, Math.max(0, cutBy(c)));
+    widths.set(c, widths.get(c)! + give);
+    spare -= give;
+  }
+  share(flexible, spare, widths, () => Number.POSITIVE_INFINITY);
+  return shown.map((c) => ({ column: c, width: widths.get(c)! }));
+}
+
+/** The same columns in the same widths. */
+export function samePlacement(a: readonly PlacedColumn[], b: readonly PlacedColumn[]): boolean {
+  return a.length === b.length && a.every((p, i) => p.column === b[i]!.column && p.width === b[i]!.width);
+}
+
+/** Gives up to `spare` cells to `columns` by their flex weight, each at most `room(c)` more; returns what is left. */
+function share(columns: readonly Column[], spare: number, widths: Map<Column, number>, room: (c: Column) => number): number {
+  let left = spare;
+  let open = columns.filter((c) => room(c) > 0);
+  while (left > 0 && open.length > 0) {
+    const weights = open.reduce((sum, c) => sum + (c.flex ?? 1), 0);
+    let given = 0;
+    for (const c of open) {
+      const portion = Math.min(room(c), Math.max(1, Math.floor((left * (c.flex ?? 1)) / weights)), left - given);
+      widths.set(c, widths.get(c)! + portion);
+      given += portion;
     }
-    return { column: c, width: c.width + extra };
-  });
+    left -= given;
+    open = open.filter((c) => room(c) > 0);
+  }
+  return left;
+}
+
+/** The widest a cell of a column is asked to be when measuring what it needs. */
+const NEED_CAP = 160;
+
+/**
+ * Per column id, the cells its widest cell takes over `rows` (and its title with the sort mark):
+ * what the column needs for none of them to be cut. The App measures the rows on screen.
+ */
+export function columnNeeds(columns: readonly Column[], rows: readonly Finding[], ctx: CellContext): Map<string, number> {
+  const needs = new Map(columns.map((c) => [c.id, c.title.length + 1]));
+  for (const f of rows) {
+    for (const c of columns) {
+      const cells = stringWidth(c.value(f, ctx, NEED_CAP));
+      if (cells > needs.get(c.id)!) needs.set(c.id, cells);
+    }
+  }
+  return needs;
 }

@@ -15,6 +15,8 @@ export interface ConfirmState {
   readonly stale?: readonly Finding[] | undefined;
   /** What part of the view the selection is, when it is not simply the rows chosen ("3 shown of 12 problems; filter: foo"). */
   readonly scope?: string | undefined;
+  /** y was answered where every entry needs force: the dialog says why nothing was sent, and offers f. */
+  readonly yesSentNothing?: boolean | undefined;
 }
 
 /** The question for a non-empty selection, or why there is none to ask (every row is stale). */

@@ -1,13 +1,11 @@
-// The text of the detail view and the help overlay, as lines: pure, so they can be tested and
-// scrolled without a terminal. Every registry string goes through sanitize.
+// The text of the detail view, as lines: pure, so it can be tested and scrolled without a
+// terminal (the help overlay's is help.ts). Every registry string goes through sanitize.
 import { formatDuration } from '../core/duration.js';
 import { sanitize } from '../core/sanitize.js';
 import { INVALID_TIME, invalidTimesText, isTime, TIME_RANGE_MS } from '../core/time.js';
 import type { TmuxPane } from '../core/tmux.js';
 import type { Evidence, Finding, ProcessInfo } from '../core/types.js';
-import { MARKER_MEANINGS, VERDICT_TRAITS, VERDICTS_WORST_FIRST, verdictsMarked, type VerdictMarker } from '../core/verdicts.js';
 import { checkingOf, deadSinceOf, staleOf } from '../engine/types.js';
-import { bindingKeys, KEYMAP } from './keymap.js';
 import { isoTime, momentText } from './text.js';
 
 export interface DetailLine {
@@ -56,11 +54,13 @@ export function checkedText(at: number, now: number): string {
 /**
  * `lastChecked`: when the engine last asked the OS (the evidence's time is when its facts began).
  * `sourceUrl`: where the row's source reads (its registry's address, its folder), shown with its name.
+ * `readOnly`: started with --read-only, where nothing is evictable from here: it says so instead.
  */
-export function detailLines(f: Finding, now: number, process?: ProcessInfo, clockOffsetMs = 0, pane?: TmuxPane, lastChecked?: number, sourceUrl?: string): DetailLine[] {
+export function detailLines(f: Finding, now: number, process?: ProcessInfo, clockOffsetMs = 0, pane?: TmuxPane, lastChecked?: number, sourceUrl?: string, readOnly = false): DetailLine[] {
+  const eviction = readOnly ? 'read-only (eviction is off)' : f.evictable ? 'evictable' : 'evictable only with force';
   const lines: DetailLine[] = [
     { label: f.kind === 'session' ? 'session' : 'claim on', value: sanitize(f.id, 400), heading: true },
-    { label: 'verdict', value: `${f.verdict}${f.note ? ` (${f.note})` : ''}${f.problem ? ', a problem' : ''}, ${f.evictable ? 'evictable' : 'evictable only with force'}` },
+    { label: 'verdict', value: `${f.verdict}${f.note ? ` (${f.note})` : ''}${f.problem ? ', a problem' : ''}, ${eviction}` },
     { label: 'why', value: f.reason },
     { label: 'source', value: `${sanitize(f.source, 64)}${sourceUrl ? ` (${sanitize(sourceUrl, 200)})` : ''}` },
   ];
@@ -158,24 +158,4 @@ const DOMAIN_WORDS: Record<NonNullable<Evidence['pidDomain']>['status'], string>
 function pidDomainText(d: NonNullable<Evidence['pidDomain']>): string {
   const pids = d.hostPid !== undefined ? `pid ${d.nsPid} there is pid ${d.hostPid} here` : `pid ${d.nsPid ?? '?'} there`;
   return `${sanitize(d.domain, 120)}: ${DOMAIN_WORDS[d.status]}; ${pids}`;
-}
-
-/** The help overlay: every binding of the keymap, nothing else. */
-export function helpLines(): DetailLine[] {
-  return [
-    { label: 'keys', value: '', heading: true },
-    ...KEYMAP.map((b) => ({ label: bindingKeys(b), value: b.description })),
-    { label: 'markers', value: '', heading: true },
-    // The verdicts' markers and meanings, from core's VERDICT_TRAITS.
-    ...Object.entries(MARKER_MEANINGS).map(([marker, m]) => ({
-      label: marker,
-      value: m.named ? `${m.meaning} (${verdictsMarked(marker as VerdictMarker).join(', ')})` : m.meaning,
-    })),
-    { label: '~', value: 'stale: its registry is not connected; the last known row, not evictable until it reconnects' },
-    { label: '>  *', value: 'the cursor; a marked row' },
-    { label: 'checking', value: 'in place of a verdict: its process has not had its first probe yet' },
-    { label: 'AGE', value: 'of a problem whose process is gone: how long it has been gone; else how long the registry has had it' },
-    { label: 'verdicts', value: '', heading: true },
-    ...VERDICTS_WORST_FIRST.map((v) => ({ label: `${VERDICT_TRAITS[v].marker}${v}`, value: VERDICT_TRAITS[v].meaning })),
-  ];
 }

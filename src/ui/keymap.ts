@@ -75,6 +75,8 @@ export interface KeySpec {
   readonly ctrl?: string;
   /** Any text that is not a named key or a Ctrl combination (typed or pasted): the command gets it. */
   readonly text?: true;
+  /** tmux's default prefix (Ctrl-B): inside tmux it never reaches us, so the help leaves it out there. */
+  readonly tmuxPrefix?: true;
 }
 
 export interface Binding {
@@ -86,6 +88,8 @@ export interface Binding {
   readonly modes: readonly Mode[];
   /** Changes registry state: turned into an explanation in --read-only. */
   readonly evicts?: boolean;
+  /** Of use only for evicting (marks): in --read-only it says why it does nothing, and the footer leaves it out. */
+  readonly forEviction?: boolean;
 }
 
 const BROWSE: Mode[] = ['table'];
@@ -102,7 +106,8 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'nav.down', keys: [{ key: 'down' }, { char: 'j' }], footer: 'move', description: 'move down', modes: SCROLLS },
   { command: 'nav.up', keys: [{ key: 'up' }, { char: 'k' }], description: 'scroll the list of entries up (PgUp a page)', modes: DIALOG_SCROLLS },
   { command: 'nav.down', keys: [{ key: 'down' }, { char: 'j' }], description: 'scroll the list of entries down (PgDn a page)', modes: DIALOG_SCROLLS },
-  { command: 'nav.pageUp', keys: [{ key: 'pageUp' }, { ctrl: 'b' }], description: 'page up', modes: SCROLLS_ALL },
+  // b as in less: Ctrl-B is tmux's prefix and never reaches a program inside tmux.
+  { command: 'nav.pageUp', keys: [{ key: 'pageUp' }, { ctrl: 'b', tmuxPrefix: true }, { char: 'b' }], description: 'page up', modes: SCROLLS_ALL },
   { command: 'nav.pageDown', keys: [{ key: 'pageDown' }, { ctrl: 'f' }], description: 'page down', modes: SCROLLS_ALL },
   { command: 'nav.top', keys: [{ char: 'g' }, { key: 'home' }], description: 'first row', modes: SCROLLS },
   { command: 'nav.bottom', keys: [{ char: 'G' }, { key: 'end' }], description: 'last row', modes: SCROLLS },
@@ -119,8 +124,8 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'sort.prev', keys: [{ char: '<' }], description: 'sort by the previous column', modes: BROWSE },
   { command: 'sort.next', keys: [{ char: '>' }], footer: 'sort', description: 'sort by the next column', modes: BROWSE },
   { command: 'sort.reverse', keys: [{ char: 'r' }], description: 'reverse the sort', modes: BROWSE },
-  { command: 'mark.toggle', keys: [{ char: ' ' }], footer: 'mark', description: 'mark / unmark the current row', modes: BROWSE },
-  { command: 'mark.problems', keys: [{ char: 'a' }], description: 'mark every evictable problem', modes: BROWSE },
+  { command: 'mark.toggle', keys: [{ char: ' ' }], footer: 'mark', description: 'mark / unmark the current row (for evicting)', modes: BROWSE, forEviction: true },
+  { command: 'mark.problems', keys: [{ char: 'a' }], description: 'mark every evictable problem', modes: BROWSE, forEviction: true },
   { command: 'mark.none', keys: [{ char: 'U' }], description: 'unmark all', modes: BROWSE },
   { command: 'evict.selected', keys: [{ char: 'd' }, { ctrl: 'd' }], footer: 'evict', description: 'evict the marked rows, or the current row', modes: ['table', 'detail'], evicts: true },
   { command: 'evict.problems', keys: [{ char: 'X' }], description: 'evict every problem shown (the filter and problems-only apply)', modes: BROWSE, evicts: true },
@@ -205,8 +210,17 @@ export function keyLabel(spec: KeySpec): string {
   return KEY_LABELS[spec.key as KeyName];
 }
 
-export function bindingKeys(b: Binding): string {
-  return b.keys.map(keyLabel).join(' ');
+/** Where the keys are read: inside tmux ($TMUX), its prefix key never reaches us. */
+export interface KeyPlace {
+  readonly inTmux?: boolean | undefined;
+}
+
+/** The keys of a binding as the help shows them ("PgUp Ctrl-B b"); inside tmux without its prefix. */
+export function bindingKeys(b: Binding, place: KeyPlace = {}): string {
+  return b.keys
+    .filter((k) => !(place.inTmux === true && k.tmuxPrefix === true))
+    .map(keyLabel)
+    .join(' ');
 }
 
 /** The keys of a command in a mode, as the help shows them ("q Ctrl-C"): for text that names a key. */
@@ -216,11 +230,49 @@ export function keysOf(command: Command, mode: Mode): string {
 }
 
 /** Footer entries for a mode: "key word" pairs, in keymap order. */
-export function footerFor(mode: Mode): { command: Command; keys: string; word: string; evicts: boolean }[] {
+export function footerFor(mode: Mode): { command: Command; keys: string; word: string; evicts: boolean; forEviction: boolean }[] {
   return KEYMAP.filter((b) => b.footer !== undefined && b.modes.includes(mode)).map((b) => ({
     command: b.command,
     keys: b.command === 'nav.down' ? 'j/k' : keyLabel(b.keys[0]!),
     word: b.footer!,
     evicts: b.evicts === true,
+    forEviction: b.forEviction === true,
   }));
+}
+
+/**
+ * The help's sections, one per mode a person meets (lazygit's way): what moves in every list
+ * first, then the table, the filter prompt, the detail view, events and help, the evict dialog.
+ * `every`: the bindings that apply in all of `modes`; the later sections within those modes leave
+ * them out. `openedBy`: the keys that open the view, said in its title.
+ */
+interface HelpGroup {
+  readonly title: string;
+  readonly modes: readonly Mode[];
+  readonly every?: true;
+  readonly openedBy?: readonly Command[];
+}
+
+const HELP_GROUPS: readonly HelpGroup[] = [
+  { title: 'in every list (table, details, events, help)', modes: SCROLLS, every: true },
+  { title: 'table', modes: BROWSE },
+  { title: 'filter prompt', modes: ['filter'], openedBy: ['filter.start'] },
+  { title: 'detail view', modes: ['detail'], openedBy: ['view.details'] },
+  { title: 'events and this help', modes: ['events', 'help'], openedBy: ['view.events', 'view.help'] },
+  { title: 'evict dialog', modes: DIALOG_SCROLLS, openedBy: ['evict.selected', 'evict.problems'] },
+];
+
+/** The help's sections, each with its title and bindings; every binding is in one at least. */
+export function helpGroups(): { title: string; bindings: Binding[] }[] {
+  const taken: { modes: readonly Mode[]; bindings: Set<Binding> }[] = [];
+  return HELP_GROUPS.map((g) => {
+    const applies = (b: Binding) => (g.every ? g.modes.every((m) => b.modes.includes(m)) : g.modes.some((m) => b.modes.includes(m)));
+    const shownAbove = (b: Binding) => taken.some((t) => t.bindings.has(b) && g.modes.every((m) => t.modes.includes(m)));
+    // In the order of the group's modes (the dialog's keys before those of the eviction it starts), then keymap order.
+    const first = (b: Binding) => g.modes.findIndex((m) => b.modes.includes(m));
+    const bindings = KEYMAP.filter((b) => applies(b) && !shownAbove(b)).sort((a, b) => first(a) - first(b));
+    if (g.every) taken.push({ modes: g.modes, bindings: new Set(bindings) });
+    const opened = g.openedBy?.map((c) => keysOf(c, 'table')).join(', ');
+    return { title: opened ? `${g.title} (${opened})` : g.title, bindings };
+  });
 }

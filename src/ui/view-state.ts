@@ -56,6 +56,8 @@ export interface ScreenFacts extends RowsOnScreen {
   readonly sourceCount?: number | undefined;
   /** Lines the overlay scrolls in, when not the page (the confirm dialog's list under its question). */
   readonly overlayPage?: number;
+  /** The ids of the columns shown at this width: `<` `>` sort by these only. Default every column of the tab. */
+  readonly sortable?: readonly string[] | undefined;
 }
 
 export type Action =
@@ -112,6 +114,8 @@ export function fromKept(k: KeptView): Partial<ViewState> {
 }
 
 export const READ_ONLY_MESSAGE = 'read-only: eviction is off (started with --read-only)';
+/** Marks are for evicting: in --read-only they would promise what no key does. */
+export const READ_ONLY_MARKS = 'read-only: no marks (they are for evicting, which is off)';
 
 /** The mode on top of the stack: the one that takes the keys and draws the footer. */
 export function modeOf(s: ViewState): Mode {
@@ -195,6 +199,7 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
     case 'sort.reverse':
       return { state: { ...cleared, sortReverse: !s.sortReverse } };
     case 'mark.toggle': {
+      if (facts.readOnly) return { state: { ...cleared, message: { text: READ_ONLY_MARKS, tone: 'warn' } } };
       const key = currentKey(s, facts);
       if (key === undefined) return { state: s };
       const marks = new Set(s.marks);
@@ -202,6 +207,7 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
       return { state: moveTo({ ...cleared, marks }, s.cursor + 1, facts) };
     }
     case 'mark.problems': {
+      if (facts.readOnly) return { state: { ...s, message: { text: READ_ONLY_MARKS, tone: 'warn' } } };
       const marks = new Set(s.marks);
       let n = 0;
       for (const f of facts.rows) if (f.problem && f.evictable) (marks.add(findingKey(f)), n++);
@@ -247,17 +253,24 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
       const c = s.confirm;
       if (!c) return { state: s };
       if (modeOf(s) === 'confirm' && c.needsForce.length > 0) return { state: replaceTop(s, 'confirm-force') };
-      if (c.evictable.length === 0) return { state: { ...pop(s), confirm: undefined, message: { text: 'nothing evicted', tone: 'info' } } };
-      return { state: replaceTop(s, 'evicting'), effect: { type: 'evict', selection: c.evictable, force: false } };
+      // Every entry needs force: y has nothing to send. Say why, and keep the dialog open on f.
+      if (c.evictable.length === 0) return { state: { ...s, confirm: { ...c, yesSentNothing: true }, message: { text: onlyForced(c), tone: 'warn' } } };
+      return { state: replaceTop(base, 'evicting'), effect: { type: 'evict', selection: c.evictable, force: false } };
     }
     case 'confirm.force': {
       const c = s.confirm;
       if (!c || modeOf(s) !== 'confirm-force') return { state: s };
-      return { state: replaceTop(s, 'evicting'), effect: { type: 'evict', selection: c.selection, force: true } };
+      return { state: replaceTop(base, 'evicting'), effect: { type: 'evict', selection: c.selection, force: true } };
     }
     case 'confirm.no':
       return { state: { ...pop(s), confirm: undefined, message: { text: 'cancelled: nothing evicted', tone: 'info' } } };
   }
+}
+
+/** Why y sends nothing when every entry needs force, and what does (the dialog says it too). */
+function onlyForced(c: ConfirmState): string {
+  const all = c.needsForce.length === 1 ? 'it needs' : `all ${c.needsForce.length} need`;
+  return `nothing sent: ${all} force; ${keysOf('confirm.force', 'confirm-force')} evicts anyway`;
 }
 
 function askToEvict(s: ViewState, selection: Finding[], facts: ScreenFacts, empty: string, scope?: string): ViewTransition {
@@ -326,12 +339,24 @@ function jumpTo(s: ViewState, facts: ScreenFacts): ViewTransition {
   return { state: s, effect: { type: 'jump', pid: key } };
 }
 
+/**
+ * The next (or previous) column shown, in table order, round the end. The default order is the
+ * verdict column's (it carries the mark), so the first `>` moves to the column after it; a
+ * column not shown at this width is passed over (the sorted one itself is always shown).
+ */
 function sortBy(s: ViewState, dir: 1 | -1, facts: ScreenFacts): ViewState {
-  const ids = [undefined, ...columnsFor(s.tab, facts.panes, facts.sourceCount).map((c) => c.id)];
-  const at = ids.indexOf(s.sortColumn);
+  const current = s.sortColumn ?? VERDICT_COLUMN;
+  const shown = facts.sortable === undefined ? undefined : new Set(facts.sortable);
+  const ids = columnsFor(s.tab, facts.panes, facts.sourceCount)
+    .map((c) => c.id)
+    .filter((id) => shown === undefined || shown.has(id) || id === current);
+  const at = ids.indexOf(current);
   const next = ids[(at + dir + ids.length) % ids.length];
-  return { ...s, sortColumn: next };
+  return { ...s, sortColumn: next === VERDICT_COLUMN ? undefined : next };
 }
+
+/** The column of the default order (worst verdict first). */
+const VERDICT_COLUMN = 'verdict';
 
 function isScrolling(s: ViewState): boolean {
   const mode = modeOf(s);

@@ -3,7 +3,7 @@ import { VERDICT_TRAITS, VERDICTS, VERDICTS_WORST_FIRST, type Verdict } from '..
 import { REAPABLE } from '../../src/cli/reap.js';
 import { checkJson, summaryLine } from '../../src/cli/report.js';
 import { VERDICT_ORDER } from '../../src/ui/columns.js';
-import { helpLines } from '../../src/ui/detail.js';
+import { helpLines } from '../../src/ui/help.js';
 import { TONE_COLOR, VERDICT_TONE, verdictMarker } from '../../src/ui/theme.js';
 import { snapshotOf } from '../support/ui-fixtures.js';
 

@@ -2,7 +2,8 @@
 // ghosts (registered children that were SIGKILLed). Several keys in one write are several keys;
 // Esc clears a kept filter; a bulk eviction is cancelled mid-way (the registry is reached through
 // a loopback relay that holds each deregister a moment, so the cancel lands between sends) and
-// nothing is left half-done; a second Ctrl-C quits. Needs tmux and a built dist/ (CI builds first).
+// nothing is left half-done; a second Ctrl-C quits; b pages up where Ctrl-B, tmux's prefix, never
+// arrives (typed through a real tmux client). Needs tmux and a built dist/ (CI builds first).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
@@ -11,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { until } from '../support/wait.js';
-import { BIN, BUILT, HAS_TMUX, tmuxOn, tuiEnv } from '../support/tmux.js';
+import { attachClient, BIN, BUILT, HAS_TMUX, tmuxOn, tuiEnv } from '../support/tmux.js';
 import { fileSleeper, killAndReap } from '../support/processes.js';
 
 let panes = 0;
@@ -142,6 +143,48 @@ describe.runIf(HAS_TMUX && BUILT)('keys that land, in a real tmux pane', () => {
     await quitAndCheckShell();
     // Nothing was evicted on the way.
     expect(audit(state)).toEqual([]);
+  });
+
+  it("inside tmux, b pages up where Ctrl-B (tmux's prefix) never arrives, and the help says PgUp b: typed through a real client", async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => `page-${String(i).padStart(2, '0')}`);
+    for (const [i, id] of ids.entries()) await ghost(id, 9500 + i);
+    const state = mkdtempSync(join(tmpdir(), 'gw-keys-'));
+    startPane(server.url, state);
+    // Keys typed into a tmux client (its own terminal), as a person types them: tmux sees them first.
+    const client = await attachClient(socket, 'gw');
+    const outer = tmuxOn(`${socket}-outer`);
+    const type = (...keys: string[]): void => void outer.run('send-keys', '-t', 'client', ...keys);
+    try {
+      await until(() => /VERDICT/.test(capture()), 8000, 'the table');
+      type('-l', '/page-');
+      type('Enter');
+      await until(() => /filter "page-"/.test(capture()) && (capture().match(/!ghost\s+page-/g) ?? []).length > 5, 8000, 'the kept filter');
+      type('G');
+      await until(() => cursorRow() === 'page-39', 3000, 'the cursor on the last row');
+      const page = (capture().match(/!ghost\s+page-/g) ?? []).length;
+      expect(page).toBeLessThan(39);
+      // Ctrl-B is tmux's prefix: tmux takes it and the key after it (k, unbound there); the next k is
+      // ours, one row up. Had Ctrl-B arrived, the cursor would have gone up a page first.
+      type('C-b');
+      type('k');
+      type('k');
+      await until(() => cursorRow() === 'page-38', 3000, 'one row up, no page');
+      type('b');
+      const expected = ids[38 - page]!;
+      await until(() => cursorRow() === expected, 3000, `a page (${page} rows) up: ${expected}`);
+      type('?');
+      await until(() => /page up/.test(capture()), 3000, 'the help');
+      expect(capture()).toMatch(/^ {2}PgUp b\s+page up$/m);
+      expect(capture()).not.toMatch(/Ctrl-B/);
+      type('q');
+      await until(() => /VERDICT/.test(capture()), 3000, 'back to the table');
+      type('q');
+      await quitAndCheckShell();
+    } finally {
+      client.stop();
+      // Forty rows would push the next tests' rows off their pane: they go, as a deregister would.
+      for (const id of ids) server.registry.removeNode(id, { kind: 'deregistered' });
+    }
   });
 
   it('a paste is one piece: in the table it does nothing (a pasted "Xy" evicts nothing), at the filter prompt it is the text', async () => {

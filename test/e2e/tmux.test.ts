@@ -90,7 +90,7 @@ describe.runIf(hasTmux && built)('ghostwatch in a real tmux pane', () => {
     await until(() => /Evict 1 entry from the registry\?/.test(capture()), 3000, 'the confirm dialog');
     expect(capture()).toMatch(/ghost session dead-agent/);
     tmux('send-keys', '-t', 'gw', 'y');
-    await until(() => /evicted 1/.test(capture()), 5000, 'the eviction summary');
+    await until(() => /evicted ghost dead-agent/.test(capture()), 5000, 'the eviction summary, naming the entry');
     expect(server.registry.listNodes().map((n: { id: string }) => n.id)).toEqual(['live-agent']);
     const audit = readFileSync(join(state, 'ghostwatch/evictions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(audit.map((r: { kind: string }) => r.kind)).toEqual(['intent', 'outcome']);

@@ -30,6 +30,8 @@ export const SCREENS: readonly Screen[] = [
   { name: 'detail-120x30', title: 'ghostwatch: the evidence behind a verdict', columns: 120, rows: 30, keys: ['j', 'j', '\r'] },
   { name: 'events-100x24', title: 'ghostwatch: e shows what happened, newest first, instead of logs', columns: 100, rows: 24, keys: ['e'], engine: eventsEngine },
   { name: 'help-100x30', title: 'ghostwatch: the help overlay, from the keymap', columns: 100, rows: 30, keys: ['?'] },
+  { name: 'help-80x24', title: 'ghostwatch: the help at 80x24, grouped by the view a key works in', columns: 80, rows: 24, keys: ['?'] },
+  { name: 'wide-200x50', title: 'ghostwatch at 200x50: the spare width goes first to what would be cut', columns: 200, rows: 50, keys: [], engine: () => multiSourceEngine({ agentctlDown: false }) },
   { name: 'claims-100x20', title: 'ghostwatch: claims and locks', columns: 100, rows: 20, keys: ['\t'] },
   { name: 'no-color-80x24', title: 'ghostwatch with NO_COLOR: markers carry the verdicts', columns: 80, rows: 24, keys: [], color: false },
   { name: 'sources-120x34', title: 'ghostwatch over hypivisor, agentctl (daemon down) and Claude Code files: one state line each', columns: 120, rows: 34, keys: [], engine: () => multiSourceEngine({ agentctlDown: true }) },

@@ -68,9 +68,9 @@ describe('the monitor on a real registry', () => {
     await until(() => /Evict 1 entry from the registry\?/.test(m.frame()), 2000, 'the dialog');
     expect(m.frame()).toMatch(/ghost session dead-one pid \d+ in \/tmp\/app: pid \d+ is gone \(ESRCH\)/);
     await m.press('y');
-    await until(() => /evicted 1/.test(m.frame()), 5000, 'the summary');
+    await until(() => /evicted ghost dead-one/.test(m.frame()), 5000, 'the summary, naming the entry');
     expect(ids(m.server)).toEqual(['live-one']);
-    await until(() => !/dead-one/.test(m.frame()), 3000, 'the row gone');
+    await until(() => !/!ghost\s+dead-one/.test(m.frame()), 3000, 'the row gone');
   });
 
   it('a row that turns live between the keypress and y is not evicted, and says why', async () => {

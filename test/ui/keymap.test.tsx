@@ -8,7 +8,7 @@ import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import type { EvictRequest, EvictSummary } from '../../src/engine/types.js';
 import { App } from '../../src/ui/app.js';
-import { helpLines } from '../../src/ui/detail.js';
+import { helpLines } from '../../src/ui/help.js';
 import { bindingFor, bindingKeys, footerFor, KEYMAP, MODES, type KeyPress, type Mode } from '../../src/ui/keymap.js';
 import { KeyReader } from '../../src/ui/keys.js';
 import { FIXED_NOW, StaticEngine } from '../support/ui-fixtures.js';

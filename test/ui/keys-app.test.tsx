@@ -237,7 +237,7 @@ describe('a running eviction can be cancelled', () => {
     expect(a.quits()).toBe(0);
     engine.step();
     await sleep(30);
-    await expect.poll(() => a.frame()).toMatch(/cancelled: 4 not sent, evicted 1/);
+    await expect.poll(() => a.frame()).toMatch(/cancelled: 4 not sent, evicted ghost ghost-00/);
     expect(a.quits()).toBe(0);
   });
 

@@ -1,7 +1,7 @@
 import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
-import { CLAIM_COLUMNS, GUTTER, layoutColumns, SESSION_COLUMNS } from '../../src/ui/columns.js';
-import { helpLines } from '../../src/ui/detail.js';
+import { CLAIM_COLUMNS, GUTTER, layoutColumns, samePlacement, SESSION_COLUMNS, type PlacedColumn } from '../../src/ui/columns.js';
+import { helpLines } from '../../src/ui/help.js';
 import { bindingKeys, footerFor, keyCommand, KEYMAP } from '../../src/ui/keymap.js';
 import { fit, formatAge, headCells, shortenPath, tailCells, truncate } from '../../src/ui/text.js';
 
@@ -23,6 +23,31 @@ describe('columns', () => {
     expect(ids.slice(0, 3)).toEqual(['verdict', 'id', 'pid']);
     expect(ids).not.toContain('source');
     expect(layoutColumns(SESSION_COLUMNS, 200).map((p) => p.column.id)).toEqual(SESSION_COLUMNS.map((c) => c.id));
+  });
+  it('gives the spare cells first to what is cut, up to what it needs, then pads the flexible columns', () => {
+    const widths = (placed: PlacedColumn[]) => Object.fromEntries(placed.map((p) => [p.column.id, p.width]));
+    const needs = new Map([['id', 20], ['cwd', 30], ['status', 24], ['host', 10], ['source', 15]]);
+    const wide = widths(layoutColumns(SESSION_COLUMNS, 200, { needs }));
+    expect([wide.id! >= 20, wide.cwd! >= 30, wide.status, wide.source, wide.host]).toEqual([true, true, 24, 15, 10]);
+    // Not enough for all: the flexible columns first (by weight), then the fixed ones by priority.
+    // (Every column at its minimum takes 96 cells, 98 with the gutter.)
+    const byWidth = (total: number) => {
+      const w = widths(layoutColumns(SESSION_COLUMNS, total, { needs }));
+      return [w.id, w.cwd, w.status, w.source];
+    };
+    expect(byWidth(98 + 28)).toEqual([20, 30, 10, 9]);
+    expect(byWidth(98 + 28 + 14)).toEqual([20, 30, 24, 9]);
+    expect(byWidth(98 + 28 + 14 + 6)).toEqual([20, 30, 24, 15]);
+    const [id, cwd] = byWidth(98 + 6);
+    expect([id! + cwd!, id! < 20, cwd! < 30]).toEqual([12 + 10 + 6, true, true]);
+    // Measured again with the same result, the placement is the same (the App keeps the one it has).
+    expect(samePlacement(layoutColumns(SESSION_COLUMNS, 140, { needs }), layoutColumns(SESSION_COLUMNS, 140, { needs: new Map(needs) }))).toBe(true);
+    expect(samePlacement(layoutColumns(SESSION_COLUMNS, 140, { needs }), layoutColumns(SESSION_COLUMNS, 140))).toBe(false);
+  });
+  it('always shows the column the table is sorted by, in place of the least important that fits', () => {
+    const ids = layoutColumns(SESSION_COLUMNS, 60, { keep: 'source' }).map((p) => p.column.id);
+    expect(ids).toContain('source');
+    expect(ids.slice(0, 2)).toEqual(['verdict', 'id']);
   });
 });
 

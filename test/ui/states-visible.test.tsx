@@ -79,10 +79,40 @@ describe('the sort on the title line', () => {
   });
 
   it('a chosen column carries the mark instead', async () => {
-    const lines = await frameOf(new StaticEngine(), { columns: 80, rows: 24 }, { keys: ['>', '>', '>', '>'] });
+    const lines = await frameOf(new StaticEngine(), { columns: 80, rows: 24 }, { keys: ['>', '>', '>'] });
     const title = lines.find((l) => /VERDICT/.test(l))!;
     expect(title).toMatch(/AGEv/);
     expect(title).not.toMatch(/VERDICTv/);
+  });
+
+  it.each(SIZES)('> and < go through the columns shown, the first > off the default order, the mark always shown (%o)', async (size) => {
+    const r = render(<App engine={new StaticEngine()} now={() => FIXED_NOW} home="/home/ana" size={size} onQuit={() => {}} />);
+    await firstFrame(r);
+    const titleLine = () => (r.lastFrame() ?? '').split('\n').find((l) => /VERDICT/.test(l))!;
+    const shown = titleLine().trim().split(/\s+/).map((t) => t.replace(/v$/, ''));
+    const marked: string[] = [];
+    for (let i = 0; i < shown.length; i++) {
+      await typeKeys(r, ['>']);
+      const title = titleLine();
+      // Exactly one column carries the mark, and it is one on the title line.
+      const withMark = title.trim().split(/\s+/).filter((t) => t.endsWith('v'));
+      expect(withMark, title).toHaveLength(1);
+      marked.push(withMark[0]!.slice(0, -1));
+    }
+    // Every column shown once, in table order, the last > back to the default order (VERDICT).
+    expect(marked).toEqual([...shown.slice(1), 'VERDICT']);
+    await typeKeys(r, ['<']);
+    expect(titleLine()).toMatch(new RegExp(`${shown.at(-1)}v`));
+    r.unmount();
+  });
+
+  it('a kept sort by a column this width would drop shows that column, with its mark', async () => {
+    const r = render(<App engine={new StaticEngine()} now={() => FIXED_NOW} home="/home/ana" size={{ columns: 60, rows: 15 }} onQuit={() => {}} kept={{ tab: 'sessions', sortColumn: 'port', sortReverse: false, problemsOnly: false }} />);
+    await firstFrame(r);
+    const lines = (r.lastFrame() ?? '').split('\n');
+    r.unmount();
+    expect(lines.find((l) => /VERDICT/.test(l))).toMatch(/PORTv/);
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(60);
   });
 
   it('counts say "1 problem", not "1 problems"', async () => {
@@ -90,6 +120,20 @@ describe('the sort on the title line', () => {
     const one = demoFindings().filter((f) => f.kind === 'session' && (f.verdict === 'live' || f.id === 'c0ffee00-ghost'));
     const lines = await frameOf(new StaticEngine(one), { columns: 80, rows: 24 });
     expect(lines.at(-2)).toMatch(/^5 sessions {2}\| {2}1 problem\b/);
+  });
+});
+
+describe('a wide pane gives its room to what is cut', () => {
+  it.each([
+    ['the demo', () => new StaticEngine()],
+    ['several registries', () => multiSourceEngine({ agentctlDown: false })],
+  ])('at 200x50 no cell of %s is cut: STATUS and SOURCE get what they need before CWD is padded', async (_name, engine) => {
+    const lines = await frameOf(engine(), { columns: 200, rows: 50 });
+    const title = lines.findIndex((l) => /VERDICT/.test(l));
+    const rows = lines.slice(title + 1, -2).filter((l) => l.trim() !== '');
+    expect(rows.length).toBeGreaterThan(8);
+    for (const row of rows) expect(row, row).not.toMatch(/…/);
+    expect(lines.join('\n')).toMatch(/active, resolving|busy, also open in pid 41003/);
   });
 });
 

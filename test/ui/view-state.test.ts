@@ -65,11 +65,11 @@ describe('view state', () => {
   });
 
   it('sorts by the next and previous column and reverses', () => {
-    const next = run([cmd('sort.next')]).s;
-    expect(next.sortColumn).toBe('verdict');
-    expect(run([cmd('sort.next'), cmd('sort.next')]).s.sortColumn).toBe('id');
+    // The default order is the verdict column's: the first > moves off it, round the end back to it.
+    expect(run([cmd('sort.next')]).s.sortColumn).toBe('id');
     expect(run([cmd('sort.prev')]).s.sortColumn).toBe('source');
-    const byPid = run([cmd('sort.next'), cmd('sort.next'), cmd('sort.next')]);
+    expect(run([cmd('sort.prev'), cmd('sort.next')]).s.sortColumn).toBeUndefined();
+    const byPid = run([cmd('sort.next'), cmd('sort.next')]);
     expect(byPid.s.sortColumn).toBe('pid');
     const problems = byPid.rows.filter((f) => f.problem).map((f) => f.entry.pid as number);
     expect(problems).toEqual([...problems].sort((a, b) => a - b));
@@ -212,7 +212,14 @@ describe('the mode stack: a view opens over the one under it, and closing it goe
     ['evicted from the table: back to the table', initialViewState, [cmd('evict.selected'), cmd('confirm.yes'), { type: 'evicted', text: 'evicted 1', tone: 'info' }], ['table'], 'evicted 1'],
     ['a live row: y asks the second question in place of the first', onLive, [cmd('evict.selected'), cmd('confirm.yes')], ['table', 'confirm-force'], undefined],
     ['No to the second question closes the whole dialog', onLive, [cmd('evict.selected'), cmd('confirm.yes'), cmd('confirm.no')], ['table'], 'cancelled: nothing evicted'],
-    ['y to the second question with nothing evictable: nothing evicted, back to the details', onLive, [cmd('view.details'), cmd('evict.selected'), cmd('confirm.yes'), cmd('confirm.yes')], ['table', 'detail'], 'nothing evicted'],
+    [
+      'y to the second question with nothing evictable: the dialog stays, saying why and offering f',
+      onLive,
+      [cmd('view.details'), cmd('evict.selected'), cmd('confirm.yes'), cmd('confirm.yes')],
+      ['table', 'detail', 'confirm-force'],
+      'nothing sent: it needs force; f evicts anyway',
+    ],
+    ['then f evicts it anyway', onLive, [cmd('view.details'), cmd('evict.selected'), cmd('confirm.yes'), cmd('confirm.yes'), cmd('confirm.force')], ['table', 'detail', 'evicting'], undefined],
   ];
   it.each(cases)('%s', (_name, start, actions, stack, message) => {
     const { s } = run(actions, start);

@@ -1,5 +1,8 @@
 // What a user needs now is on the screen in the common pane sizes: the evict dialog (the last
-// screen before harm) wraps every line instead of cutting it, at 80x24 and at 60x15.
+// screen before harm) wraps every line instead of cutting it, at 80x24 and at 60x15; the help is
+// grouped by the view a key works in; --read-only does not mark; y on a dialog where every entry
+// needs force says why and offers f; the summary names what was evicted; the too-small message
+// fits the pane it is shown in.
 import { render } from 'ink-testing-library';
 import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,8 +16,8 @@ afterEach(() => {
   for (const u of unmounts.splice(0)) u();
 });
 
-async function app(engine: StaticEngine, size: { columns: number; rows: number }) {
-  const r = render(<App engine={engine} now={() => FIXED_NOW} home="/home/ana" size={size} onQuit={() => {}} />);
+async function app(engine: StaticEngine, size: { columns: number; rows: number }, opts: { readOnly?: boolean; inTmux?: boolean } = {}) {
+  const r = render(<App engine={engine} now={() => FIXED_NOW} home="/home/ana" size={size} onQuit={() => {}} readOnly={opts.readOnly} inTmux={opts.inTmux} />);
   unmounts.push(() => r.unmount());
   await sleep(30);
   const send = async (chunk: string) => {
@@ -83,5 +86,131 @@ describe('the footer offers what the row needs first', () => {
     unmounts.push(() => r.unmount());
     await expect.poll(() => stripVTControlCharacters(r.lastFrame() ?? '')).toMatch(/c0ffee00/);
     expect(footer(stripVTControlCharacters(r.lastFrame() ?? ''))).toMatch(/^ Enter\s+details/);
+  });
+});
+
+const PAGE_DOWN = '\u001b[6~';
+const statusLine = (frame: string) => frame.split('\n').at(-2) ?? '';
+
+/** Every line of the help overlay at this size, page by page (the last page may repeat a few). */
+async function helpText(a: Awaited<ReturnType<typeof app>>): Promise<string[]> {
+  await a.send('?');
+  await expect.poll(() => a.frame()).toMatch(/keys: /);
+  const seen: string[] = [];
+  for (let page = 0; page < 20; page++) {
+    const body = a.frame().split('\n').slice(1, -2);
+    seen.push(...body);
+    if (/verdicts|held/.test(body.join('\n')) && / held /.test(body.join('\n'))) break;
+    await a.send(PAGE_DOWN);
+  }
+  return seen.map((l) => l.trimEnd());
+}
+
+describe('the help is grouped by the view a key works in (lazygit)', () => {
+  it('at 80x24: every list, table, filter prompt, detail view, events and help, evict dialog; Enter means one thing in each', async () => {
+    const a = await app(new StaticEngine(), { columns: 80, rows: 24 });
+    await expect.poll(() => a.frame()).toMatch(/c0ffee00/);
+    const lines = await helpText(a);
+    const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
+    const headings = [/^keys: in every list/, /^keys: table$/, /^keys: filter prompt \(\/\)$/, /^keys: detail view \(Enter\)$/, /^keys: events and this help \(e, \?\)$/, /^keys: evict dialog \(d Ctrl-D, X\)$/, /^markers$/];
+    const where = headings.map(at);
+    expect(where.every((i) => i >= 0), JSON.stringify(where)).toBe(true);
+    expect([...where].sort((x, y) => x - y)).toEqual(where);
+    const section = (re: RegExp) => where.findLastIndex((h) => h <= at(re));
+    // Enter opens the details in the table, keeps the filter at its prompt, says No in the dialog.
+    expect(section(/^ {2}Enter\s+details and evidence/)).toBe(1);
+    expect(section(/^ {2}Enter\s+keep the filter/)).toBe(2);
+    expect(section(/^ {2}n Esc Enter\s+cancel \(the default\)/)).toBe(5);
+    // d in the details too, where it evicts the row shown.
+    expect(lines.slice(where[3], where[4]).join('\n')).toMatch(/ d Ctrl-D\s+evict/);
+    for (const l of a.frame().split('\n')) expect(l.length).toBeLessThanOrEqual(80);
+  });
+
+  it('page up is PgUp, Ctrl-B or b; inside tmux, whose prefix Ctrl-B is, the help says PgUp b', async () => {
+    for (const inTmux of [false, true]) {
+      const a = await app(new StaticEngine(), { columns: 80, rows: 24 }, { inTmux });
+      await expect.poll(() => a.frame()).toMatch(/c0ffee00/);
+      await a.send('?');
+      await expect.poll(() => a.frame()).toMatch(/page up/);
+      expect(a.frame()).toMatch(inTmux ? /^ {2}PgUp b\s+page up$/m : /^ {2}PgUp Ctrl-B b\s+page up$/m);
+    }
+  });
+});
+
+describe('--read-only', () => {
+  it('a and Space do not mark (marks are for evicting) and say so; the footer offers no marks; the details say read-only, not evictable', async () => {
+    const a = await app(new StaticEngine(), { columns: 80, rows: 24 }, { readOnly: true });
+    await expect.poll(() => a.frame()).toMatch(/c0ffee00/);
+    expect(a.frame().split('\n').at(-1)).not.toMatch(/mark/);
+    await a.send('a');
+    await expect.poll(() => statusLine(a.frame())).toMatch(/^read-only: no marks \(they are for evicting, which is off\)\s*$/);
+    expect(a.frame()).not.toMatch(/^.\*/m);
+    await a.send(' ');
+    expect(a.frame()).not.toMatch(/^.\*/m);
+    expect(statusLine(a.frame())).toMatch(/^read-only: no marks/);
+    await a.send('\r');
+    await expect.poll(() => a.frame()).toMatch(/verdict\s+ghost, a problem, read-only/);
+    expect(a.frame()).not.toMatch(/evictable/);
+  });
+});
+
+describe('y on a dialog where every entry needs force', () => {
+  it('says why nothing is sent and keeps the dialog open on f, which evicts anyway', async () => {
+    const engine = new StaticEngine();
+    const a = await app(engine, { columns: 80, rows: 24 });
+    await a.send('/7f3a9c1e');
+    await a.send('\r');
+    await a.send('d');
+    await expect.poll(() => a.frame()).toMatch(/Evict 1 entry/);
+    await a.send('y');
+    await expect.poll(() => a.frame()).toMatch(/needs force/);
+    await a.send('y');
+    await expect.poll(() => statusLine(a.frame())).toMatch(/^nothing sent: it needs force; f evicts anyway\s*$/);
+    expect(joined(a.frame())).toMatch(/y sends nothing here: it needs force\. f: evict anyway\. n: cancel\./);
+    expect(engine.evictions).toEqual([]);
+    await a.send('f');
+    await expect.poll(() => engine.evictions.length).toBe(1);
+    expect(engine.evictions[0]!.force).toBe(true);
+    expect(engine.evictions[0]!.selection.map((f) => f.id)).toEqual(['7f3a9c1e-live-agent']);
+  });
+});
+
+describe('the eviction summary names what went', () => {
+  it('one entry: "evicted ghost c0ffee00-ghost"; several: the count and the first', async () => {
+    const one = await app(new StaticEngine(), { columns: 80, rows: 24 });
+    await expect.poll(() => one.frame()).toMatch(/c0ffee00/);
+    await one.send('d');
+    await expect.poll(() => one.frame()).toMatch(/Evict 1 entry/);
+    await one.send('y');
+    await expect.poll(() => statusLine(one.frame())).toMatch(/^evicted ghost c0ffee00-ghost\s*$/);
+
+    const many = await app(new StaticEngine(), { columns: 80, rows: 24 });
+    await expect.poll(() => many.frame()).toMatch(/c0ffee00/);
+    await many.send('X');
+    await expect.poll(() => many.frame()).toMatch(/Evict \d+ entries/);
+    await many.send('y');
+    await expect.poll(() => statusLine(many.frame())).toMatch(/^evicted (\d+): ghost c0ffee00-ghost and \d+ more/);
+    const [, n, more] = /^evicted (\d+): .* and (\d+) more/.exec(statusLine(many.frame()))!;
+    expect(Number(more)).toBe(Number(n) - 1);
+  });
+});
+
+describe('the too-small message fits the pane it is shown in', () => {
+  it.each([
+    { columns: 39, rows: 24 },
+    { columns: 39, rows: 6 },
+    { columns: 40, rows: 5 },
+    { columns: 20, rows: 4 },
+    { columns: 10, rows: 3 },
+  ])('%o: whole lines, never cut, what it needs first', async (size) => {
+    const a = await app(new StaticEngine(), size);
+    await expect.poll(() => a.frame()).toMatch(/needs/);
+    const lines = a.frame().split('\n');
+    expect(lines.length).toBeLessThan(size.rows);
+    for (const l of lines) expect(l.length, l).toBeLessThanOrEqual(size.columns);
+    const text = joined(a.frame());
+    expect(text).not.toMatch(/…/);
+    expect(text).toMatch(/^ghostwatch needs 40x6\b/);
+    if (size.rows >= 5) expect(text).toBe(`ghostwatch needs 40x6 this pane: ${size.columns}x${size.rows} q quits`);
   });
 });

@@ -50,9 +50,9 @@ export function confirmLines(c: ConfirmState, force: boolean, sources: readonly 
     head.push({ text: `${k} of these ${k === 1 ? 'needs' : 'need'} force: ${k === 1 ? 'it is' : 'they are'} ${kinds}, not known to be dead.`, bold: true });
     const maybeRunning = c.needsForce.filter((f) => f.kind === 'session' && MAYBE_ALIVE.has(f.verdict));
     for (const text of liveEvictionLines(maybeRunning, sources, LIVE_AGENT_NOTE)) head.push({ text, bold: true });
-    head.push({
-      text: others > 0 ? `f: evict ${k === 1 ? 'it' : 'them'} too.  y: evict only the ${others === 1 ? 'other one' : `${others} others`}.  n: cancel.` : 'f: evict anyway.  n: cancel.',
-    });
+    if (others > 0) head.push({ text: `f: evict ${k === 1 ? 'it' : 'them'} too.  y: evict only the ${others === 1 ? 'other one' : `${others} others`}.  n: cancel.` });
+    else if (c.yesSentNothing) head.push({ text: `y sends nothing here: ${k === 1 ? 'it needs' : `all ${k} need`} force.  f: evict anyway.  n: cancel.`, tone: 'warning', bold: true });
+    else head.push({ text: 'f: evict anyway.  n: cancel.' });
   }
   if (c.stale?.length) head.push({ text: `Left out: ${staleRefusal(c.stale)}`, bold: true });
   const needs = new Set(c.needsForce);

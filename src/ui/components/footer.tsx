@@ -29,7 +29,9 @@ export function footerOrder(mode: Mode, need: FooterNeed): ReturnType<typeof foo
 }
 
 export function Footer({ mode, width, readOnly, need }: { mode: Mode; width: number; readOnly: boolean; need?: FooterNeed }) {
-  const parts: { keys: string; word: string; dim: boolean }[] = footerOrder(mode, readOnly ? undefined : need).map((e) => ({
+  // In --read-only, marks are not offered (they are for evicting); the eviction keys say why they do nothing.
+  const offered = footerOrder(mode, readOnly ? undefined : need).filter((e) => !(readOnly && e.forEviction));
+  const parts: { keys: string; word: string; dim: boolean }[] = offered.map((e) => ({
     keys: e.keys,
     word: e.evicts && readOnly ? 'evict (read-only)' : e.word,
     dim: e.evicts && readOnly,

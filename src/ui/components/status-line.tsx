@@ -67,7 +67,7 @@ const STATUS_WORDS_SHORT: Partial<Record<string, string>> = { connecting: 'still
 /** One line on how an eviction went, and its tone. */
 export function summaryText(s: EvictSummary): { text: string; tone: MessageTone } {
   const c = s.counts;
-  const parts = [`evicted ${c.evicted}`];
+  const parts = [evictedText(s)];
   if (c['already-gone']) parts.push(`${c['already-gone']} already gone`);
   if (c.skipped) parts.push(`${c.skipped} skipped`);
   if (c.refused) parts.push(`${c.refused} refused`);
@@ -80,4 +80,13 @@ export function summaryText(s: EvictSummary): { text: string; tone: MessageTone 
   const why = firstProblem ? ` (${sanitize(firstProblem.finding.id, 24)}: ${firstProblem.detail ?? firstProblem.outcome})` : '';
   const tone = c.failed || c.refused ? 'error' : c.skipped || notSent ? 'warn' : 'info';
   return { text: parts.join(', ') + why, tone };
+}
+
+/** "evicted ghost c0ffee00-ghost" for one, "evicted 3: ghost c0ffee00-ghost and 2 more" for several: what went, not only how many. */
+function evictedText(s: EvictSummary): string {
+  const n = s.counts.evicted;
+  const first = s.results.find((r) => r.outcome === 'evicted')?.finding;
+  if (n === 0 || first === undefined) return `evicted ${n}`;
+  const named = `${first.verdict} ${sanitize(first.id, 40)}`;
+  return n === 1 ? `evicted ${named}` : `evicted ${n}: ${named} and ${n - 1} more`;
 }
