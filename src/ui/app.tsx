@@ -16,7 +16,8 @@ import { emptyText, StatusLine, summaryText } from './components/status-line.js'
 import { Table, TitleLine } from './components/table.js';
 import { detailLines, helpLines } from './detail.js';
 import { eventLines } from './events.js';
-import { useEngineSnapshot, useMinuteClock, useSecondTicks, useTerminalSize, type Size } from './hooks.js';
+import { nextAgeChange } from './ages.js';
+import { useEngineSnapshot, useMinuteClock, useSecondTicks, useTimerAt, useTerminalSize, type Size } from './hooks.js';
 import { rowShorteners, type RowShorteners } from './ids.js';
 import { visibleRows } from './rows.js';
 import { fit } from './text.js';
@@ -67,20 +68,28 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   const bodyHeight = Math.max(1, height - CHROME - headerLines);
 
   const clockOffsetMs = useMemo(() => Object.fromEntries(snap.sources.map((s) => [s.name, s.clockOffsetMs])), [snap.sources]);
-  const ctxCells: CellContext = useMemo(() => ({ now: minute, home, clockOffsetMs, panes: snap.panes }), [minute, home, clockOffsetMs, snap.panes]);
+  // Sort keys do not move with the clock (an age sorts by its origin): the rows need no "now".
+  const sortCtx: CellContext = useMemo(() => ({ now: 0, home, clockOffsetMs, panes: snap.panes }), [home, clockOffsetMs, snap.panes]);
   const rows = useMemo(
-    () => visibleRows(snap.findings, state, ctxCells),
-    // Sorting by age depends on the clock; everything else only on the findings and the query.
-    [snap.findings, state.tab, state.filter, state.problemsOnly, state.sortColumn, state.sortReverse, ctxCells],
+    () => visibleRows(snap.findings, state, sortCtx),
+    [snap.findings, state.tab, state.filter, state.problemsOnly, state.sortColumn, state.sortReverse, sortCtx],
   );
   const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes, sourceCount), width), [state.tab, width, snap.panes, sourceCount]);
   // Ids cut so that the rows shown tell apart (UUIDv7 ids share their start).
   const shorteners = useRef<RowShorteners | undefined>(undefined);
-  const tableCtx: CellContext = useMemo(() => {
-    const cut = (shorteners.current = rowShorteners(rows, shownId, shownHolder, shorteners.current));
-    return { ...ctxCells, shortId: cut.shortId, shortHolder: cut.shortHolder };
-  }, [ctxCells, rows]);
+  const cut = useMemo(() => (shorteners.current = rowShorteners(rows, shownId, shownHolder, shorteners.current)), [rows]);
   const mode = modeOf(state);
+  // The ages shown (AGE, a stale row's "stale 3m"): read at the clock when the rows shown change,
+  // and again at the next moment one of them reads differently (ages.ts), by one timer. An idle
+  // table is redrawn only then, and Ink writes nothing for a frame that did not change.
+  const shownRows = useMemo(() => rows.slice(state.top, state.top + bodyHeight), [rows, state.top, bodyHeight]);
+  const [ageTick, setAgeTick] = useState(0);
+  // Read again for new rows shown (a snapshot, a scroll), the view coming back (mode), the timer.
+  const ageNow = useMemo(() => now(), [now, shownRows, mode, ageTick]);
+  const nextAge = useMemo(() => (mode === 'table' || mode === 'filter' ? nextAgeChange(shownRows, { clockOffsetMs }, ageNow) : undefined), [mode, shownRows, clockOffsetMs, ageNow]);
+  useTimerAt(nextAge, now, useCallback(() => setAgeTick((t) => t + 1), []));
+  const ctxCells: CellContext = useMemo(() => ({ now: ageNow, home, clockOffsetMs, panes: snap.panes }), [ageNow, home, clockOffsetMs, snap.panes]);
+  const tableCtx: CellContext = useMemo(() => ({ ...ctxCells, shortId: cut.shortId, shortHolder: cut.shortHolder }), [ctxCells, cut]);
   const detailFinding = mode === 'detail' ? snap.findings.find((f) => findingKey(f) === state.detailKey) : undefined;
   // Ages in the detail view and a retry countdown in the header tick; nothing else does.
   const tickNow = useSecondTicks((mode === 'detail' && detailFinding !== undefined) || headerTicks(snap.sources), now);

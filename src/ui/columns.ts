@@ -6,7 +6,8 @@ import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { judgedPid } from '../core/rules/pid-domain.js';
 import type { TmuxPane } from '../core/tmux.js';
 import { checkingText, formatAge, shortenPath, truncate } from './text.js';
-import { checkingOf, deadSinceOf, staleOf } from '../engine/types.js';
+import { ageOrigin, ageSortKey, ageText } from './ages.js';
+import { checkingOf, staleOf } from '../engine/types.js';
 import { STALE_MARKER, verdictMarker } from './theme.js';
 
 export type Tab = 'sessions' | 'claims';
@@ -41,26 +42,6 @@ export interface Column {
 }
 
 const pidText = (pid: unknown): string => (isUsablePid(pid) ? String(pid) : pid === undefined || pid === null ? '-' : sanitize(pid, 12));
-
-function local(ctx: CellContext, source: string, registryMs: number): number {
-  return registryMs - (ctx.clockOffsetMs?.[source] ?? 0);
-}
-
-/**
- * The AGE of a row: for a problem whose process is gone, how long it has been gone (the first
- * probe that said so); otherwise how long the registry has had it.
- */
-function rowAge(f: SessionFinding, ctx: CellContext): number | undefined {
-  const dead = deadSinceOf(f);
-  return dead !== undefined ? Math.max(0, ctx.now - dead) : sessionAge(f, ctx);
-}
-
-/** How long the registry has had it: registered_at, else first seen by ghostwatch. */
-function sessionAge(f: SessionFinding, ctx: CellContext): number | undefined {
-  const e = f.entry;
-  const since = e.registeredAt !== undefined ? local(ctx, f.source, e.registeredAt) : e.firstObservedAt;
-  return since === undefined ? undefined : Math.max(0, ctx.now - since);
-}
 
 const verdictColumn: Column = {
   id: 'verdict',
@@ -152,8 +133,9 @@ export const SESSION_COLUMNS: readonly Column[] = [
     width: 4,
     priority: 2,
     align: 'right',
-    value: (f, ctx) => formatAge(f.kind === 'session' ? rowAge(f, ctx) : undefined),
-    sortKey: (f, ctx) => (f.kind === 'session' ? (rowAge(f, ctx) ?? -1) : -1),
+    // For a problem whose process is gone: how long it has been gone (ages.ts); else how long the registry has had it.
+    value: (f, ctx) => ageText(ageOrigin(f, ctx), ctx.now),
+    sortKey: (f, ctx) => ageSortKey(f, ctx),
   },
   {
     // The widest column when there is room: a path is what tells agents apart.
@@ -229,11 +211,8 @@ export const CLAIM_COLUMNS: readonly Column[] = [
     width: 4,
     priority: 3,
     align: 'right',
-    value: (f, ctx) => {
-      const at = f.kind === 'claim' ? f.entry.acquiredAt : undefined;
-      return formatAge(at === undefined ? undefined : ctx.now - local(ctx, f.source, at));
-    },
-    sortKey: (f) => (f.kind === 'claim' ? -(f.entry.acquiredAt ?? 0) : 0),
+    value: (f, ctx) => ageText(ageOrigin(f, ctx), ctx.now),
+    sortKey: (f, ctx) => ageSortKey(f, ctx),
   },
   sourceColumn,
   {

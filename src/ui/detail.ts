@@ -5,7 +5,8 @@ import { sanitize } from '../core/sanitize.js';
 import type { TmuxPane } from '../core/tmux.js';
 import type { Evidence, Finding, ProcessInfo } from '../core/types.js';
 import { MARKER_MEANINGS, VERDICT_TRAITS, VERDICTS_WORST_FIRST, verdictsMarked, type VerdictMarker } from '../core/verdicts.js';
-import { checkingOf, deadSinceOf, staleOf } from '../engine/types.js';
+import { checkingOf, deadSinceOf, goneAtFirstProbeOf, staleOf } from '../engine/types.js';
+import { ageOrigin } from './ages.js';
 import { bindingKeys, KEYMAP } from './keymap.js';
 import { momentText } from './text.js';
 
@@ -55,7 +56,7 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
   ];
   if (checkingOf(f)) lines.push({ label: 'checking', value: 'its process has not had its first probe yet: the verdict is not known yet' });
   const dead = deadSinceOf(f);
-  if (dead !== undefined) lines.push({ label: 'dead since', value: `${momentText(dead, now)}: the first probe that found its process gone` });
+  if (dead !== undefined) lines.push({ label: 'dead since', value: deadSinceText(f, dead, now, clockOffsetMs) });
   const stale = staleOf(f);
   if (stale) {
     lines.push({
@@ -91,6 +92,19 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
     if (proc.startedAt !== undefined) lines.push({ label: 'started', value: iso(proc.startedAt) });
   }
   return lines;
+}
+
+/**
+ * When the process ended: the first probe that found it gone; or, when that was this monitor's
+ * first look at it, a lower bound (ages.ts): "at least 6m22s: the registry has had it offline
+ * since 11:56:44 (6m22s ago); already gone at this monitor's first probe, 12:03:04 (3s ago)".
+ */
+function deadSinceText(f: Finding, dead: number, now: number, clockOffsetMs: number): string {
+  if (!goneAtFirstProbeOf(f)) return `${momentText(dead, now)}: the first probe that found its process gone`;
+  const since = ageOrigin(f, { clockOffsetMs: { [f.source]: clockOffsetMs } })?.since ?? dead;
+  const first = `already gone at this monitor's first probe, ${momentText(dead, now)}`;
+  const bound = `at least ${formatDuration(Math.floor(Math.max(0, now - since) / 1000) * 1000)}`;
+  return since < dead ? `${bound}: the registry has had it offline since ${momentText(since, now)}; ${first}` : `${bound}: ${first}`;
 }
 
 function evidenceLines(e: Evidence, now: number, clockOffsetMs: number, lastChecked: number | undefined): DetailLine[] {
@@ -165,7 +179,8 @@ export function helpLines(): DetailLine[] {
     { label: '~', value: 'stale: its registry is not connected; the last known row, not evictable until it reconnects' },
     { label: '>  *', value: 'the cursor; a marked row' },
     { label: 'checking', value: 'in place of a verdict: its process has not had its first probe yet' },
-    { label: 'AGE', value: 'of a problem whose process is gone: how long it has been gone; else how long the registry has had it' },
+    { label: 'AGE', value: 'of a problem whose process is gone: how long it has been gone; else how long the registry has had it (whole units, never rounded up)' },
+    { label: '≥', value: 'before an AGE: its process was already gone when ghostwatch first looked; at least this long (from the registry\'s offline_since when earlier)' },
     { label: 'verdicts', value: '', heading: true },
     ...VERDICTS_WORST_FIRST.map((v) => ({ label: `${VERDICT_TRAITS[v].marker}${v}`, value: VERDICT_TRAITS[v].meaning })),
   ];
