@@ -12,12 +12,12 @@ import { EventsPane } from './components/events.js';
 import { Footer, type FooterNeed } from './components/footer.js';
 import { Header, headerHeight, headerSourceLines, headerTicks, type AbsentRegistry } from './components/header.js';
 import { Panel, wrapLines } from './components/panel.js';
-import { emptyText, StatusLine, summaryText } from './components/status-line.js';
+import { emptyText, MESSAGE_MS, StatusLine, summaryText } from './components/status-line.js';
 import { Table, TitleLine } from './components/table.js';
 import { detailLines, helpLines } from './detail.js';
 import { eventLines } from './events.js';
 import { nextAgeChange } from './ages.js';
-import { useEngineSnapshot, useMinuteClock, useSecondTicks, useTimerAt, useTerminalSize, type Size } from './hooks.js';
+import { useEngineSnapshot, useExpiry, useMinuteClock, useSecondTicks, useTimerAt, useTerminalSize, type Size } from './hooks.js';
 import { rowShorteners, type RowShorteners } from './ids.js';
 import { visibleRows } from './rows.js';
 import { fit } from './text.js';
@@ -183,6 +183,10 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     },
     [runEffect],
   );
+
+  // A message goes after MESSAGE_MS (a newer one restarts the wait).
+  const expireMessage = useCallback((message: ViewState['message']) => dispatch({ type: 'message-expired', message }), [dispatch]);
+  useExpiry(state.message, MESSAGE_MS, expireMessage);
 
   // New rows (a snapshot, the filter, a resize): keep the cursor on its finding.
   useEffect(() => dispatch({ type: 'rows' }), [rows, bodyHeight, dispatch]);

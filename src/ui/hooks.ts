@@ -67,6 +67,16 @@ export function useTimerAt(at: number | undefined, now: () => number, due: () =>
   }, [at, now, due]);
 }
 
+/** Calls `expire` once `ms` after `value` last changed to something defined (a status-line message). */
+export function useExpiry<T>(value: T | undefined, ms: number, expire: (value: T) => void): void {
+  useEffect(() => {
+    if (value === undefined) return;
+    const timer = setTimeout(() => expire(value), ms);
+    timer.unref?.();
+    return () => clearTimeout(timer);
+  }, [value, ms, expire]);
+}
+
 /**
  * "Now", redrawn once a second while `active` (a detail view's ages, a retry countdown), and
  * not at all otherwise: an idle table with every registry read sets no timer.
