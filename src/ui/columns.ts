@@ -177,11 +177,15 @@ export const SESSION_COLUMNS: readonly Column[] = [
   sourceColumn,
 ];
 
+/**
+ * The registry's status word first (what the column is for, also on a stale row), then how old a
+ * stale row is ("active, stale 3m": the '~' in VERDICT marks it too), then the note.
+ */
 function statusText(f: Finding, ctx?: CellContext): string {
   const status = f.kind === 'session' ? sanitize(f.entry.status ?? '-', 24) : '-';
-  const text = f.note ? `${status}, ${f.note}` : status;
   const stale = staleOf(f);
-  return stale && ctx ? `stale ${formatAge(Math.max(0, ctx.now - stale.since))}, ${text}` : text;
+  const age = stale && ctx ? `, stale ${formatAge(Math.max(0, ctx.now - stale.since))}` : '';
+  return `${status}${age}${f.note ? `, ${f.note}` : ''}`;
 }
 
 export const CLAIM_COLUMNS: readonly Column[] = [
