@@ -17,6 +17,7 @@ import { emptyCounters } from '../src/sources/types.js';
 import { RENDER_OPTIONS } from '../src/ui/render-options.js';
 import { type Figures, median, percentile } from './figures.js';
 import { FakeStdin, FakeStdout, importInkOutsideCi } from './offscreen.js';
+import { keyFlood } from './flood-figures.js';
 import { SYNTH_HOST, SYNTH_NOW, syntheticRegistry } from './synthetic.js';
 import { MEASURED_BIN as BIN, ROOT } from './paths.js';
 
@@ -363,8 +364,23 @@ async function demoFigures(): Promise<{ bytesPerS: number; framesPerS: number; f
 
 export async function uiFigures(): Promise<Figures> {
   const figures: Figures = {};
+  // GHOSTWATCH_BENCH_UI=flood: only the keys under the event flood (issue 26).
+  const only = process.env.GHOSTWATCH_BENCH_UI;
+  if (only === undefined || only === 'flood') {
+    const flood = await keyFlood();
+    figures.key_flood_p50_ms = { value: flood.p50, unit: 'ms' };
+    figures.key_flood_p99_ms = { value: flood.p99, unit: 'ms', target: '<= 50' };
+    figures.key_flood_max_ms = { value: flood.max, unit: 'ms' };
+    // The same keys on the same rows just before the flood: what a key costs on this machine now.
+    figures.key_flood_quiet_p99_ms = { value: flood.quietP99, unit: 'ms' };
+    figures.key_flood_rss_mb = { value: flood.rssMb, unit: 'MB' };
+    figures.key_flood_events_per_s = { value: flood.eventsPerS, unit: 'events/s' };
+    figures.key_flood_publishes_per_s = { value: flood.publishesPerS, unit: 'publishes/s' };
+    if (process.env.GHOSTWATCH_BENCH_VERBOSE) process.stderr.write(`bench: flood: ${JSON.stringify(flood)}\n`);
+    if (only === 'flood') return figures;
+  }
   // GHOSTWATCH_BENCH_UI=cli: only the figures of the real CLI in tmux (rss_10k_mb, idle_bytes_per_s).
-  if (process.env.GHOSTWATCH_BENCH_UI !== 'cli') {
+  if (only !== 'cli') {
     // The CLI's render options at 1,000 and 10,000 sessions, each the mean of two runs.
     const runs = [await keyToFrame(1_000, 200), await keyToFrame(10_000, 2_000), await keyToFrame(1_000, 200), await keyToFrame(10_000, 2_000)];
     const mean = (at: number, key: keyof KeyFigures): number => round((runs[at]![key] + runs[at + 2]![key]) / 2);

@@ -45,6 +45,10 @@ export function demoUsage(): string {
     'A new ghost appears about every 30 s, so eviction can be tried again and again. Quitting',
     '(q, Ctrl-C, or any signal) ends every demo process.',
     '',
+    'Inside tmux the agents run in panes of a window of their own, gw-demo (opened in the background',
+    'in the current session; an agent no pane has room for runs in the demo\'s terminal): the PANE',
+    'column names each agent\'s pane, and o goes there. The window closes when the demo ends.',
+    '',
     'With --fleet (root, Linux, util-linux and openssh-server) it also starts the fake hosts build-41,',
     'build-42 and gpu-7: each its own hostname and pids (UTS, PID and mount namespaces) and a private',
     'sshd on a loopback port, running a live agent, a ghost, a pending straggler and a zombie that',
@@ -137,7 +141,9 @@ export async function demoCommand(argv: string[]): Promise<number> {
     if (received !== undefined) return 0;
     const { startCast } = await import('../demo/cast.js');
     const onEvent = headless ? { onEvent: (line: string) => say(sanitize(line, 1000)) } : {};
-    cast = startCast({ url: server.url, ...onEvent });
+    const { insideTmux } = await import('../server/tmux-window.js');
+    // Inside tmux each agent gets a pane of the demo's own window: its PANE, where `o` goes.
+    cast = startCast({ url: server.url, ...onEvent, ...(insideTmux(process.env) ? { tmux: { env: process.env } } : {}) });
     if (wantFleet) {
       try {
         const { FLEET, startFleet } = await import('../demo/fleet.js');

@@ -9,6 +9,8 @@ import { HypivisorSource } from '../sources/hypivisor/index.js';
 import { agentctlNotThere, hypivisorNotThere, LookedForSource } from '../sources/looked-for.js';
 import { defaultTrashDir } from '../sources/trash.js';
 import type { Source, SourceState } from '../sources/types.js';
+import type { CheckFormat } from './check.js';
+import { prometheusText } from './report-prometheus.js';
 import { checkJsonText, formatReport, sourceErrors } from './report.js';
 import type { MonitorSettings } from './settings.js';
 
@@ -48,19 +50,22 @@ export function buildEngine(settings: MonitorSettings): Engine {
 
 /**
  * One pass for `check` and for the live view without a terminal: wait until settled (or the
- * timeout), print the report or the JSON object, and return the exit code: 2 when a registry
- * could not be read (one line on stderr) or, with `requireSettled`, when not every pid was
- * probed in time; else 1 for problems, 0 for none.
+ * timeout), print the report, the JSON object or the Prometheus text, and return the exit code:
+ * 2 when a registry could not be read (one line on stderr) or, with `requireSettled`, when not
+ * every pid was probed in time; else 1 for problems, 0 for none.
  */
 export async function reportOnce(
   engine: Engine,
-  opts: { timeoutMs: number; json: boolean; note?: string; requireSettled?: boolean; discovery?: MonitorSettings['discovery'] },
+  opts: { timeoutMs: number; format: CheckFormat; note?: string; requireSettled?: boolean; discovery?: MonitorSettings['discovery'] },
 ): Promise<number> {
   const snap = await engine.settled(opts.timeoutMs);
   await engine.stop();
   const absent = opts.discovery?.absent;
   // A terminal's width cuts the reasons; piped (a file, grep, a mail from cron), nothing is cut.
-  process.stdout.write(opts.json ? checkJsonText(snap, absent) : formatReport(snap, process.stdout.isTTY ? process.stdout.columns || 120 : Number.POSITIVE_INFINITY, absent));
+  const width = process.stdout.isTTY ? process.stdout.columns || 120 : Number.POSITIVE_INFINITY;
+  // Printed whatever the exit code: on a registry error, what the others gave (and, in the
+  // Prometheus text, that one's ghostwatch_source_up 0) is still the report.
+  process.stdout.write(opts.format === 'json' ? checkJsonText(snap, absent) : opts.format === 'prometheus' ? prometheusText(snap) : formatReport(snap, width, absent));
   if (opts.note) process.stderr.write(`ghostwatch: ${opts.note}\n`);
   const errors = sourceErrors(snap);
   if (errors) {

@@ -5,6 +5,7 @@ import { render } from 'ink';
 import { createElement } from 'react';
 import type { Engine } from '../engine/types.js';
 import { App } from '../ui/app.js';
+import { ScreenBoundary } from '../ui/components/boundary.js';
 import { RENDER_OPTIONS } from '../ui/render-options.js';
 import { enterFullscreen } from '../ui/terminal.js';
 import { buildEngine, reportOnce } from './engine-setup.js';
@@ -30,17 +31,22 @@ export async function runMonitor(settings: MonitorSettings, warnings: readonly s
   const warning = [...warnings, ...(prefsWarning === undefined ? [] : [prefsWarning])].join('; ');
   // Not kept (a read-only home): the monitor works on; the choice lasts for this run only.
   const onKeep = (kept: ViewPrefs): void => void saveViewPrefs(prefsPath, kept);
+  const onQuit = (): void => resolveDone();
   app = render(
-    createElement(App, {
-      engine,
-      readOnly: settings.readOnly,
-      home: homedir(),
-      onQuit: () => resolveDone(),
-      kept: prefs,
-      onKeep,
-      initialState: warning ? { message: { text: warning, tone: 'warn' } } : undefined,
-      absent: settings.discovery?.absent,
-    }),
+    createElement(
+      ScreenBoundary,
+      { engine, onQuit, width: () => process.stdout.columns || 80 },
+      createElement(App, {
+        engine,
+        readOnly: settings.readOnly,
+        home: homedir(),
+        onQuit,
+        kept: prefs,
+        onKeep,
+        initialState: warning ? { message: { text: warning, tone: 'warn' } } : undefined,
+        absent: settings.discovery?.absent,
+      }),
+    ),
     RENDER_OPTIONS,
   );
   // The first frame ("connecting...") goes out before the sources connect and the probes start.
@@ -66,6 +72,6 @@ export async function runMonitor(settings: MonitorSettings, warnings: readonly s
 }
 
 async function printOnce(engine: Engine, settings: MonitorSettings): Promise<number> {
-  return reportOnce(engine, { timeoutMs: 10_000, json: false, note: 'not a terminal: printed one report instead of the live view', discovery: settings.discovery });
+  return reportOnce(engine, { timeoutMs: 10_000, format: 'text', note: 'not a terminal: printed one report instead of the live view', discovery: settings.discovery });
 }
 

@@ -5,7 +5,7 @@ import { sanitize } from '../core/sanitize.js';
 import { staleOf, type EngineSnapshot } from '../engine/types.js';
 import { STATUS_TRAITS } from '../sources/types.js';
 import { visibleRows } from '../ui/rows.js';
-import { fit, truncate } from '../ui/text.js';
+import { fit, isoTime, truncate } from '../ui/text.js';
 import type { LookedFor } from './settings.js';
 
 /** With no registry named: the ones found (read, or failing) and the ones looked for and not there. */
@@ -92,7 +92,7 @@ export function hostLine(h: NonNullable<EngineSnapshot['hosts']>[number]): strin
 export function checkJson(snap: EngineSnapshot, absent?: readonly LookedFor[]): Record<string, unknown> {
   return {
     host: snap.host,
-    checkedAt: new Date(snap.computedAt).toISOString(),
+    checkedAt: isoTime(snap.computedAt),
     ...(absent ? { lookedFor: discovered(snap, absent) } : {}),
     sources: snap.sources.map((s) => ({
       name: s.name,
@@ -101,7 +101,7 @@ export function checkJson(snap: EngineSnapshot, absent?: readonly LookedFor[]): 
       status: s.status,
       ...(s.cause ? { cause: s.cause } : {}),
       ...(s.lastError ? { error: s.lastError } : STATUS_TRAITS[s.status].error ? { error: s.cause ?? s.status } : {}),
-      ...(s.downSince !== undefined ? { downSince: new Date(s.downSince).toISOString() } : {}),
+      ...(s.downSince !== undefined ? { downSince: isoTime(s.downSince) } : {}),
       ...(s.warnings?.length ? { warnings: s.warnings } : {}),
       ...(s.eviction ? { eviction: s.eviction } : {}),
     })),
@@ -117,7 +117,7 @@ export function checkJson(snap: EngineSnapshot, absent?: readonly LookedFor[]): 
       ...(f.note ? { note: f.note } : {}),
       // What the registry says the session is doing, as the STATUS column shows it.
       ...(f.kind === 'session' && f.entry.status !== undefined ? { status: f.entry.status } : {}),
-      ...(staleOf(f) ? { stale: { since: new Date(staleOf(f)!.since).toISOString(), why: staleOf(f)!.why } } : {}),
+      ...(staleOf(f) ? { stale: { since: isoTime(staleOf(f)!.since), why: staleOf(f)!.why } } : {}),
       evidence: f.evidence,
       entry: f.entry.raw ?? f.entry,
     })),

@@ -72,10 +72,11 @@ export async function statusCommand(argv: readonly string[]): Promise<number> {
     process.stdout.write(format === 'json' ? `${JSON.stringify({ connected: false, error: why })}\n` : format === 'tmux' ? 'gw ?\n' : format === 'tmux-color' ? `${tmuxUnknown()}\n` : `? ${why}\n`);
     return 2;
   }
-  const seen = { firstObservedAt: Date.now(), joinSeq: 0 };
+  const now = Date.now();
+  const seen = { firstObservedAt: now, joinSeq: 0 };
   const view = {
-    sessions: init.nodes.map((n) => wire.toSessionEntry(n, 'hypivisor', seen)).filter((e) => e !== undefined),
-    claims: (init.claims ?? []).map((c) => wire.toClaimEntry(c, 'hypivisor')).filter((c) => c !== undefined),
+    sessions: init.nodes.map((n) => wire.toSessionEntry(n, 'hypivisor', seen, now)).filter((e) => e !== undefined),
+    claims: (init.claims ?? []).map((c) => wire.toClaimEntry(c, 'hypivisor', now)).filter((c) => c !== undefined),
   };
 
   const policy = core.defaultPolicy(hostname(), { hostAliases: settings.hostAliases, pendingTtlMs: settings.pendingTtlMs });

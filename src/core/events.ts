@@ -59,6 +59,8 @@ export interface WatchEvent {
 export interface DiffOptions {
   /** Keys (findingKey) of rows our own evictions removed: their leaving is already told. */
   readonly evicted?: ReadonlySet<string> | undefined;
+  /** Only the newest this many events are wanted. */
+  readonly limit?: number | undefined;
 }
 
 /**
@@ -77,6 +79,24 @@ function isOffline(f: Finding): boolean {
   return f.kind === 'session' && f.entry.offline === true;
 }
 
+/** A row new or changed in one step: its version before (none: it is new) and after. */
+export interface RowChange<F extends Finding = Finding> {
+  readonly before: F | undefined;
+  readonly after: F;
+}
+
+/** One step as the events see it: the registries before and after, and the rows that changed. */
+export interface FrameChange {
+  readonly sourcesBefore: readonly EventSource[];
+  readonly sourcesAfter: readonly EventSource[];
+  /** Rows new or changed (a row passed unchanged tells nothing), in the order of the rows after. */
+  readonly changed: readonly RowChange[];
+  /** Rows that are gone, in the order of the rows before. */
+  readonly left: readonly Finding[];
+  /** How many rows a registry has after: asked only of one whose status changed. */
+  readonly rowsOf: (source: string) => number;
+}
+
 /**
  * The events between two frames, in a fixed order: registries first, then per row of `next`
  * (joined, offline/online, judged), then the rows that left. A registry that started or stopped
@@ -85,44 +105,66 @@ function isOffline(f: Finding): boolean {
  * has no news yet (awaitingFirstProbe).
  */
 export function diffEvents(prev: EventFrame, next: EventFrame, at: number, opts: DiffOptions = {}): WatchEvent[] {
-  const events: WatchEvent[] = [];
-  const before = new Map(prev.sources.map((s) => [s.name, s]));
-  const rowsOf = new Map<string, number>();
-  for (const f of next.findings) rowsOf.set(f.source, (rowsOf.get(f.source) ?? 0) + 1);
-  /** Sources whose rows are told as one count in this step. */
-  const wholesale = new Set<string>();
-  for (const s of next.sources) {
-    const was = before.get(s.name);
-    if (was !== undefined && was.status === s.status) continue;
-    if (was === undefined || was.reading !== s.reading) wholesale.add(s.name);
-    events.push({ at, kind: 'source', source: s.name, status: s.status, reading: s.reading, rows: rowsOf.get(s.name) ?? 0, detail: s.reading ? undefined : s.why });
-  }
-
   const old = new Map(prev.findings.map((f) => [findingKey(f), f]));
   const seen = new Set<string>();
+  const changed: RowChange[] = [];
   for (const f of next.findings) {
     const key = findingKey(f);
     seen.add(key);
-    if (wholesale.has(f.source) || awaitingFirstProbe(f)) continue;
-    const was = old.get(key);
-    const p = was !== undefined && !awaitingFirstProbe(was) ? was : undefined;
-    const row = { at, source: f.source, rowKind: f.kind, id: f.id, verdict: f.verdict } as const;
-    if (p === undefined) {
-      events.push({ ...row, kind: 'joined', detail: VERDICT_TRAITS[f.verdict].problem ? f.reason : undefined });
-      continue;
-    }
-    const flipped = isOffline(p) !== isOffline(f);
-    if (flipped) events.push({ ...row, kind: isOffline(f) ? 'offline' : 'online' });
-    // live ⇄ offline is what going offline or coming back means: the flip says it. A problem on either side is news.
-    const mirrorsFlip = flipped && !f.problem && !p.problem;
-    if (p.verdict !== f.verdict && !mirrorsFlip) events.push({ ...row, kind: 'judged', from: p.verdict, detail: f.reason });
+    changed.push({ before: old.get(key), after: f });
   }
-  for (const [key, p] of old) {
-    if (seen.has(key) || wholesale.has(p.source) || awaitingFirstProbe(p)) continue;
-    const row = { at, source: p.source, rowKind: p.kind, id: p.id, verdict: p.verdict } as const;
+  const left = [...old].flatMap(([key, p]) => (seen.has(key) ? [] : [p]));
+  const rowsOf = (source: string): number => next.findings.filter((f) => f.source === source).length;
+  return changeEvents({ sourcesBefore: prev.sources, sourcesAfter: next.sources, changed, left, rowsOf }, at, opts);
+}
+
+/**
+ * The events of one step given what changed in it (diffEvents pairs the rows of two whole frames;
+ * the engine pairs them as it reuses them). With `limit`, only the newest `limit` events are made:
+ * a flood that changed 30,000 rows between two snapshots makes the few hundred a ring keeps.
+ */
+export function changeEvents(change: FrameChange, at: number, opts: DiffOptions = {}): WatchEvent[] {
+  const limit = opts.limit ?? Number.POSITIVE_INFINITY;
+  const sourceEvents: WatchEvent[] = [];
+  const before = new Map(change.sourcesBefore.map((s) => [s.name, s]));
+  /** Sources whose rows are told as one count in this step. */
+  const wholesale = new Set<string>();
+  for (const s of change.sourcesAfter) {
+    const was = before.get(s.name);
+    if (was !== undefined && was.status === s.status) continue;
+    if (was === undefined || was.reading !== s.reading) wholesale.add(s.name);
+    sourceEvents.push({ at, kind: 'source', source: s.name, status: s.status, reading: s.reading, rows: change.rowsOf(s.name), detail: s.reading ? undefined : s.why });
+  }
+  // The row events newest first, from the last row that left back to the first row that changed.
+  const newestFirst: WatchEvent[] = [];
+  for (let i = change.left.length - 1; i >= 0 && newestFirst.length < limit; i--) {
+    const p = change.left[i]!;
+    if (wholesale.has(p.source) || awaitingFirstProbe(p)) continue;
     // Our own eviction told it already, when it was sent.
-    if (opts.evicted?.has(key) !== true) events.push({ ...row, kind: 'left' });
+    if (opts.evicted?.has(findingKey(p)) !== true) newestFirst.push({ at, source: p.source, rowKind: p.kind, id: p.id, verdict: p.verdict, kind: 'left' });
   }
+  for (let i = change.changed.length - 1; i >= 0 && newestFirst.length < limit; i--) {
+    const { before: was, after: f } = change.changed[i]!;
+    if (wholesale.has(f.source)) continue;
+    const events = rowEvents(was, f, at);
+    for (let k = events.length - 1; k >= 0; k--) newestFirst.push(events[k]!);
+  }
+  const all = [...sourceEvents, ...newestFirst.reverse()];
+  return all.length > limit ? all.slice(-limit) : all;
+}
+
+/** What one row's change says: joined, offline / online, judged (none while it waits for its first probe). */
+function rowEvents(was: Finding | undefined, f: Finding, at: number): WatchEvent[] {
+  if (awaitingFirstProbe(f)) return [];
+  const p = was !== undefined && !awaitingFirstProbe(was) ? was : undefined;
+  const row = { at, source: f.source, rowKind: f.kind, id: f.id, verdict: f.verdict } as const;
+  if (p === undefined) return [{ ...row, kind: 'joined', detail: VERDICT_TRAITS[f.verdict].problem ? f.reason : undefined }];
+  const events: WatchEvent[] = [];
+  const flipped = isOffline(p) !== isOffline(f);
+  if (flipped) events.push({ ...row, kind: isOffline(f) ? 'offline' : 'online' });
+  // live ⇄ offline is what going offline or coming back means: the flip says it. A problem on either side is news.
+  const mirrorsFlip = flipped && !f.problem && !p.problem;
+  if (p.verdict !== f.verdict && !mirrorsFlip) events.push({ ...row, kind: 'judged', from: p.verdict, detail: f.reason });
   return events;
 }
 

@@ -11,7 +11,7 @@ import { pidProblem } from './pid.js';
 import { findHolder, indexHolders, judgeClaim } from './rules/claims.js';
 import { judgeElsewhere, judgeRemotePort } from './rules/elsewhere.js';
 import { judgeIdentity } from './rules/identity.js';
-import { judged, newEvidence, sessionFinding, type EvidenceDraft, type Judgement } from './rules/judgement.js';
+import { judged, newEvidence, noteInvalidTimes, sessionFinding, type EvidenceDraft, type Judgement } from './rules/judgement.js';
 import { openTwice } from './rules/open-twice.js';
 import { placePid } from './rules/pid-domain.js';
 import { judgeOffline } from './rules/offline.js';
@@ -34,22 +34,46 @@ interface ReconcileInputs {
 }
 
 export function reconcile(view: RegistryView, os: OsFacts, now: number, policy: Policy): Finding[] {
+  const steps = reconcileSteps(view, os, now, policy);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Entries judged between two pauses of reconcileSteps. */
+export const RECONCILE_STEP = 250;
+
+/**
+ * reconcile, pausing (a bare yield) after every RECONCILE_STEP entries and between its rules, so
+ * that a caller can let other work run in between: the monitor's keys while 37,000 rows are
+ * judged. The same findings as reconcile; the view and the facts must not change until it ends.
+ */
+export function* reconcileSteps(view: RegistryView, os: OsFacts, now: number, policy: Policy): Generator<void, Finding[], void> {
   const inputs: ReconcileInputs = { os, now, policy, hostOf: hostEvidenceCache(policy, os.remotes), factsOf: factsByHost(os) };
   // 1. Each session on its own: identity or port, then offline / elsewhere, then pending.
-  const sessions: SessionFinding[] = view.sessions.map((entry) => judgeSession(entry, inputs));
+  const sessions: SessionFinding[] = [];
+  for (const entry of view.sessions) {
+    sessions.push(judgeSession(entry, inputs));
+    if (sessions.length % RECONCILE_STEP === 0) yield;
+  }
   // 2. Sessions that share one process: by the pid they registered, then by the owner of their ports.
   amend(sessions, supersededByPid(sessions, policy));
+  yield;
   amend(sessions, supersededByPortOwner(sessions, policy));
+  yield;
   // 3. One session id open in two live processes (a record per process: Claude Code's resume).
   amend(sessions, openTwice(sessions));
+  yield;
   // 4. Claims, by their holders' final verdicts.
   const findings: Finding[] = sessions;
   if (view.claims.length > 0) {
     const holders = indexHolders(view.claims, sessions);
-    for (const c of view.claims) {
+    for (const [i, c] of view.claims.entries()) {
       const holder = findHolder(c, holders);
       const host = inputs.hostOf(c.machine ?? holder?.entry.machine);
       findings.push(judgeClaim(c, holder, host, inputs.factsOf(host), now, policy));
+      if ((i + 1) % RECONCILE_STEP === 0) yield;
     }
   }
   return findings;
@@ -57,6 +81,7 @@ export function reconcile(view: RegistryView, os: OsFacts, now: number, policy: 
 
 function judgeSession(entry: SessionEntry, inputs: ReconcileInputs): SessionFinding {
   const evidence = newEvidence(inputs.hostOf(entry.machine));
+  noteInvalidTimes(evidence, entry.invalidTimes);
   // The facts of the host the entry runs on: this one, or a remote host verified over ssh and up.
   const facts = inputs.factsOf(evidence.host);
   // What that host's OS says of the process behind the entry.

@@ -1,7 +1,10 @@
 // The domain vocabulary of ghostwatch. Pure data: no I/O, no clock, no Node APIs.
 // All times are Unix epoch milliseconds on the LOCAL clock unless a field says otherwise.
 
+import type { InvalidTime } from './time.js';
 import type { ClaimVerdict, SessionVerdict, Verdict } from './verdicts.js';
+
+export type { InvalidTime } from './time.js';
 
 // The verdicts and their traits live in verdicts.ts (one table); re-exported here, where the
 // rest of the vocabulary is.
@@ -85,6 +88,11 @@ export interface SessionEntry {
   readonly firstObservedAt?: number | undefined;
   /** Order in which ghostwatch saw entries join (higher = later); entries of one snapshot share a value. */
   readonly joinSeq?: number | undefined;
+  /**
+   * Time fields the registry gave that are no time (core/time.ts: NaN, or more than a hundred
+   * years from now): their fields above are undefined (unknown), and these are shown as such.
+   */
+  readonly invalidTimes?: readonly InvalidTime[] | undefined;
   /** The entry exactly as the registry sent it, for the detail view, JSON and the audit log. */
   readonly raw?: Readonly<Record<string, unknown>> | undefined;
 }
@@ -125,6 +133,8 @@ export interface ClaimEntry {
   readonly heartbeatAt?: number | undefined;
   /** The claim is stale once its last heartbeat is older than this (the claim manager's own rule). */
   readonly staleAfterMs?: number | undefined;
+  /** As SessionEntry's: time fields that are no time, read as unknown. */
+  readonly invalidTimes?: readonly InvalidTime[] | undefined;
   readonly raw?: Readonly<Record<string, unknown>> | undefined;
 }
 
@@ -151,6 +161,8 @@ export interface PidFacts {
   readonly startTicks?: number | undefined;
   /** kill says the process exists but /proc will not show it (hidepid): state and start time unknown. */
   readonly detailsHidden?: string | undefined;
+  /** The start time a host answered that is no time (core/time.ts), as text: `startedAt` is then unknown. */
+  readonly invalidStart?: string | undefined;
   /** Local clock: when these facts were read. */
   readonly checkedAt: number;
   /** From the process table scan, for "who is this pid" evidence. */
@@ -394,6 +406,8 @@ export interface Evidence {
   readonly alsoOpenIn?: readonly number[] | undefined;
   /** How the facts of a remote entry were read ("port check from this host"); absent for this host's own probes. */
   readonly transport?: string | undefined;
+  /** Times the record or the host gave that are no time: shown, never used (the verdict takes them as unknown). */
+  readonly invalidTimes?: readonly InvalidTime[] | undefined;
 }
 
 export interface SessionFinding {

@@ -1,7 +1,9 @@
 // The demo cast: real agent processes that between them produce every verdict (design.md).
-// Each is `node agent.js <role> <project>`, started detached so it leads its own process group:
-// `process.kill(-pgid, 'SIGKILL')` then takes its children too, and no way out of the demo
-// leaves one behind. Its stdin is a pipe from us, so an agent also ends when the demo dies.
+// Each is `node agent.js <role> <project>` and leads its own process group: `process.kill(-pgid,
+// 'SIGKILL')` then takes its children too, and no way out of the demo leaves one behind. It runs
+// as our child, its stdin a pipe from us (it ends when the demo dies), or, inside tmux, as the
+// process of a pane of the demo's own window (pane-agents.ts), linked to us by a socket that does
+// the same; agent-process.ts hides which.
 //
 //   live ×3          registers itself like pi-socket; the first also holds a claim (`held`)
 //   reused           live, but registered with a start time an hour before its real one
@@ -10,11 +12,10 @@
 //                    replaced by the next pending agent
 //   offline          registered, then closed its connection
 //   supervisor       ghost, stale-claim, pending straggler, zombie, remote, a new ghost every 30 s
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { childEnv } from './child-env.js';
+import { startChildAgents, type AgentProcess, type AgentStarter } from './agent-process.js';
+import type { DemoWindowOptions } from './demo-window.js';
 import { ENV_SEQ, ENV_URL, parseReport, type AgentReport } from './reports.js';
 
 export interface CastOptions {
@@ -25,14 +26,16 @@ export interface CastOptions {
   readonly agentScript?: string;
   /** Extra environment for every agent (the timing overrides of reports.ts). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Inside tmux: every agent in a pane of a window of the demo's own (`gw-demo`), in this tmux. */
+  readonly tmux?: DemoWindowOptions;
 }
 
 export interface Cast {
   /** Resolves once every agent of the opening line-up has staged its entries (or died trying). */
   readonly ready: Promise<void>;
-  /** SIGTERM every agent (each cleans up its children), then SIGKILL every group; resolves once reaped. */
+  /** Ask every agent to leave (each cleans up its children), then SIGKILL every group, close the window; resolves once done. */
   stop(): Promise<void>;
-  /** Synchronous last resort, for process 'exit': SIGKILL every process group of the cast. */
+  /** Synchronous last resort, for process 'exit': SIGKILL every process group of the cast, close the window. */
   killNow(): void;
   /** The agents' pids (each also the id of its process group). */
   pids(): number[];
@@ -40,9 +43,8 @@ export interface Cast {
 
 interface Member {
   readonly label: string;
-  readonly child: ChildProcess;
+  readonly proc: AgentProcess;
   readonly pid: number;
-  readonly exited: Promise<void>;
   done: boolean;
   staged: boolean;
   /** Asked to leave (a resolved pending agent whose successor is on stage): its exit is expected. */
@@ -66,7 +68,7 @@ const OPENING: readonly Role[] = [
   { role: 'supervisor', name: 'fleet-supervisor' },
 ];
 
-/** SIGTERM gets this long to end an agent cleanly; then its whole group is SIGKILLed. */
+/** Asked to leave, an agent gets this long to end cleanly; then its whole group is SIGKILLed. */
 const STOP_GRACE_MS = 2_000;
 const REAP_WAIT_MS = 1_000;
 
@@ -87,6 +89,14 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** Where the agents run: panes of the demo's window inside tmux (when that can be set up), else children. */
+async function starterFor(opts: CastOptions, script: string, say: (line: string) => void): Promise<AgentStarter> {
+  const children = startChildAgents(script);
+  if (opts.tmux === undefined) return children;
+  const [{ startPaneAgents }, { DemoWindow }] = await Promise.all([import('./pane-agents.js'), import('./demo-window.js')]);
+  return startPaneAgents({ script, window: new DemoWindow(opts.tmux), fallback: children, say });
+}
+
 export function startCast(opts: CastOptions): Cast {
   const script = opts.agentScript ?? agentScriptPath();
   const say = opts.onEvent ?? (() => {});
@@ -94,16 +104,20 @@ export function startCast(opts: CastOptions): Cast {
   let stopping = false;
   let pendingSeq = 0;
   let resolved: Member | undefined;
+  let starter: AgentStarter | undefined;
+  const starting = starterFor(opts, script, say).then((s) => (starter = s));
 
   let markReady: () => void = () => {};
   const ready = new Promise<void>((resolve) => (markReady = resolve));
   const opening: Member[] = [];
+  let openingStarted = false;
   const checkReady = (): void => {
-    if (opening.length > 0 && opening.every((m) => m.staged || m.done)) {
+    if (openingStarted && opening.every((m) => m.staged || m.done)) {
       const staged = opening.filter((m) => m.staged).length;
-      if (staged === opening.length) say(`cast ready: ${staged} agents staged`);
-      else say(`cast ready with gaps: ${staged} of ${opening.length} agents staged`);
+      if (staged === OPENING.length) say(`cast ready: ${staged} agents staged`);
+      else say(`cast ready with gaps: ${staged} of ${OPENING.length} agents staged`);
       opening.length = 0;
+      openingStarted = false;
       markReady();
     }
   };
@@ -117,77 +131,91 @@ export function startCast(opts: CastOptions): Cast {
       // The next young pending agent takes the stage; the one resolved before leaves it.
       if (resolved && !resolved.done) {
         resolved.retiring = true;
-        resolved.child.kill('SIGTERM');
+        resolved.proc.end();
       }
       resolved = member;
-      if (!stopping) launch({ role: 'pending', name: 'docs-site' });
+      if (!stopping) void launch({ role: 'pending', name: 'docs-site' });
     }
   };
 
-  const launch = (role: Role): Member | undefined => {
+  const launchNow = async (role: Role): Promise<Member | undefined> => {
+    const using = await starting;
+    if (stopping) return undefined;
     const seq = role.role === 'pending' ? ++pendingSeq : 0;
-    const child = spawn(process.execPath, [script, role.role, role.name, ...(role.flags ?? [])], {
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: childEnv(process.env, { ...opts.env, [ENV_URL]: opts.url, [ENV_SEQ]: String(seq) }),
-    });
     const label = `${role.role} ${role.name}`;
-    if (child.pid === undefined) {
-      child.on('error', (error) => say(`[${label}] could not start: ${error.message}`));
-      return undefined;
-    }
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const member: Member = { label, child, pid: child.pid, exited, done: false, staged: false, retiring: false };
-    members.add(member);
-    child.stdin?.on('error', () => {}); // never written to: it is only there to close when we die
-    child.on('error', (error) => say(`[${label}] ${error.message}`));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    // Lines can come before the member exists (an agent in a pane is quick to connect): held until then.
+    let member: Member | undefined;
+    const early: string[] = [];
+    const onLine = (line: string): void => {
+      if (member === undefined) return void early.push(line);
       const report = parseReport(line);
       if (report) onReport(member, report);
       else if (line.trim() !== '') say(`[${label}] ${line}`);
-    });
-    createInterface({ input: child.stderr! }).on('line', (line) => {
+    };
+    const onStderr = (line: string): void => {
       if (line.trim() !== '') say(`[${label}] stderr: ${line}`);
-    });
-    child.once('exit', (code, signal) => {
-      member.done = true;
+    };
+    const env = { ...opts.env, [ENV_URL]: opts.url, [ENV_SEQ]: String(seq) };
+    const proc = await using.start({ role: role.role, name: role.name, flags: role.flags ?? [], env }, { onLine, onStderr });
+    if ('error' in proc) {
+      say(`[${label}] could not start: ${proc.error}`);
+      return undefined;
+    }
+    member = { label, proc, pid: proc.pid, done: false, staged: false, retiring: false };
+    members.add(member);
+    say(`[${label}] started, pid ${proc.pid}${proc.pane === undefined ? '' : `, in tmux pane ${proc.pane}`}`);
+    for (const line of early.splice(0)) onLine(line);
+    const m = member;
+    void proc.exited.then((how) => {
+      m.done = true;
       if (!stopping) {
-        if (member.retiring) say(`[${label}] pid ${member.pid} ended its session and exited`);
-        else say(`[${label}] pid ${member.pid} exited unexpectedly (${signal ?? `code ${code}`})`);
+        if (m.retiring) say(`[${label}] pid ${m.pid} ended its session and exited`);
+        else say(`[${label}] pid ${m.pid} exited unexpectedly (${how})`);
         // Whatever it left in its group goes now (while the group exists its id cannot be
         // recycled); then it is forgotten, so a recycled pid is never signalled later.
-        killGroup(member.pid, 'SIGKILL');
-        members.delete(member);
+        killGroup(m.pid, 'SIGKILL');
+        members.delete(m);
       }
       checkReady();
     });
-    say(`[${label}] started, pid ${child.pid}`);
     return member;
   };
 
-  for (const role of OPENING) {
-    const member = launch(role);
-    if (member) opening.push(member);
-  }
-  if (opening.length === 0) markReady();
+  // One start at a time: an agent's pane is split from the window as the one before left it.
+  let queue: Promise<unknown> = Promise.resolve();
+  const launch = (role: Role): Promise<Member | undefined> => {
+    const next = queue
+      .then(() => launchNow(role))
+      .catch((error: Error) => {
+        say(`[${role.role} ${role.name}] could not start: ${error.message}`);
+        return undefined;
+      });
+    queue = next;
+    return next;
+  };
 
-  const allExited = (): Promise<unknown> => Promise.all([...members].map((m) => m.exited));
+  void Promise.all(OPENING.map(launch)).then((started) => {
+    if (stopping) return; // stop() says ready itself
+    for (const m of started) if (m) opening.push(m);
+    openingStarted = true;
+    checkReady();
+  });
+
+  const allExited = (): Promise<unknown> => Promise.all([...members].map((m) => m.proc.exited));
 
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
       stopping = true;
-      for (const m of members) if (!m.done) m.child.kill('SIGTERM');
+      await queue; // a start under way ends with its member among those asked to leave
+      for (const m of members) if (!m.done) m.proc.end();
       await Promise.race([allExited(), sleep(STOP_GRACE_MS)]);
       // Even after a clean exit: a group can outlive its leader when a child of it did not end.
       for (const m of members) killGroup(m.pid, 'SIGKILL');
       await Promise.race([allExited(), sleep(REAP_WAIT_MS)]);
-      for (const m of members) {
-        m.child.stdin?.destroy();
-        m.child.stdout?.destroy();
-        m.child.stderr?.destroy();
-      }
+      for (const m of members) m.proc.release();
       members.clear();
+      await (await starting).close();
       markReady();
     })();
     return stopped;
@@ -196,6 +224,7 @@ export function startCast(opts: CastOptions): Cast {
   const killNow = (): void => {
     stopping = true;
     for (const m of members) killGroup(m.pid, 'SIGKILL');
+    starter?.closeSync();
   };
 
   return { ready, stop, killNow, pids: () => [...members].map((m) => m.pid) };

@@ -3,7 +3,7 @@
 // HYPI_TOKEN, and HYPIVISOR_WS (which may carry ?token= or a password), are left out, so that a
 // demo agent (or anything it runs) cannot leak or misuse them.
 
-const CREDENTIALS = ['HYPI_TOKEN', 'HYPIVISOR_WS'] as const;
+export const CREDENTIALS = ['HYPI_TOKEN', 'HYPIVISOR_WS'] as const;
 
 export function childEnv(base: NodeJS.ProcessEnv, extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base, ...extra };

@@ -31,3 +31,10 @@ export const ENV_SEQ = 'GHOSTWATCH_DEMO_SEQ';
 /** Overrides of the cast's timings, for tests and for a faster-moving demo. */
 export const ENV_GHOST_EVERY_MS = 'GHOSTWATCH_DEMO_GHOST_EVERY_MS';
 export const ENV_RESOLVE_AFTER_MS = 'GHOSTWATCH_DEMO_RESOLVE_AFTER_MS';
+/**
+ * An agent in a tmux pane of the demo's window is tmux's child, not the demo's: it reports on a
+ * Unix socket at this path (agent-link.ts) instead of its stdout, which is the pane's terminal.
+ */
+export const ENV_LINK = 'GHOSTWATCH_DEMO_LINK';
+/** What it says first on that socket: which of the demo's agents it is. */
+export const ENV_LINK_KEY = 'GHOSTWATCH_DEMO_LINK_KEY';

@@ -62,7 +62,7 @@ export async function runReused(ctx: AgentContext): Promise<void> {
   await l.register(ownNode(ctx, id, port, ctx.startedAt - REUSE_SHIFT_MS));
   l.startHeartbeat();
   watchRemoval(ctx, l);
-  ctx.report('registered', `reused: ${id} pid ${process.pid} registered with a start time 1h before its real one`);
+  ctx.report('registered', `reused: ${id} pid ${process.pid} port ${port} registered with a start time 1h before its real one`);
 }
 
 /**
@@ -85,7 +85,7 @@ export async function runSuperseded(ctx: AgentContext): Promise<void> {
   await b.register(ownNode(ctx, idB, second.port));
   b.startHeartbeat();
   watchRemoval(ctx, b);
-  ctx.report('registered', `superseded: pid ${process.pid} registered ${idA}, then restarted its session as ${idB}; both connections stay open`);
+  ctx.report('registered', `superseded: pid ${process.pid} registered ${idA} (port ${first.port}), then restarted its session as ${idB} (port ${second.port}); both connections stay open`);
 }
 
 /**
@@ -99,7 +99,7 @@ export async function runPending(ctx: AgentContext): Promise<void> {
   const pendingId = `pending-${process.pid}`;
   await l.register(ownNode(ctx, pendingId, port));
   l.startHeartbeat();
-  ctx.report('registered', `pending: ${pendingId} port ${port}, resolving`);
+  ctx.report('registered', `pending: ${pendingId} pid ${process.pid} port ${port}, resolving`);
   ctx.onStop(() => l.deregister().catch(() => {}));
   const after = Number(ctx.env[ENV_RESOLVE_AFTER_MS] ?? RESOLVE_AFTER_MS);
   const timer = setTimeout(() => {
@@ -131,7 +131,7 @@ export async function runOffline(ctx: AgentContext): Promise<void> {
     }
   };
   await once();
-  ctx.report('offline', `offline: ${id} pid ${process.pid} registered and closed its connection`);
+  ctx.report('offline', `offline: ${id} pid ${process.pid} port ${port} registered and closed its connection`);
   const timer = setInterval(() => {
     if (!ctx.stopping) once().catch((error: Error) => ctx.report('error', `offline refresh: ${error.message}`));
   }, OFFLINE_REFRESH_MS);

@@ -1,17 +1,30 @@
 // Folds bursts of requests into runs at least `gapMs` apart: a request after a quiet spell runs
 // almost at once (leading edge); requests during the gap become one run at its end (trailing
 // edge). 300 registrations in a burst cost a handful of reconciles, not 300.
+//
+// Runs are paced by their cost too, as the runner reports it (ended): after a run that kept the
+// loop busy for `cost` ms, the loop is left to everything else (keys, reads, probes) for
+// `restFactor` times as long before the next. A run that costs more than a frame (a recompute of
+// 37,000 rows) then takes at most 1 / (1 + restFactor) of the time, however fast requests come; a
+// run that costs less than a frame is paced by the gap alone, as before.
 
 import { realClock, type Clock, type TimerHandle } from '../plumbing/clock.js';
+
+/** After a run, the loop is left to keys, reads and probes for this many times the run's cost. */
+export const REST_FACTOR = 2;
 
 export class Coalescer {
   private timer: TimerHandle | undefined;
   private lastRun = -Infinity;
+  /** When the last run ended, and how long it kept the loop busy (as its runner reported). */
+  private lastEnd = -Infinity;
+  private lastCost = 0;
 
   constructor(
     private readonly run: () => void,
     private readonly gapMs: number,
     private readonly clock: Clock = realClock,
+    private readonly restFactor = REST_FACTOR,
   ) {}
 
   get pending(): boolean {
@@ -28,8 +41,7 @@ export class Coalescer {
     if (this.timer === undefined) return;
     this.clock.clearTimeout(this.timer);
     this.timer = undefined;
-    this.lastRun = this.clock.monotonic();
-    this.run();
+    this.runNow();
   }
 
   cancel(): void {
@@ -37,8 +49,24 @@ export class Coalescer {
     this.timer = undefined;
   }
 
+  /** The last run has ended now, having kept the loop busy for `costMs`: the next one waits for its rest. */
+  ended(costMs: number): void {
+    this.lastEnd = this.clock.monotonic();
+    this.lastCost = Math.max(0, costMs);
+    if (this.timer === undefined) return;
+    // A request made while it ran was armed before its cost was known.
+    this.clock.clearTimeout(this.timer);
+    this.timer = this.clock.setTimeout(this.fire, this.wait());
+  }
+
   private wait(): number {
-    return Math.max(0, Math.ceil(this.lastRun + this.gapMs - this.clock.monotonic()));
+    const due = Math.max(this.lastRun + this.gapMs, this.lastEnd + this.lastCost * this.restFactor);
+    return Math.max(0, Math.ceil(due - this.clock.monotonic()));
+  }
+
+  private runNow(): void {
+    this.lastRun = this.clock.monotonic();
+    this.run();
   }
 
   private readonly fire = (): void => {
@@ -49,7 +77,6 @@ export class Coalescer {
       return;
     }
     this.timer = undefined;
-    this.lastRun = this.clock.monotonic();
-    this.run();
+    this.runNow();
   };
 }

@@ -1,8 +1,11 @@
 // The live loop: one store of source snapshots and OS facts, reconciled into one published
 // snapshot. Work happens only when an input changed (a source notified, a fact changed in a way
-// reconcile can see) or a verdict is due to change with time; publishes are coalesced to ~30/s.
+// reconcile can see) or a verdict is due to change with time; publishes are coalesced to ~30/s,
+// and fewer when a recompute costs more than a frame (Coalescer). A recompute runs in slices of
+// a few ms with the event loop free in between: a key never waits for a whole recompute of a
+// large registry, only for the slice under way.
 
-import { reconcile } from '../core/reconcile.js';
+import { reconcileSteps } from '../core/reconcile.js';
 import type { Finding, OsFacts, Policy, ProcessInfo, RegistryView } from '../core/types.js';
 import { localProbeProvider, type ProbeProvider } from '../os/provider.js';
 import { STATUS_TRAITS, type Source, type SourceSnapshot } from '../sources/types.js';
@@ -10,6 +13,7 @@ import { sanitize } from '../core/sanitize.js';
 import { isUsablePid } from '../core/pid.js';
 import { AuditLog, currentUser, defaultAuditLogPath } from './audit-log.js';
 import { realClock, type Clock, type TimerHandle } from '../plumbing/clock.js';
+import { SLICE_MS, SlicedRun, type Steps } from '../plumbing/steps.js';
 import { Coalescer } from './coalesce.js';
 import { EventLog } from './event-log.js';
 import { executeEviction } from './evict.js';
@@ -19,7 +23,8 @@ import { ProbeTargets } from './probe-targets.js';
 import { RemotePortTracker } from './remote-ports.js';
 import { RemoteHosts } from './remote-hosts.js';
 import { mergeView, policyFor } from './registry-view.js';
-import { buildSnapshot, markProgress, markStale, nextVerdictCrossing, reuseUnchanged, sameFindings } from './snapshot.js';
+import { rowChangeSteps } from './row-changes.js';
+import { buildSnapshot, markProgress, markStale, nextVerdictCrossing, sameFindings, type ProbeProgress } from './snapshot.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
 import { type EngineSnapshot, type EvictProgress, type EvictRequest, type EvictSummary, type PaneJumpResult } from './types.js';
 
@@ -49,6 +54,10 @@ class LiveEngineImpl implements LiveEngine {
   /** The hosts verified over ssh, each probed on its own; undefined when none is configured. */
   private readonly remote: RemoteHosts | undefined;
   private readonly coalescer: Coalescer;
+  /** The recompute under way, when it takes more than one slice. */
+  private job: SlicedRun<void> | undefined;
+  /** A recompute was asked for while one was under way: it runs once that one has ended. */
+  private again = false;
   private readonly audit: AuditLog;
   private readonly actor: string;
   private readonly readOnly: boolean;
@@ -150,6 +159,7 @@ class LiveEngineImpl implements LiveEngine {
     if (this.stopped) return;
     this.stopped = true;
     this.coalescer.cancel();
+    this.job?.cancel();
     if (this.ttlTimer !== undefined) this.clock.clearTimeout(this.ttlTimer);
     if (this.tickTimer !== undefined) this.clock.clearInterval(this.tickTimer);
     this.ttlTimer = this.tickTimer = undefined;
@@ -179,7 +189,11 @@ class LiveEngineImpl implements LiveEngine {
     void this.remotePorts?.refresh();
     this.remote?.refresh();
     await Promise.all([this.tracker.probeAllNow(), ...this.sources.map((s) => s.resync())]);
-    if (!this.stopped) this.coalescer.flush();
+    if (this.stopped) return;
+    // The recompute under way and the one asked for, to their ends now.
+    this.job?.finish();
+    this.coalescer.flush();
+    this.job?.finish();
   };
 
   readonly evict = (request: EvictRequest): Promise<EvictSummary> => {
@@ -289,24 +303,52 @@ class LiveEngineImpl implements LiveEngine {
 
   private recompute(): void {
     if (this.stopped) return;
+    if (this.job?.running) {
+      this.again = true;
+      return;
+    }
+    const job = new SlicedRun(this.recomputeSteps(), this.clock, SLICE_MS, (_, busyMs) => this.recomputed(busyMs));
+    this.job = job;
+    job.start();
+  }
+
+  /** A recompute ended: the coalescer paces the next by what it cost, with the render of what it published. */
+  private recomputed(busyMs: number): void {
+    const end = this.clock.monotonic();
+    // After the microtasks the publish queued: React renders a new snapshot in one of them.
+    queueMicrotask(() => this.coalescer.ended(busyMs + this.clock.monotonic() - end));
+    if (this.again && !this.stopped) {
+      this.again = false;
+      this.coalescer.request();
+    }
+  }
+
+  /** One recompute, pausing (yield) where the event loop may take its turn; see reconcileSteps. */
+  private *recomputeSteps(): Steps<void> {
     const inputDriven = this.inputDirty;
     this.inputDirty = false;
     if (this.sourcesDirty) {
       this.sourcesDirty = false;
       this.readSources();
+      yield;
     }
     const now = this.now();
+    const { facts, local, remote } = this.frozenFacts();
+    // Settled as of these facts: every target had its first probe in them.
+    const settled = this.isSettled();
     // The rows of a source that is not reading stay, as last known, marked stale and not evictable.
     // Rows waiting for their first probe say so; a gone process's problem row says since when.
-    const judged = markProgress(reconcile(this.view, this.osFacts(), now, this.policy), this.tracker, this.remote ? (m) => this.remote?.progressOf(m) : undefined);
-    // Rows that came out as before keep the previous objects (see reuseUnchanged).
-    const findings = reuseUnchanged(this.snapshot.findings, markStale(judged, this.lastSnaps.map((s) => s.state)));
+    const reconciled = yield* reconcileSteps(this.view, facts, now, this.policy);
+    const judged = markProgress(reconciled, local, remote);
+    yield;
+    // Rows that came out as before keep the previous objects; the ones that changed are the events' news.
+    const rows = yield* rowChangeSteps(this.snapshot.findings, markStale(judged, this.lastSnaps.map((s) => s.state)));
+    const findings = rows.findings;
     this.recomputes++;
     this.tellProblems(findings);
-    const settled = this.isSettled();
     this.scheduleTtl(findings, now);
     if (!inputDriven && settled === this.snapshot.settled && sameFindings(this.snapshot.findings, findings)) return;
-    const events = this.eventLog.next(findings, this.lastSnaps.map((s) => s.state), now, settled);
+    const events = this.eventLog.next(rows, this.lastSnaps.map((s) => s.state), now, settled);
     this.snapshot = buildSnapshot({
       findings,
       sources: this.lastSnaps.map((s) => s.state),
@@ -341,11 +383,18 @@ class LiveEngineImpl implements LiveEngine {
     this.remotePorts?.setView(this.view);
   }
 
-  /** This host's facts, with each remote host's state and facts when some are verified over ssh, and the remote port checks when on. */
-  private osFacts(): OsFacts {
+  /**
+   * This host's facts, with each remote host's state and facts when some are verified over ssh,
+   * and the remote port checks when on; and the probes' progress. Copied as they stand now (see
+   * OsFactsTracker.frozen): a recompute that pauses judges every row on the same facts.
+   */
+  private frozenFacts(): { facts: OsFacts; local: ProbeProgress; remote?: ((machine: string) => ProbeProgress | undefined) | undefined } {
+    const local = this.tracker.frozen();
+    const remote = this.remote?.frozen();
     const pidNamespaces = this.domains.facts;
-    if (!this.remote && !this.remotePorts && !pidNamespaces) return this.tracker.facts;
-    return { pids: this.tracker.facts.pids, ports: this.tracker.facts.ports, remotes: this.remote?.facts(), remotePorts: this.remotePorts?.facts, pidNamespaces };
+    if (!remote && !this.remotePorts && !pidNamespaces) return { facts: local.facts, local: local.progress };
+    const remotePorts = this.remotePorts ? new Map(this.remotePorts.facts) : undefined;
+    return { facts: { ...local.facts, remotes: remote?.facts, remotePorts, pidNamespaces }, local: local.progress, remote: remote?.progressOf };
   }
 
   /** A namespace read changed a mapping: the host pids to watch, and the verdicts resting on them. */

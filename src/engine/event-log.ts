@@ -1,17 +1,17 @@
-// The events pane's ring: what changed between published snapshots (diffEvents), from the first
-// settled one on, and the rows our own evictions removed, told once as 'evicted' and not again as
-// leaving.
-import { diffEvents, keepLast, type EventFrame, type WatchEvent } from '../core/events.js';
+// The events pane's ring: what changed between published snapshots (changeEvents, on the rows the
+// recompute found changed), from the first settled one on, and the rows our own evictions
+// removed, told once as 'evicted' and not again as leaving.
+import { changeEvents, keepLast, type EventSource, type WatchEvent } from '../core/events.js';
 import { findingKey } from '../core/evict-plan.js';
-import type { Finding } from '../core/types.js';
 import type { SourceState } from '../sources/types.js';
-import { eventFrame } from './snapshot.js';
+import type { RowChanges } from './row-changes.js';
+import { eventSources } from './snapshot.js';
 import { EVENTS_KEPT, type EvictProgress } from './types.js';
 
 export class EventLog {
   private ring: readonly WatchEvent[] = [];
-  /** The frame the next diff starts from (none before the first settled snapshot). */
-  private base: EventFrame | undefined;
+  /** The registries the next step starts from (none before the first settled snapshot). */
+  private base: readonly EventSource[] | undefined;
   /** Rows our evictions removed, told as 'evicted' when sent: their leaving is not told again. */
   private readonly evictedKeys = new Set<string>();
 
@@ -31,14 +31,23 @@ export class EventLog {
     return false;
   }
 
-  /** The events up to this snapshot; the first settled one is the base (its registries only). */
-  next(findings: readonly Finding[], sources: readonly SourceState[], now: number, settled: boolean): readonly WatchEvent[] {
+  /**
+   * The events up to this snapshot: `rows` are its rows against the last snapshot published. The
+   * first settled one is the base: its registries only (each one's rows are told as one count).
+   */
+  next(rows: RowChanges, sources: readonly SourceState[], now: number, settled: boolean): readonly WatchEvent[] {
     if (!settled) return this.ring;
-    const frame = eventFrame(findings, sources);
-    const added = diffEvents(this.base ?? { findings: [], sources: [] }, frame, now, { evicted: this.evictedKeys });
-    this.base = frame;
+    const after = eventSources(sources);
+    const first = this.base === undefined;
+    const rowsOf = (source: string): number => rows.findings.filter((f) => f.source === source).length;
+    const added = changeEvents(
+      { sourcesBefore: this.base ?? [], sourcesAfter: after, changed: first ? [] : rows.changed, left: first ? [] : rows.left, rowsOf },
+      now,
+      { evicted: this.evictedKeys, limit: EVENTS_KEPT },
+    );
+    this.base = after;
     if (this.evictedKeys.size > 0) {
-      const present = new Set(findings.map(findingKey));
+      const present = new Set(rows.findings.map(findingKey));
       for (const k of this.evictedKeys) if (!present.has(k)) this.evictedKeys.delete(k);
     }
     this.ring = keepLast(this.ring, added, EVENTS_KEPT);

@@ -228,7 +228,7 @@ async function evictOne(
 }
 
 function entryOutcomeOf(answer: RegistryAnswer): EntryOutcome {
-  if (answer.outcome === 'already-gone') return { outcome: 'already-gone', detail: 'the registry no longer had it' };
+  if (answer.outcome === 'already-gone') return { outcome: 'already-gone', detail: answer.detail ?? 'the registry no longer had it' };
   const n = answer.alsoRemoved?.length ?? 0;
   const also = n > 0 ? `the registry also removed ${n} other dead record${n === 1 ? '' : 's'}` : undefined;
   const detail = [answer.outcome === 'evicted' ? answer.detail : answer.error, also].filter(Boolean).join('; ');

@@ -35,9 +35,10 @@ function facts(
   process: ProcessInfo | undefined,
   detailsHidden: string | undefined = undefined,
   startTicks: number | undefined = undefined,
+  invalidStart: string | undefined = undefined,
 ): PidFacts {
   // One literal, every field, one order: all facts objects share one hidden class.
-  return { pid, kill, error, state, startedAt, startTicks, detailsHidden, checkedAt, process };
+  return { pid, kill, error, state, startedAt, startTicks, detailsHidden, invalidStart, checkedAt, process };
 }
 
 export type KillMerge =
@@ -57,7 +58,7 @@ export function mergeKill(prev: PidFacts | undefined, next: PidFacts): KillMerge
     if (prev === undefined || !isAlive(prev.kill)) return FULL;
     if (prev.kill === next.kill) return KEEP;
     // ok <-> EPERM: the same process changed owner (setuid); its state and start time still hold.
-    return { kind: 'store', facts: facts(next.pid, next.kill, undefined, prev.state, prev.startedAt, next.checkedAt, prev.process, prev.detailsHidden, prev.startTicks) };
+    return { kind: 'store', facts: facts(next.pid, next.kill, undefined, prev.state, prev.startedAt, next.checkedAt, prev.process, prev.detailsHidden, prev.startTicks, prev.invalidStart) };
   }
   if (prev !== undefined && prev.kill === next.kill && prev.error === next.error) return KEEP;
   // Gone, or the probe failed: whatever state, start time and process we had belong to the past.
@@ -74,7 +75,8 @@ export function mergeFull(prev: PidFacts | undefined, next: PidFacts): PidFacts 
       sameState(prev.state, next.state) &&
       prev.startedAt === next.startedAt &&
       prev.startTicks === next.startTicks &&
-      prev.detailsHidden === next.detailsHidden
+      prev.detailsHidden === next.detailsHidden &&
+      prev.invalidStart === next.invalidStart
     ) {
       return undefined;
     }
@@ -87,7 +89,7 @@ export function withProcessOf(prev: PidFacts | undefined, next: PidFacts): PidFa
   const sameProcess =
     prev?.process !== undefined && isAlive(prev.kill) && isAlive(next.kill) && sameStart(prev.startedAt, next.startedAt);
   const process = sameProcess ? prev?.process : next.process;
-  return facts(next.pid, next.kill, next.error, next.state, next.startedAt, next.checkedAt, process, next.detailsHidden, next.startTicks);
+  return facts(next.pid, next.kill, next.error, next.state, next.startedAt, next.checkedAt, process, next.detailsHidden, next.startTicks, next.invalidStart);
 }
 
 function sameProcessInfo(a: ProcessInfo | undefined, b: ProcessInfo | undefined): boolean {
@@ -101,7 +103,7 @@ export function mergeProcess(prev: PidFacts, row: ProcessInfo | undefined): PidF
   // A dead pid has no process; a row whose start time disagrees is another process on that pid.
   const info = row !== undefined && isAlive(prev.kill) && sameStart(prev.startedAt, row.startedAt) ? row : undefined;
   if (sameProcessInfo(prev.process, info)) return undefined;
-  return facts(prev.pid, prev.kill, prev.error, prev.state, prev.startedAt, prev.checkedAt, info, prev.detailsHidden, prev.startTicks);
+  return facts(prev.pid, prev.kill, prev.error, prev.state, prev.startedAt, prev.checkedAt, info, prev.detailsHidden, prev.startTicks, prev.invalidStart);
 }
 
 /** Fold a port probe result: undefined = keep the previous object. */

@@ -13,6 +13,7 @@ import { PaneTracker } from './pane-tracker.js';
 import { ProbeRunner } from './probe-runner.js';
 import type { Targets } from './probe-targets.js';
 import { ProcessRows } from './process-rows.js';
+import type { ProbeProgress } from './snapshot.js';
 import type { OsState } from './types.js';
 
 export interface OsFactsOptions {
@@ -40,14 +41,14 @@ export const MIN_INTERVAL_MS = 10;
 /** New pids get their table rows soon, but the table is not scanned more often than this (at intervalScale 1). */
 const TABLE_SOON_MS = CADENCE.table / 5;
 
+/** The time of facts that say the process is gone (ESRCH, or a zombie), else undefined. */
+function goneSince(f: PidFacts | undefined): number | undefined {
+  return f !== undefined && (f.kill === 'ESRCH' || (f.state === 'Z' && f.kill !== 'error')) ? f.checkedAt : undefined;
+}
+
 /** The period of a cadence at a scale, in whole ms. */
 export function cadenceMs(kind: keyof typeof CADENCE, intervalScale: number): number {
   return Math.max(MIN_INTERVAL_MS, Math.round(CADENCE[kind] * intervalScale));
-}
-
-/** The facts say the process is gone: no such pid, or a zombie. */
-function isGone(f: PidFacts): boolean {
-  return f.kill === 'ESRCH' || (f.state === 'Z' && f.kill !== 'error');
 }
 
 type Probe = 'kill' | 'full' | 'ports' | 'table' | 'panes' | 'urgentPids' | 'urgentPorts';
@@ -118,13 +119,30 @@ export class OsFactsTracker {
    * time stays the first one for as long as the pid stays gone.
    */
   deadSince(pid: number): number | undefined {
-    const f = this.pids.facts.get(pid);
-    return f !== undefined && isGone(f) ? f.checkedAt : undefined;
+    return goneSince(this.pids.facts.get(pid));
+  }
+
+  /**
+   * The facts and the probe progress as they stand now, copied: probes replace facts in their
+   * maps as they answer, and a recompute that pauses between slices judges every row on these.
+   */
+  frozen(): { facts: OsFacts; progress: ProbeProgress } {
+    const pids = new Map(this.pids.facts);
+    const ports = new Map(this.ports.facts);
+    const awaitingPids = new Set(this.pids.awaiting);
+    const awaitingPorts = new Set(this.ports.awaiting);
+    return {
+      facts: { pids, ports },
+      progress: { awaitingPid: (pid) => awaitingPids.has(pid), awaitingPort: (port) => awaitingPorts.has(port), deadSince: (pid) => goneSince(pids.get(pid)), goneAtFirstProbe: (pid) => this.goneFirstFacts(pids.get(pid)) },
+    };
   }
 
   /** The pid's first probe here already found it gone: `deadSince` is the latest it can have ended, not when. */
   goneAtFirstProbe(pid: number): boolean {
-    const f = this.pids.facts.get(pid);
+    return this.goneFirstFacts(this.pids.facts.get(pid));
+  }
+
+  private goneFirstFacts(f: PidFacts | undefined): boolean {
     return f !== undefined && this.goneFirst.has(f);
   }
 
@@ -144,7 +162,7 @@ export class OsFactsTracker {
     else changed = this.pids.fold(result);
     for (let i = 0; before !== undefined && i < before.length; i += 2) {
       const now = this.pids.facts.get(before[i] as number);
-      if (now !== undefined && now !== before[i + 1] && isGone(now)) this.goneFirst.add(now);
+      if (now !== undefined && now !== before[i + 1] && goneSince(now) !== undefined) this.goneFirst.add(now);
     }
     return changed;
   }

@@ -2,6 +2,7 @@
 // source's lists, and the policy of this moment (host, aliases, TTL, each registry's clock offset).
 
 import { defaultPolicy, type ClaimEntry, type Policy, type RegistryView, type SessionEntry } from '../core/types.js';
+import { INVALID_TIME } from '../core/time.js';
 import type { SourceSnapshot } from '../sources/types.js';
 
 /** Sessions of every source, then claims of every source; one source's lists are used as they are. */
@@ -28,9 +29,10 @@ export function policyFor(
   return defaultPolicy(hostName, { hostAliases, registryClockOffsetMs, clockText: localClockText, pendingTtlMs });
 }
 
-/** "12:03:04" on this machine's local clock, for reasons that name a moment. */
+/** "12:03:04" on this machine's local clock, for reasons that name a moment ("invalid time" for none: never NaN:NaN). */
 export function localClockText(ms: number): string {
   const d = new Date(ms);
+  if (Number.isNaN(d.getTime())) return INVALID_TIME;
   const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
   return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
 }

@@ -221,12 +221,26 @@ export class RemoteHosts {
 
   /** Each host as reconcile reads it. Empty without hosts. */
   facts(): RemoteHostFacts[] {
-    return this.remotes.map((r) => {
-      const s = this.stateOf(r);
-      // A host just up whose first probes are still out has nothing to say yet: still connecting.
-      const state = s.state === 'up' && !r.fresh ? 'connecting' : s.state;
-      return { machine: r.host.config.machine, transport: 'ssh', state, reason: s.reason, rttMs: s.rttMs, facts: r.tracker.facts };
-    });
+    return this.remotes.map((r) => this.hostFacts(r, r.tracker.facts));
+  }
+
+  /** Each host as reconcile reads it, and the progress of its probes, copied as they stand now (see OsFactsTracker.frozen). */
+  frozen(): { facts: RemoteHostFacts[]; progressOf: (machine: string) => ProbeProgress | undefined } {
+    const frozen = new Map(this.remotes.map((r) => [r, r.tracker.frozen()]));
+    return {
+      facts: this.remotes.map((r) => this.hostFacts(r, frozen.get(r)!.facts)),
+      progressOf: (machine) => {
+        const r = this.byMachine.get(machine);
+        return r ? frozen.get(r)?.progress : undefined;
+      },
+    };
+  }
+
+  private hostFacts(r: Remote, facts: OsFacts): RemoteHostFacts {
+    const s = this.stateOf(r);
+    // A host just up whose first probes are still out has nothing to say yet: still connecting.
+    const state = s.state === 'up' && !r.fresh ? 'connecting' : s.state;
+    return { machine: r.host.config.machine, transport: 'ssh', state, reason: s.reason, rttMs: s.rttMs, facts };
   }
 
   /** Each host's state for the header and check --json, in configuration order. */

@@ -2,9 +2,8 @@
 // recomputes ask of findings: did anything a person can see change, and when does the next
 // young `pending-*` entry cross the TTL.
 
-import type { EventFrame, WatchEvent } from '../core/events.js';
+import type { EventSource, WatchEvent } from '../core/events.js';
 import type { TmuxPane } from '../core/tmux.js';
-import { findingKey } from '../core/evict-plan.js';
 import { isUsablePid } from '../core/pid.js';
 import { VERDICTS, type Finding, type Verdict } from '../core/types.js';
 import { STATUS_TRAITS, type SourceState } from '../sources/types.js';
@@ -55,12 +54,9 @@ export function buildSnapshot(input: SnapshotInput): EngineSnapshot {
   };
 }
 
-/** A snapshot's rows and registries as the events diff sees them. */
-export function eventFrame(findings: readonly Finding[], sources: readonly SourceState[]): EventFrame {
-  return {
-    findings,
-    sources: sources.map((s) => ({ name: s.name, status: s.status, reading: STATUS_TRAITS[s.status].reading, why: s.cause ?? s.lastError })),
-  };
+/** A snapshot's registries as the events diff sees them. */
+export function eventSources(sources: readonly SourceState[]): EventSource[] {
+  return sources.map((s) => ({ name: s.name, status: s.status, reading: STATUS_TRAITS[s.status].reading, why: s.cause ?? s.lastError }));
 }
 
 /** Per source that is not reading: what its kept rows are marked with. */
@@ -169,56 +165,6 @@ export function markProgress(
     out[i] = mark;
   }
   return out ?? findings;
-}
-
-/**
- * The findings of a recompute, with every row that came out exactly as before (same fields, same
- * evidence, the same engine marks) replaced by the previous snapshot's object. A row that stays
- * the same keeps its identity from one recompute to the next: the old objects are already in the
- * old generation of the heap, and new copies of them would be promoted too before they die
- * (each start-up recompute is ~10,000 rows). Rows are matched by position first (the order is
- * the registries'), by key when the rows moved. When every row is the previous one, the previous
- * array itself is returned.
- */
-export function reuseUnchanged(prev: readonly EngineFinding[], next: readonly EngineFinding[]): readonly EngineFinding[] {
-  if (prev.length === 0 || next.length === 0) return next;
-  let out: EngineFinding[] | undefined;
-  let byKey: Map<string, EngineFinding> | undefined;
-  let all = prev.length === next.length;
-  for (let i = 0; i < next.length; i++) {
-    const f = next[i]!;
-    let old: EngineFinding | undefined = prev[i];
-    if (old === undefined || old.kind !== f.kind || old.source !== f.source || old.id !== f.id) {
-      all = false;
-      byKey ??= new Map(prev.map((p) => [findingKey(p), p]));
-      old = byKey.get(findingKey(f));
-    }
-    if (old === undefined || old === f || !sameValue(old, f)) {
-      if (old !== f) all = false;
-      continue;
-    }
-    out ??= next.slice();
-    out[i] = old;
-  }
-  if (all) return prev;
-  return out ?? next;
-}
-
-/** Deep equality of plain data (what findings are made of): same keys, even those set to undefined. */
-function sameValue(a: unknown, b: unknown): boolean {
-  if (Object.is(a, b)) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b) || Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  let keys = 0;
-  for (const k in x) {
-    if (!Object.prototype.hasOwnProperty.call(x, k)) continue;
-    if (!Object.prototype.hasOwnProperty.call(y, k) || !sameValue(x[k], y[k])) return false;
-    keys++;
-  }
-  for (const k in y) if (Object.prototype.hasOwnProperty.call(y, k)) keys--;
-  return keys === 0;
 }
 
 /** Same rows with the same verdict, reason and note: a republish would show nothing new. */

@@ -1,6 +1,7 @@
 // What the remote probe's answers say, as facts: a P, K or L answer line (remote-probe.ts parses
 // it) read as PidFacts or PortFacts of that host, its start times moved onto this host's clock.
 // Pure: the host that asked (ssh-provider.ts) gives its name, its clock offset and why no answer came.
+import { isTime } from '../core/time.js';
 import type { PidFacts, PortFacts } from '../core/types.js';
 import type { RemoteAnswer } from './remote-probe.js';
 
@@ -12,12 +13,17 @@ export interface AnswerReading {
   readonly noFacts: (answer: RemoteAnswer | undefined) => string;
 }
 
-/** A P answer (asked or pushed) as facts; undefined: the request got no answer. */
+/**
+ * A P answer (asked or pushed) as facts; undefined: the request got no answer. A start that is no
+ * time on this host's clock (core/time.ts: a start tick of 999999999999999999) is unknown, and said.
+ */
 export function pidFacts(pid: number, a: RemoteAnswer | undefined, checkedAt: number, r: AnswerReading): PidFacts {
   if (a?.kind !== 'pid') return { pid, kill: 'error', error: r.noFacts(a), checkedAt };
   if (a.kill === 'ESRCH' || a.kill === 'error') return { pid, kill: a.kill, error: a.error, checkedAt };
   if (a.detailsHidden) return { pid, kill: a.kill, detailsHidden: `${r.host}'s /proc does not show it`, checkedAt };
-  return { pid, kill: a.kill, state: a.state, startedAt: a.startedAt === undefined ? undefined : a.startedAt + r.offsetMs, checkedAt };
+  const startedAt = a.startedAt === undefined ? undefined : a.startedAt + r.offsetMs;
+  if (startedAt === undefined || isTime(startedAt, checkedAt)) return { pid, kill: a.kill, state: a.state, startedAt, checkedAt };
+  return { pid, kill: a.kill, state: a.state, invalidStart: `${a.startText ?? a.startedAt} on ${r.host}`, checkedAt };
 }
 
 /** The `index`th pid of a K answer (kill -0 only) as facts. */

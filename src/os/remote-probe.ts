@@ -189,6 +189,8 @@ export type RemoteAnswer =
       readonly state?: string | undefined;
       /** Start time on the REMOTE clock, epoch ms. */
       readonly startedAt?: number | undefined;
+      /** The start as the host wrote it ("tick 4242", "Mon Jan  1 10:00:00 2024"), to name it when it is no time. */
+      readonly startText?: string | undefined;
       /** Alive, but its state and start time could not be read. */
       readonly detailsHidden?: boolean | undefined;
     }
@@ -289,7 +291,8 @@ export function parseAnswer(line: string, hs: Handshake): RemoteAnswer {
   if (state === undefined || !STATE.test(state)) return invalid(line);
   const startedAt = parseStart(start, hs);
   if (startedAt === undefined) return invalid(line);
-  return { kind: 'pid', pid: n, kill, state: state.charAt(0), startedAt };
+  const startText = hs.mode === 'proc' ? `tick ${start[0]}` : start.join(' ');
+  return { kind: 'pid', pid: n, kill, state: state.charAt(0), startedAt, startText };
 }
 
 /**

@@ -13,6 +13,8 @@ export interface RpcOptions {
 
 interface Pending<A> {
   readonly resolve: (answer: A) => void;
+  /** Runs as the answer is read, before anything read after it (see call). */
+  readonly read: ((answer: A) => unknown) | undefined;
   readonly reject: (error: Error) => void;
   readonly timer: NodeJS.Timeout;
 }
@@ -33,17 +35,22 @@ export class RpcTable<A> {
 
   /**
    * A new request: `send` writes it with its id. The id is a string (hypivisor silently drops
-   * a request with a numeric id), unique for the life of this table.
+   * a request with a numeric id), unique for the life of this table. `read`, when given, takes
+   * the answer at the moment it is read, before any frame that came after it (the promise's own
+   * continuation runs only after every frame of the same read): a snapshot answer must be
+   * applied before the events that follow it. The promise then resolves with what `read` returned.
    */
-  call(method: string, send: (id: string) => void): Promise<A> {
+  call(method: string, send: (id: string) => void): Promise<A>;
+  call<R>(method: string, send: (id: string) => void, read: (answer: A) => R): Promise<R>;
+  call(method: string, send: (id: string) => void, read?: (answer: A) => unknown): Promise<unknown> {
     const id = this.opts.newId?.() ?? `gw-${++this.seq}`;
-    return new Promise<A>((resolve, reject) => {
+    return new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         this.opts.onTimeout?.();
         reject(new RequestTimeout(this.opts.timeoutMessage(method, this.opts.timeoutMs)));
       }, this.opts.timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
+      this.pending.set(id, { resolve, read, reject, timer });
       send(id);
     });
   }
@@ -55,7 +62,14 @@ export class RpcTable<A> {
     this.pending.delete(id);
     clearTimeout(p.timer);
     if ('error' in outcome) p.reject(outcome.error);
-    else p.resolve(outcome.answer);
+    else if (!p.read) p.resolve(outcome.answer);
+    else {
+      try {
+        p.resolve(p.read(outcome.answer) as A);
+      } catch (error) {
+        p.reject(error as Error);
+      }
+    }
     return true;
   }
 

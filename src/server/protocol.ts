@@ -1,5 +1,6 @@
 // The hypivisor wire format as `ghostwatch serve` speaks it (protocols.md §1 and §2): request
 // parsing with the stock server's quirks, NodeInfo validation and the key order of every frame.
+import { readTime, type InvalidTime } from '../core/time.js';
 
 export const PROTOCOL_VERSION = '1';
 /** What `ping` reports; the stock hypivisor's crate version, so clients see the same value. */
@@ -89,9 +90,11 @@ export function errorOf(id: string | undefined, error: string): RpcResponse {
 
 /**
  * A NodeInfo as the stock server would accept it (serde: u16 port, u32 pid, i64 timestamps),
- * or undefined. Unknown fields are dropped except our two documented extensions.
+ * or undefined. Unknown fields are dropped except our two documented extensions. A timestamp that
+ * is no time (core/time.ts, against `nowMs`) is not kept: it is pushed on `invalid` for the log,
+ * and the node is taken without it (a stock server ignores our extensions altogether).
  */
-export function parseNodeInfo(value: unknown): NodeInfo | undefined {
+export function parseNodeInfo(value: unknown, nowMs: number, invalid: InvalidTime[] = []): NodeInfo | undefined {
   if (!isRecord(value)) return undefined;
   const { id, machine, cwd, port, status, pid, last_seen, offline_since, pid_started_at } = value;
   if (typeof id !== 'string' || typeof machine !== 'string' || typeof cwd !== 'string') return undefined;
@@ -101,12 +104,14 @@ export function parseNodeInfo(value: unknown): NodeInfo | undefined {
     if (!isAbsent(stamp) && !isIntegerIn(stamp, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) return undefined;
   }
   const node: NodeInfo = { id, machine, cwd, port, status };
+  const seconds = (field: string, raw: unknown): number | undefined =>
+    typeof raw === 'number' && readTime(field, raw, raw * 1000, nowMs, invalid) !== undefined ? raw : undefined;
   if (typeof pid === 'number') node.pid = pid;
-  if (typeof offline_since === 'number') node.offline_since = offline_since;
-  if (typeof last_seen === 'number') node.last_seen = last_seen;
-  if (typeof value.registered_at === 'number' && Number.isFinite(value.registered_at)) node.registered_at = value.registered_at;
-  if (typeof pid_started_at === 'number' && Number.isFinite(pid_started_at)) node.pid_started_at = pid_started_at;
-  return node;
+  node.offline_since = seconds('offline_since', offline_since);
+  node.last_seen = seconds('last_seen', last_seen);
+  node.registered_at = seconds('registered_at', value.registered_at);
+  node.pid_started_at = typeof pid_started_at === 'number' ? readTime('pid_started_at', pid_started_at, pid_started_at, nowMs, invalid) : undefined;
+  return wireNode(node);
 }
 
 /**
@@ -128,12 +133,12 @@ export function wireClaim(claim: Claim): Claim {
   return pid === undefined ? { resource, holder, acquired_at } : { resource, holder, pid, acquired_at };
 }
 
-/** A claim as stored in a state file, or undefined when it is not one. */
-export function parseClaim(value: unknown): Claim | undefined {
+/** A claim as stored in a state file, or undefined when it is not one (its acquired_at no time: pushed on `invalid`). */
+export function parseClaim(value: unknown, nowMs: number, invalid: InvalidTime[] = []): Claim | undefined {
   if (!isRecord(value)) return undefined;
   const { resource, holder, pid, acquired_at } = value;
   if (typeof resource !== 'string' || typeof holder !== 'string') return undefined;
-  if (typeof acquired_at !== 'number' || !Number.isFinite(acquired_at)) return undefined;
+  if (typeof acquired_at !== 'number' || readTime('acquired_at', acquired_at, acquired_at * 1000, nowMs, invalid) === undefined) return undefined;
   const claim: Claim = { resource, holder, acquired_at };
   if (typeof pid === 'number' && Number.isInteger(pid)) claim.pid = pid;
   return wireClaim(claim);

@@ -161,7 +161,7 @@ export async function startRegistryServer(opts: RegistryServerOptions = {}): Pro
   });
 
   if (opts.stateFile !== undefined) {
-    const loaded = await loadStateFile(opts.stateFile, { log });
+    const loaded = await loadStateFile(opts.stateFile, { log, now: opts.now ?? Date.now });
     registry.restore(loaded.nodes, loaded.claims);
     if (loaded.nodes.length > 0) log(`serve: restored ${loaded.nodes.length} nodes (offline until they register again), ${loaded.claims.length} claims`);
     writer = new StateFileWriter(opts.stateFile, () => registry.snapshot(), { log });

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { isUsablePid } from '../core/pid.js';
 import { matchHost } from '../core/host.js';
 import { sanitize } from '../core/sanitize.js';
+import { invalidTimesText, type InvalidTime } from '../core/time.js';
 import { probePids } from '../os/liveness.js';
 import { readOwnFileSync, UnsafePath, writeFileAtomicSync } from '../os/safe-file.js';
 import { parseClaim, parseNodeInfo, type Claim, type NodeInfo } from './protocol.js';
@@ -19,6 +20,8 @@ export interface LoadOptions {
   readonly log: (line: string) => void;
   /** This host's name, for deciding which pids can be checked here (default os.hostname()). */
   readonly hostName?: string;
+  /** Unix ms, the clock its times are held against (default Date.now). */
+  readonly now?: () => number;
 }
 
 /** A snapshot of 100,000 nodes is some 30 MB: a file larger than this is not a state file. */
@@ -58,10 +61,13 @@ export async function loadStateFile(path: string, opts: LoadOptions): Promise<St
     return empty;
   }
   const nodes: NodeInfo[] = [];
+  const nowMs = (opts.now ?? Date.now)();
   for (const raw of record.nodes) {
-    const node = parseNodeInfo(raw);
+    const invalid: InvalidTime[] = [];
+    const node = parseNodeInfo(raw, nowMs, invalid);
     if (node) nodes.push(node);
     else opts.log(`${where}: skipped an entry that is not a NodeInfo`);
+    if (node && invalid.length > 0) opts.log(`${where}: ${sanitize(node.id)}: not kept, no time within 100 years of now: ${sanitize(invalidTimesText(invalid))}`);
   }
   const host = opts.hostName ?? hostname();
   const dead = await deadLocalPids(nodes, host);
@@ -73,9 +79,11 @@ export async function loadStateFile(path: string, opts: LoadOptions): Promise<St
   const ids = new Set(kept.map((n) => n.id));
   const claims: Claim[] = [];
   for (const raw of record.claims) {
-    const claim = parseClaim(raw);
+    const invalid: InvalidTime[] = [];
+    const claim = parseClaim(raw, nowMs, invalid);
     if (claim && ids.has(claim.holder)) claims.push(claim);
     else if (claim) opts.log(`${where}: dropped claim ${sanitize(claim.resource)} (holder ${sanitize(claim.holder)} is gone)`);
+    else if (invalid.length > 0) opts.log(`${where}: skipped a claim whose time is none within 100 years of now: ${sanitize(invalidTimesText(invalid))}`);
     else opts.log(`${where}: skipped an entry that is not a claim`);
   }
   return { version: 1, nodes: kept, claims };

@@ -196,7 +196,10 @@ export abstract class SnapshotHolder {
     return this.lastError;
   }
 
-  /** For a source with its own outage rule: the outage as it words it (fields left out are cleared). */
+  /**
+   * For a source with its own outage rule: the outage as it words it (fields left out are cleared).
+   * An `auto` source may begin one the rule cannot see (it never read): its cause is then its last error.
+   */
   protected setOutage(outage: Outage): void {
     this.outage = outage;
     this.touched();

@@ -112,43 +112,55 @@ class KeptInTrash extends Error {}
 /**
  * One rename of `from` to `to` (a new name in our own folder), then a look at what arrived: not
  * what was judged, it goes back where it was, never over a file that is there again (then it stays
- * and KeptInTrash says so). Across filesystems: renamed first to a hidden name beside itself (so
- * what is copied is what was checked), copied, then that name removed.
+ * and KeptInTrash says so). Across filesystems see copyChecked.
  */
 async function moveChecked(from: string, to: string, judged: (s: Stats) => boolean): Promise<void> {
   try {
     await rename(from, to);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
-    const staging = join(dirname(from), `.${basename(from)}.ghostwatch-${randomBytes(3).toString('hex')}`);
-    await rename(from, staging);
-    if (!judged(await lstat(staging))) {
-      await putBack(staging, from);
-      throw new FileChanged('the file changed while it was being moved');
-    }
-    try {
-      await copyFile(staging, to, constants.COPYFILE_EXCL);
-    } catch (copyError) {
-      await unlink(to).catch(() => undefined);
-      await putBack(staging, from);
-      throw copyError;
-    }
-    await unlink(staging);
-    return;
+    return copyChecked(from, to, judged);
   }
   if (judged(await lstat(to))) return;
-  await putBack(to, from);
+  const stays = await putBack(to, from);
+  if (stays !== undefined) throw new KeptInTrash(`what was moved is kept at ${to}, since it cannot go back (${stays})`);
   throw new FileChanged('the file changed while it was being moved');
 }
 
-/** Back to `to` without overwriting: a hard link, then the moved name goes; when that cannot be, it stays where it is. */
-async function putBack(moved: string, to: string): Promise<void> {
+/**
+ * Across filesystems: renamed first to a hidden name beside itself (so what is copied is what was
+ * checked), copied into the entry, then that name removed. Not what was judged, it goes back where
+ * it was; when its place is taken again it is copied into the entry all the same (KeptInTrash):
+ * never left under the hidden name, where nobody would look for it.
+ */
+async function copyChecked(from: string, to: string, judged: (s: Stats) => boolean): Promise<void> {
+  const staging = join(dirname(from), `.${basename(from)}.ghostwatch-${randomBytes(3).toString('hex')}`);
+  await rename(from, staging);
+  const isJudged = judged(await lstat(staging));
+  const stays = isJudged ? undefined : await putBack(staging, from);
+  if (!isJudged && stays === undefined) throw new FileChanged('the file changed while it was being moved');
+  try {
+    await copyFile(staging, to, constants.COPYFILE_EXCL);
+  } catch (copyError) {
+    await unlink(to).catch(() => undefined);
+    // The judged file goes back; one that could not go back before cannot now: its name is said.
+    const stuck = isJudged ? await putBack(staging, from) : stays;
+    if (stuck !== undefined) throw new Error(`${fsErrorText(copyError)}; what was moved is at ${staging}, since it cannot go back (${stuck})`);
+    throw copyError;
+  }
+  await unlink(staging);
+  if (!isJudged) throw new KeptInTrash(`what was moved is kept at ${to}, since it cannot go back (${stays})`);
+}
+
+/** Back to `to` without overwriting: a hard link, then the moved name goes. Resolves with why it cannot go back, or undefined once it is back. */
+async function putBack(moved: string, to: string): Promise<string | undefined> {
   try {
     await link(moved, to);
   } catch (error) {
-    throw new KeptInTrash(`what was moved is kept at ${moved}, since it cannot go back (${fsErrorText(error)})`);
+    return fsErrorText(error);
   }
   await unlink(moved);
+  return undefined;
 }
 
 /** The note replaced whole (a new file renamed over it): a crash leaves the old note or the new one. */

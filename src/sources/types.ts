@@ -104,7 +104,8 @@ export interface SourceSnapshot {
 export type RegistryAnswer =
   /** `detail`: where it went (a trash file); `alsoRemoved`: other records the registry removed in the same request. */
   | { readonly outcome: 'evicted'; readonly detail?: string | undefined; readonly alsoRemoved?: readonly AlsoRemoved[] | undefined }
-  | { readonly outcome: 'already-gone' }
+  /** `detail`: how it was found gone, when the source can say more than "no longer there" (another process took it meanwhile). */
+  | { readonly outcome: 'already-gone'; readonly detail?: string | undefined }
   /**
    * The registry said no: its error text, sanitized, shown as it is. `alsoRemoved`: what the same
    * request removed anyway (agentctl's prune acts on every dead record, whatever it did to this one).

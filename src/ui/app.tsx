@@ -7,22 +7,23 @@ import type { Finding } from '../core/types.js';
 import { sanitize } from '../core/sanitize.js';
 import type { Engine, EvictProgress } from '../engine/types.js';
 import { columnsFor, layoutColumns, paneOfRow, type CellContext } from './columns.js';
-import { Confirm, confirmLines, confirmView, wrapConfirm } from './components/confirm.js';
+import { guardedLines, PartBoundary } from './components/boundary.js';
+import { Confirm, confirmLines, confirmView, wrapConfirm, type ConfirmLine } from './components/confirm.js';
 import { EventsPane } from './components/events.js';
 import { Footer, type FooterNeed } from './components/footer.js';
 import { Header, headerHeight, headerSourceLines, headerTicks, type AbsentRegistry } from './components/header.js';
 import { Panel, wrapLines } from './components/panel.js';
 import { emptyText, MESSAGE_MS, StatusLine, summaryText } from './components/status-line.js';
 import { Table, TitleLine } from './components/table.js';
-import { detailLines, helpLines } from './detail.js';
-import { eventLines } from './events.js';
+import { detailLines, helpLines, type DetailLine } from './detail.js';
+import { eventLines, type EventLine } from './events.js';
 import { nextAgeChange } from './ages.js';
 import { useEngineSnapshot, useExpiry, useMinuteClock, useSecondTicks, useTimerAt, useTerminalSize, type Size } from './hooks.js';
 import { rowShorteners, type RowShorteners } from './ids.js';
-import { visibleRows } from './rows.js';
 import { fit } from './text.js';
 import { copyToClipboard } from './terminal.js';
 import { useKeymap } from './use-keymap.js';
+import { useTableRows } from './use-table-rows.js';
 import { fromKept, initialViewState, keptOf, modeOf, type KeptView, overlayScroll, reduce, type Action, type Effect, type ScreenFacts, type ViewState } from './view-state.js';
 
 export interface AppProps {
@@ -44,6 +45,11 @@ export interface AppProps {
 /** A row's id and a claim's holder as the table's cutters read them. */
 const shownId = (f: Finding): string => sanitize(f.id, 128);
 const shownHolder = (f: Finding): string => sanitize((f.kind === 'claim' ? f.holder : undefined) ?? '-', 128);
+
+/** A part whose lines could not be made: its one error line, in each part's shape. */
+const overlayError = (text: string): DetailLine[] => [{ label: text, value: '', heading: true }];
+const eventsError = (text: string): { title: string; lines: EventLine[] } => ({ title: text, lines: [] });
+const dialogError = (text: string): { head: ConfirmLine[]; list: ConfirmLine[] } => ({ head: [{ text, tone: 'problem' }], list: [] });
 
 /** Smallest pane the table is drawn in; below it, one line says so. */
 export const MIN_COLUMNS = 40;
@@ -67,22 +73,22 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   const sourceCount = absent ? snap.sources.filter((s) => s.status !== 'absent').length : snap.sources.length;
   const bodyHeight = Math.max(1, height - CHROME - headerLines);
 
-  const clockOffsetMs = useMemo(() => Object.fromEntries(snap.sources.map((s) => [s.name, s.clockOffsetMs])), [snap.sources]);
+  // Every snapshot has new source states; the offsets (and so the cells' context) change far less often.
+  const offsetsText = snap.sources.map((s) => `${s.name}\u0000${s.clockOffsetMs}`).join('\u0000');
+  const clockOffsetMs = useMemo(() => Object.fromEntries(snap.sources.map((s) => [s.name, s.clockOffsetMs])), [offsetsText]);
   // Sort keys do not move with the clock (an age sorts by its origin): the rows need no "now".
   const sortCtx: CellContext = useMemo(() => ({ now: 0, home, clockOffsetMs, panes: snap.panes }), [home, clockOffsetMs, snap.panes]);
-  const rows = useMemo(
-    () => visibleRows(snap.findings, state, sortCtx),
-    [snap.findings, state.tab, state.filter, state.problemsOnly, state.sortColumn, state.sortReverse, sortCtx],
-  );
+  const rows = useTableRows(snap.findings, state, sortCtx);
   const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes, sourceCount), width), [state.tab, width, snap.panes, sourceCount]);
-  // Ids cut so that the rows shown tell apart (UUIDv7 ids share their start).
+  // Ids cut so that the rows on screen tell apart (UUIDv7 ids share their start): chosen from those
+  // rows, not all 37,000, which a flood of registrations would have listed again on every snapshot.
   const shorteners = useRef<RowShorteners | undefined>(undefined);
-  const cut = useMemo(() => (shorteners.current = rowShorteners(rows, shownId, shownHolder, shorteners.current)), [rows]);
+  const shownRows = useMemo(() => rows.slice(state.top, state.top + bodyHeight), [rows, state.top, bodyHeight]);
+  const cut = useMemo(() => (shorteners.current = rowShorteners(shownRows, shownId, shownHolder, shorteners.current)), [shownRows]);
   const mode = modeOf(state);
   // The ages shown (AGE, a stale row's "stale 3m"): read at the clock when the rows shown change,
   // and again at the next moment one of them reads differently (ages.ts), by one timer. An idle
   // table is redrawn only then, and Ink writes nothing for a frame that did not change.
-  const shownRows = useMemo(() => rows.slice(state.top, state.top + bodyHeight), [rows, state.top, bodyHeight]);
   const [ageTick, setAgeTick] = useState(0);
   // Read again for new rows shown (a snapshot, a scroll), the view coming back (mode), the timer.
   const ageNow = useMemo(() => now(), [now, shownRows, mode, ageTick]);
@@ -94,28 +100,37 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   // Ages in the detail view and a retry countdown in the header tick; nothing else does.
   const tickNow = useSecondTicks((mode === 'detail' && detailFinding !== undefined) || headerTicks(snap.sources), now);
   const overlay = useMemo(() => {
-    if (mode === 'help') return wrapLines(helpLines(), width);
+    if (mode === 'help') return guardedLines('help', () => wrapLines(helpLines(), width), overlayError);
     if (mode === 'detail' && detailFinding) {
-      const pid = detailFinding.entry.pid;
-      // The engine knows this host's processes only: pid 5123 of another host is not pid 5123 here.
-      const local = detailFinding.evidence.host.local;
-      const lines = detailLines(
-        detailFinding,
-        tickNow,
-        local && typeof pid === 'number' ? engine.processInfo(pid) : undefined,
-        clockOffsetMs[detailFinding.source],
-        paneOfRow(detailFinding, snap.panes),
-        engine.lastChecked(detailFinding),
-        snap.sources.find((s) => s.name === detailFinding.source)?.url,
+      return guardedLines(
+        'detail view',
+        () => {
+          const pid = detailFinding.entry.pid;
+          // The engine knows this host's processes only: pid 5123 of another host is not pid 5123 here.
+          const local = detailFinding.evidence.host.local;
+          const lines = detailLines(
+            detailFinding,
+            tickNow,
+            local && typeof pid === 'number' ? engine.processInfo(pid) : undefined,
+            clockOffsetMs[detailFinding.source],
+            paneOfRow(detailFinding, snap.panes),
+            engine.lastChecked(detailFinding),
+            snap.sources.find((s) => s.name === detailFinding.source)?.url,
+          );
+          return wrapLines(lines, width);
+        },
+        overlayError,
       );
-      return wrapLines(lines, width);
     }
     return undefined;
   }, [mode, detailFinding, engine, tickNow, clockOffsetMs, snap.panes, snap.sources, width]);
-  const events = useMemo(() => (mode === 'events' ? eventLines(snap.events, minute, snap.settled) : undefined), [mode, snap.events, snap.settled, minute]);
+  const events = useMemo(() => (mode === 'events' ? guardedLines('events', () => eventLines(snap.events, minute, snap.settled), eventsError) : undefined), [mode, snap.events, snap.settled, minute]);
 
   const dialog = state.confirm && (mode === 'confirm' || mode === 'confirm-force' || mode === 'evicting' || mode === 'cancelling') ? state.confirm : undefined;
-  const dialogLines = useMemo(() => (dialog ? wrapConfirm(confirmLines(dialog, mode === 'confirm-force', snap.sources, home), width) : undefined), [dialog, mode, snap.sources, home, width]);
+  const dialogLines = useMemo(
+    () => (dialog ? guardedLines('dialog', () => wrapConfirm(confirmLines(dialog, mode === 'confirm-force', snap.sources, home), width), dialogError) : undefined),
+    [dialog, mode, snap.sources, home, width],
+  );
   const dialogRoom = dialogLines ? confirmView(dialogLines, bodyHeight + 1, 0).listRoom : undefined;
 
   const facts: ScreenFacts = {
@@ -211,14 +226,30 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   const underCursor = mode === 'detail' ? detailFinding : mode === 'table' ? rows[state.cursor] : undefined;
   const footerNeed: FooterNeed = (mode === 'table' && state.marks.size > 0) || (underCursor?.problem === true && underCursor.evictable) ? 'evict' : undefined;
 
+  // Each part behind its own boundary: a part that throws is one error line, tried again at the
+  // next frame; the keys and the other parts go on.
   let body;
-  if (overlay) body = <Panel lines={overlay} scroll={overlayScroll(state)} height={bodyHeight + 1} width={width} />;
-  else if (events) body = <EventsPane title={events.title} lines={events.lines} scroll={overlayScroll(state)} height={bodyHeight + 1} width={width} />;
-  else if (dialog) {
-    body = <Confirm all={dialogLines!} height={bodyHeight + 1} width={width} scroll={state.confirmScroll} />;
+  if (overlay) {
+    body = (
+      <PartBoundary part={mode === 'help' ? 'help' : 'detail view'} width={width}>
+        <Panel lines={overlay} scroll={overlayScroll(state)} height={bodyHeight + 1} width={width} />
+      </PartBoundary>
+    );
+  } else if (events) {
+    body = (
+      <PartBoundary part="events" width={width}>
+        <EventsPane title={events.title} lines={events.lines} scroll={overlayScroll(state)} height={bodyHeight + 1} width={width} />
+      </PartBoundary>
+    );
+  } else if (dialog) {
+    body = (
+      <PartBoundary part="dialog" width={width}>
+        <Confirm all={dialogLines!} height={bodyHeight + 1} width={width} scroll={state.confirmScroll} />
+      </PartBoundary>
+    );
   } else {
     body = (
-      <>
+      <PartBoundary part="table" width={width}>
         <TitleLine placed={placed} width={width} sortColumn={state.sortColumn} sortReverse={state.sortReverse} />
         <Table
           rows={rows}
@@ -233,22 +264,28 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
           sortReverse={state.sortReverse}
           empty={emptyText(snap, state, absent)}
         />
-      </>
+      </PartBoundary>
     );
   }
 
   return (
     <Box flexDirection="column" height={height} width={width} overflowY="hidden">
-      <Header snap={snap} width={width} height={headerLines} now={tickNow} readOnly={readOnly} absent={absent} />
+      <PartBoundary part="header" width={width}>
+        <Header snap={snap} width={width} height={headerLines} now={tickNow} readOnly={readOnly} absent={absent} />
+      </PartBoundary>
       <Box flexDirection="column" height={bodyHeight + 1} flexShrink={0} overflowY="hidden">
         {body}
       </Box>
       {/* One line each, whatever Yoga measures for their text: a wrap must never steal a row from the table. */}
       <Box height={1} flexShrink={0} overflowY="hidden">
-        <StatusLine state={state} progress={progress} rowCount={rows.length} snap={snap} width={width} now={tickNow} />
+        <PartBoundary part="status line" width={width}>
+          <StatusLine state={state} progress={progress} rowCount={rows.length} snap={snap} width={width} now={tickNow} />
+        </PartBoundary>
       </Box>
       <Box height={1} flexShrink={0} overflowY="hidden">
-        <Footer mode={mode} width={width} readOnly={readOnly} need={footerNeed} />
+        <PartBoundary part="footer" width={width}>
+          <Footer mode={mode} width={width} readOnly={readOnly} need={footerNeed} />
+        </PartBoundary>
       </Box>
     </Box>
   );

@@ -42,7 +42,7 @@ export function moveTo<S extends CursorState>(s: S, index: number, on: RowsOnScr
 export function anchor<S extends CursorState>(s: S, on: RowsOnScreen): S {
   let index = s.cursor;
   if (s.pinned && s.cursorKey !== undefined) {
-    const found = on.rows.findIndex((f) => findingKey(f) === s.cursorKey);
+    const found = indexOfKey(on.rows, s.cursorKey, s.cursor);
     if (found !== -1) index = found;
   }
   const moved = moveTo(s, index, on);
@@ -51,6 +51,22 @@ export function anchor<S extends CursorState>(s: S, on: RowsOnScreen): S {
   const present = new Set(on.all.map(findingKey));
   const marks = new Set([...s.marks].filter((k) => present.has(k)));
   return marks.size === s.marks.size ? moved : { ...moved, marks };
+}
+
+/**
+ * Where the row with this finding key is: at `hint` (where it was) or found by a scan that builds
+ * a key only for rows whose id ends the key; -1 when no row has it. A flood of snapshots of 37,000
+ * rows each moves the cursor's row: 37,000 key texts a snapshot are worth not making.
+ */
+function indexOfKey(rows: readonly Finding[], wanted: string, hint: number): number {
+  const at = rows[hint];
+  if (at !== undefined && findingKey(at) === wanted) return hint;
+  for (let i = 0; i < rows.length; i++) {
+    const f = rows[i]!;
+    if (wanted.endsWith(f.id) && findingKey(f) === wanted) return i;
+  }
+  // A claim's key names its entry's key, not its id.
+  return rows.findIndex((f) => findingKey(f) === wanted);
 }
 
 /** The finding key of the row under the cursor. */

@@ -2,13 +2,14 @@
 // scrolled without a terminal. Every registry string goes through sanitize.
 import { formatDuration } from '../core/duration.js';
 import { sanitize } from '../core/sanitize.js';
+import { INVALID_TIME, invalidTimesText, isTime, TIME_RANGE_MS } from '../core/time.js';
 import type { TmuxPane } from '../core/tmux.js';
 import type { Evidence, Finding, ProcessInfo } from '../core/types.js';
 import { MARKER_MEANINGS, VERDICT_TRAITS, VERDICTS_WORST_FIRST, verdictsMarked, type VerdictMarker } from '../core/verdicts.js';
 import { checkingOf, deadSinceOf, goneAtFirstProbeOf, staleOf } from '../engine/types.js';
 import { ageOrigin } from './ages.js';
 import { bindingKeys, KEYMAP } from './keymap.js';
-import { momentText } from './text.js';
+import { isoTime, momentText } from './text.js';
 
 export interface DetailLine {
   readonly label: string;
@@ -17,25 +18,35 @@ export interface DetailLine {
   readonly heading?: boolean;
 }
 
-const iso = (ms: number | undefined): string => (ms === undefined ? '-' : new Date(ms).toISOString().replace('.000Z', 'Z'));
+const iso = (ms: number | undefined): string => (ms === undefined ? '-' : isoTime(ms).replace('.000Z', 'Z'));
 
 /** Raw registry fields that are moments: shown as local time and age, never as a raw epoch. */
 const MOMENT_KEY = /(_at|_seen|_since|[a-z]At|[a-z]Since)$/;
 
 /**
  * A raw field's value as a moment on the local clock, if it is one: epoch seconds or ms (a number
- * above 1e11 is ms), or an ISO text. `offsetMs` is the registry's clock minus ours.
+ * above 1e11 is ms), or an ISO text; `invalid` when it is one of those and no time (core/time.ts).
+ * `offsetMs` is the registry's clock minus ours.
  */
-function rawMoment(key: string, v: unknown, offsetMs: number): number | undefined {
+function rawMoment(key: string, v: unknown, offsetMs: number, now: number): number | 'invalid' | undefined {
   if (!MOMENT_KEY.test(key)) return undefined;
   let ms: number | undefined;
-  if (typeof v === 'number' && Number.isFinite(v) && v > 0) ms = v > 1e11 ? v : v * 1000;
-  else if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v)) {
-    const t = Date.parse(v);
-    if (Number.isFinite(t)) ms = t;
-  }
-  return ms === undefined ? undefined : ms - offsetMs;
+  if (typeof v === 'number' && v > 0) ms = v > 1e11 ? v : v * 1000;
+  else if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v)) ms = Date.parse(v);
+  if (ms === undefined) return undefined;
+  return isTime(ms - offsetMs, now) ? ms - offsetMs : 'invalid';
 }
+
+/** A raw field's value as the detail view shows it: a moment as time and age, no time as such. */
+function rawValue(key: string, v: unknown, offsetMs: number, now: number): string {
+  const at = rawMoment(key, v, offsetMs, now);
+  if (at === 'invalid') return `${INVALID_TIME} (${sanitize(v, 40)})`;
+  // A nested value is one flat line of JSON-like text, cut at 400 characters and MAX_DEPTH levels
+  // (sanitize writes it with compactText): never JSON.stringify, which overflows on a deep one.
+  return at !== undefined ? momentText(at, now) : sanitize(v, 400);
+}
+
+const YEARS = Math.round(TIME_RANGE_MS / (365.25 * 86_400_000));
 
 /** "0.2 s ago" under ten seconds, then "12s ago", "5m42s ago": how long since a check, truthfully. */
 export function checkedText(at: number, now: number): string {
@@ -75,10 +86,7 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
   const raw = f.entry.raw ?? (f.entry as unknown as Record<string, unknown>);
   for (const [k, v] of Object.entries(raw)) {
     if (k === 'raw') continue;
-    const at = rawMoment(k, v, clockOffsetMs);
-    // A nested value is one flat line of JSON-like text, cut at 400 characters and MAX_DEPTH levels
-    // (sanitize writes it with compactText): never JSON.stringify, which overflows on a deep one.
-    lines.push({ label: sanitize(k, 40), value: at !== undefined ? momentText(at, now) : sanitize(v, 400) });
+    lines.push({ label: sanitize(k, 40), value: rawValue(k, v, clockOffsetMs, now) });
   }
 
   lines.push({ label: 'evidence', value: '', heading: true });
@@ -125,6 +133,7 @@ function evidenceLines(e: Evidence, now: number, clockOffsetMs: number, lastChec
     const same = e.startTicks.recorded === e.startTicks.process;
     add('exact start', `tick ${e.startTicks.process} after boot; the record says ${e.startTicks.recorded}${same ? ': the same process' : ': another process'}`);
   }
+  if (e.invalidTimes) add(INVALID_TIME, `${sanitize(invalidTimesText(e.invalidTimes), 300)}: no time within ${YEARS} years of now, not used (unknown)`);
   if (e.alsoOpenIn) add('also open in', `pid ${e.alsoOpenIn.join(', ')}: the same session id in another live process`);
   if (e.port) {
     add('port probe', `${e.port.port}: ${e.port.result}${e.port.detail ? ` (${sanitize(e.port.detail, 80)})` : ''}`);

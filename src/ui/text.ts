@@ -3,8 +3,13 @@
 import stringWidth from 'string-width';
 import { formatDuration } from '../core/duration.js';
 import { ELLIPSIS, inert } from '../core/sanitize.js';
+import { INVALID_TIME } from '../core/time.js';
 
 export { ELLIPSIS } from '../core/sanitize.js';
+
+const ELLIPSIS_WIDTH = stringWidth(ELLIPSIS);
+/** Printable ASCII (most ids, paths, names): one cell a character, so cutting it is slicing it. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /**
  * Cut to at most `width` cells, ending with an ellipsis when cut. Every string the screen shows
@@ -16,16 +21,18 @@ export function truncate(raw: string, width: number): string {
   if (width <= 0) return '';
   const text = inert(raw);
   if (stringWidth(text) <= width) return text;
+  // Narrower than the mark itself: as much of the mark as fits.
+  if (width < ELLIPSIS_WIDTH) return ELLIPSIS.slice(0, width);
+  if (PRINTABLE_ASCII.test(text)) return text.slice(0, width - ELLIPSIS_WIDTH) + ELLIPSIS;
   let out = '';
   let used = 0;
   for (const ch of text) {
     const w = stringWidth(ch);
-    if (used + w > width - stringWidth(ELLIPSIS)) break;
+    if (used + w > width - ELLIPSIS_WIDTH) break;
     out += ch;
     used += w;
   }
-  // Narrower than the mark itself: as much of the mark as fits.
-  return width < stringWidth(ELLIPSIS) ? ELLIPSIS.slice(0, width) : out + ELLIPSIS;
+  return out + ELLIPSIS;
 }
 
 /** Exactly `width` cells: truncated, then padded on the right (or left for numbers). */
@@ -55,12 +62,13 @@ export function shortenPath(path: string, home: string | undefined, width: numbe
   const candidate = parts.length > 1 ? `${head}/${ELLIPSIS}/${last}` : p;
   if (stringWidth(candidate) <= width) return candidate;
   const root = parts.length > 1 && (parts[0] === '' || parts[0] === '~') ? `${parts[0]}/` : '';
-  return `${root}${ELLIPSIS}${tailCells(p, width - stringWidth(root) - stringWidth(ELLIPSIS))}`;
+  return `${root}${ELLIPSIS}${tailCells(p, width - stringWidth(root) - ELLIPSIS_WIDTH)}`;
 }
 
 /** The end of `text` that fits in `width` cells. */
 export function tailCells(text: string, width: number): string {
   if (width <= 0) return '';
+  if (PRINTABLE_ASCII.test(text)) return text.slice(Math.max(0, text.length - width));
   const chars = [...text];
   let out = '';
   let used = 0;
@@ -75,6 +83,7 @@ export function tailCells(text: string, width: number): string {
 
 /** The start of `text` that fits in `width` cells (no ellipsis). */
 export function headCells(text: string, width: number): string {
+  if (PRINTABLE_ASCII.test(text)) return text.slice(0, Math.max(0, width));
   let out = '';
   let used = 0;
   for (const ch of text) {
@@ -113,10 +122,20 @@ export function wrapText(raw: string, width: number, indent = ''): string[] {
 
 const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
-/** A moment as local wall-clock time, HH:MM:SS, with the date when it is not today's. */
+/** A Date can hold it (±8.64e15 ms): the formatters below say INVALID_TIME for anything else, never throw. */
+const datable = (ms: number): boolean => !Number.isNaN(new Date(ms).getTime());
+
+/** A moment in UTC, ISO 8601 ("2026-11-22T09:30:00.000Z"); "invalid time" for any number that is none (toISOString throws). */
+export function isoTime(ms: number): string {
+  return datable(ms) ? new Date(ms).toISOString() : INVALID_TIME;
+}
+
+/** A moment as local wall-clock time, HH:MM:SS, with the date when it is not today's ("invalid time" for none). */
 export function clockTime(ms: number, now: number): string {
+  if (!datable(ms)) return INVALID_TIME;
   const d = new Date(ms);
   const time = `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+  if (!datable(now)) return time;
   const today = new Date(now);
   const sameDay = d.getFullYear() === today.getFullYear() && d.getMonth() === today.getMonth() && d.getDate() === today.getDate();
   return sameDay ? time : `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${time}`;
@@ -124,6 +143,7 @@ export function clockTime(ms: number, now: number): string {
 
 /** "12:03:04 (12s ago)": local time and age; a moment ahead of now says "from now". */
 export function momentText(ms: number, now: number): string {
+  if (!datable(ms)) return INVALID_TIME;
   const delta = now - ms;
   const age = delta >= 0 ? `${formatDuration(Math.floor(delta / 1000) * 1000)} ago` : `in ${formatDuration(Math.ceil(-delta / 1000) * 1000)}`;
   return `${clockTime(ms, now)} (${age})`;

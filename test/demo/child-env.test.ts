@@ -48,6 +48,7 @@ describeOn(['linux'], 'every process is read through /proc/<pid>/environ', built
   it('holds no token in any process it started: not in the environment, not in argv', async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, HYPI_TOKEN: TOKEN, HYPIVISOR_WS: `ws://127.0.0.1:9/ws?token=${WS_TOKEN}` };
     delete env.CI;
+    delete env.TMUX; // the demo's children, as outside tmux (demo-tmux.test.ts checks its panes)
     const demo = spawn(process.execPath, [BIN, 'demo', '--headless', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<void>((resolve) => demo.once('exit', () => resolve()));
     try {

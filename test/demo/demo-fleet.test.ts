@@ -16,8 +16,8 @@ const HOSTS = ['build-41', 'build-42', 'gpu-7'] as const;
 /** The kernel empties a PID namespace at once; a host whose demo was SIGKILLed waits for its pid 1 to read EOF. */
 const GONE_WAIT_MS = 5_000;
 
-// As a person would run it: not in CI mode.
-const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'CI' && !k.startsWith('CI_')));
+// As a person would run it: not in CI mode; and outside tmux (demo-tmux.test.ts runs it inside).
+const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'CI' && !k.startsWith('CI_') && k !== 'TMUX' && k !== 'TMUX_PANE'));
 
 const describeLinux = describeOn(['linux'], 'namespaces (unshare, nsenter) are Linux only', built && (FAKE_HOST_REQUIREMENT === undefined || inCi()));
 

@@ -15,8 +15,8 @@ import { BIN, BUILT as built } from '../support/tmux.js';
 
 if (!built) console.warn('test/demo: skipped: dist/src/cli/main.js is missing; run `npm run build` first');
 
-// As a person would run it: not in CI mode.
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'CI' && !k.startsWith('CI_')));
+// As a person would run it: not in CI mode; and outside tmux (demo-tmux.test.ts runs it inside).
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'CI' && !k.startsWith('CI_') && k !== 'TMUX' && k !== 'TMUX_PANE'));
 
 const EVERY_VERDICT: readonly Verdict[] = ['live', 'ghost', 'zombie', 'reused', 'superseded', 'pending', 'offline', 'remote', 'held', 'stale-claim'];
 /** The kernel reaps at once; an orphaned zombie waits for init, which some containers run slowly. */

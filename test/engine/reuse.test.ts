@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Finding, SessionEntry } from '../../src/core/types.js';
 import { createEngine } from '../../src/engine/index.js';
-import { reuseUnchanged } from '../../src/engine/snapshot.js';
+import { reuseUnchanged } from '../../src/engine/row-changes.js';
 import type { EngineFinding } from '../../src/engine/types.js';
 import { FakeClock } from './fake-clock.js';
 import { FakeProbes } from './fake-probes.js';

@@ -4,7 +4,7 @@
 // millisecond the next verdict turns with time alone.
 import { describe, expect, it } from 'vitest';
 import type { Evidence, Finding } from '../../src/core/types.js';
-import { buildSnapshot, eventFrame, markProgress, markStale, nextVerdictCrossing, sameFindings, staleSources, withMarks, type ProbeProgress } from '../../src/engine/snapshot.js';
+import { buildSnapshot, eventSources, markProgress, markStale, nextVerdictCrossing, sameFindings, staleSources, withMarks, type ProbeProgress } from '../../src/engine/snapshot.js';
 import { checkingOf, deadSinceOf, goneAtFirstProbeOf, staleOf, type EngineFinding, type HostStatus } from '../../src/engine/types.js';
 import { demoFindings, source } from '../support/ui-fixtures.js';
 
@@ -64,7 +64,7 @@ describe('markStale', () => {
   });
 });
 
-describe('buildSnapshot and eventFrame', () => {
+describe('buildSnapshot and eventSources', () => {
   it('counts every verdict, the problems and the rows being checked; panes only when there are some', () => {
     const findings = [
       row({ id: 'a', verdict: 'live' }),
@@ -101,12 +101,12 @@ describe('buildSnapshot and eventFrame', () => {
   });
 
   it('a source in the events frame: reading from its status, why = cause else lastError', () => {
-    const frame = eventFrame([], [
+    const sources = eventSources([
       source({ name: 'a', status: 'connected' }),
       source({ name: 'b', status: 'unreachable', cause: 'refused', lastError: 'ECONNREFUSED' }),
       source({ name: 'c', status: 'auth-refused', lastError: '401' }),
     ]);
-    expect(frame.sources).toEqual([
+    expect(sources).toEqual([
       { name: 'a', status: 'connected', reading: true, why: undefined },
       { name: 'b', status: 'unreachable', reading: false, why: 'refused' },
       { name: 'c', status: 'auth-refused', reading: false, why: '401' },

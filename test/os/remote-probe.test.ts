@@ -101,7 +101,7 @@ describe('the remote probe loop under the local sh', () => {
     expect(answers[0]).toEqual({ kind: 'host', name: hostname() });
     const local = (await probePids([live.pid], { full: true })).get(live.pid);
     // The same /proc fields through the same arithmetic as the local probe: the same start time.
-    expect(answers[1]).toEqual({ kind: 'pid', pid: live.pid, kill: 'ok', state: local?.state, startedAt: local?.startedAt });
+    expect(answers[1]).toEqual({ kind: 'pid', pid: live.pid, kill: 'ok', state: local?.state, startedAt: local?.startedAt, startText: `tick ${local?.startTicks}` });
     expect(answers[2]).toEqual({ kind: 'pid', pid: dead.pid, kill: 'ESRCH' });
     expect(answers[3]).toMatchObject({ kind: 'pid', pid: zombie, kill: 'ok', state: 'Z' });
     expect(answers[4]).toEqual({ kind: 'port', port, listening: 'yes' });
@@ -220,14 +220,14 @@ describe('parseHandshake', () => {
 
 describe('parseAnswer', () => {
   it.each<[string, Handshake, unknown]>([
-    ['P 42 ok S 12345', PROC, { kind: 'pid', pid: 42, kill: 'ok', state: 'S', startedAt: 1_700_000_000_000 + 123_450 }],
-    ['P 42 EPERM Z 100', PROC, { kind: 'pid', pid: 42, kill: 'EPERM', state: 'Z', startedAt: 1_700_000_001_000 }],
+    ['P 42 ok S 12345', PROC, { kind: 'pid', pid: 42, kill: 'ok', state: 'S', startedAt: 1_700_000_000_000 + 123_450, startText: 'tick 12345' }],
+    ['P 42 EPERM Z 100', PROC, { kind: 'pid', pid: 42, kill: 'EPERM', state: 'Z', startedAt: 1_700_000_001_000, startText: 'tick 100' }],
     ['P 42 ESRCH', PROC, { kind: 'pid', pid: 42, kill: 'ESRCH' }],
     ['P 42 ok - -', PROC, { kind: 'pid', pid: 42, kill: 'ok', detailsHidden: true }],
     ['P 42 error kill: illegal\u001b[31m pid', PROC, { kind: 'pid', pid: 42, kill: 'error', error: 'kill: illegal^[[31m pid' }],
     // macOS / BSD `ps -o stat=,lstart=` read in UTC, spaces collapsed by the loop.
-    ['P 42 ok Ss Mon Jan 1 10:00:00 2024', PS, { kind: 'pid', pid: 42, kill: 'ok', state: 'S', startedAt: Date.UTC(2024, 0, 1, 10, 0, 0) }],
-    ['P 7 ok Z+ Tue Feb 29 23:59:59 2028', PS, { kind: 'pid', pid: 7, kill: 'ok', state: 'Z', startedAt: Date.UTC(2028, 1, 29, 23, 59, 59) }],
+    ['P 42 ok Ss Mon Jan 1 10:00:00 2024', PS, { kind: 'pid', pid: 42, kill: 'ok', state: 'S', startedAt: Date.UTC(2024, 0, 1, 10, 0, 0), startText: 'Mon Jan 1 10:00:00 2024' }],
+    ['P 7 ok Z+ Tue Feb 29 23:59:59 2028', PS, { kind: 'pid', pid: 7, kill: 'ok', state: 'Z', startedAt: Date.UTC(2028, 1, 29, 23, 59, 59), startText: 'Tue Feb 29 23:59:59 2028' }],
     ['P 7 ok R+ Tue Foo 29 23:59:59 2028', PS, 'invalid'],
     ['P 7 ok S 12345', PS, 'invalid'],
     ['P 7 ok S Mon Jan 1 10:00:00 2024', PROC, 'invalid'],
@@ -268,7 +268,7 @@ describe('parseAnswer', () => {
 describe('parsePush', () => {
   it.each<[string, unknown]>([
     ['+P 42 ESRCH', { kind: 'pid', pid: 42, kill: 'ESRCH' }],
-    ['+P 42 ok Z 100', { kind: 'pid', pid: 42, kill: 'ok', state: 'Z', startedAt: 1_700_000_001_000 }],
+    ['+P 42 ok Z 100', { kind: 'pid', pid: 42, kill: 'ok', state: 'Z', startedAt: 1_700_000_001_000, startText: 'tick 100' }],
     ['+L 8080 no', { kind: 'port', port: 8080, listening: 'no' }],
     ['P 42 ESRCH', 'invalid'],
     ['+K o', 'invalid'],
@@ -334,13 +334,13 @@ describe('the loop on a macOS/BSD host (uname, ps and netstat stand-ins)', () =>
       expect(hs).toEqual({ version: 1, mode: 'ps', remoteNowSec: expect.any(Number) });
       const started = Date.UTC(2024, 0, 1, 10, 0, 0);
       expect(lines.slice(1, 5).map((l) => parseAnswer(l, hs!))).toEqual([
-        { kind: 'pid', pid: alive.pid, kill: 'ok', state: 'S', startedAt: started },
+        { kind: 'pid', pid: alive.pid, kill: 'ok', state: 'S', startedAt: started, startText: 'Mon Jan 1 10:00:00 2024' },
         { kind: 'pid', pid: gone.pid, kill: 'ESRCH' },
         { kind: 'port', port, listening: 'yes' },
         { kind: 'port', port: 1, listening: 'no' },
       ]);
       const push = lines.find((l) => l.startsWith('+P'))!;
-      expect(parsePush(push, hs!)).toEqual({ kind: 'pid', pid: alive.pid, kill: 'ok', state: 'S', startedAt: started });
+      expect(parsePush(push, hs!)).toEqual({ kind: 'pid', pid: alive.pid, kill: 'ok', state: 'S', startedAt: started, startText: 'Mon Jan 1 10:00:00 2024' });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

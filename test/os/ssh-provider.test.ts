@@ -33,8 +33,13 @@ beforeAll(() => {
     join(dir, 'flood-first-ssh'),
     `#!/bin/sh\necho "ghostwatch-probe 1 ps now=$(date +%s)"\ni=0\nwhile [ $i -lt 5000 ]; do echo "+L 1 no"; i=$((i+1)); done\nread l\necho "H $(hostname)"\nexec sleep 60\n`,
   );
+  // A remote that answers every pid as alive, started at tick 999999999999999999 (some 300 million years after boot).
+  writeFileSync(
+    join(dir, 'far-start-ssh'),
+    `#!/bin/sh\nnow=$(date +%s)\necho "ghostwatch-probe 1 proc btime=$((now - 1000)) clk=100 now=$now"\nwhile read v a; do case $v in\nH) echo "H $(hostname)";;\nP) for p in $a; do echo "P $p ok S 999999999999999999"; done;;\nW) echo "W ok";;\nV) echo "V ok";;\n*) echo "! refused";;\nesac; done\n`,
+  );
   writeFileSync(join(dir, 'auth-ssh'), `#!/bin/sh\necho call >> "${dir}/auth-calls"\necho 'me@build-42.internal: Permission denied (publickey,password).' >&2\nexit 255\n`);
-  for (const f of ['ok-ssh', 'gated-ssh', 'auth-ssh', 'bad-push-ssh', 'flood-first-ssh']) chmodSync(join(dir, f), 0o755);
+  for (const f of ['ok-ssh', 'gated-ssh', 'auth-ssh', 'bad-push-ssh', 'flood-first-ssh', 'far-start-ssh']) chmodSync(join(dir, f), 0o755);
   return () => rmSync(dir, { recursive: true, force: true });
 });
 
@@ -119,6 +124,15 @@ describe('SshHost over a fake ssh running the real loop', () => {
     expect(await until(() => pids.get(dies.pid)?.kill === 'ESRCH' || undefined, 10_000)).toBe(true);
     // Pushed, not asked: nothing more was sent.
     expect(h.bytesSent - sent).toBe(`W\nW ${live.pid} ${dies.pid}\nV 1\n`.length);
+    expect(h.state.state).toBe('up');
+  });
+
+  it('a start time 999999999999999999 ticks after boot is an invalid time: alive, its start unknown, and said', async () => {
+    const h = start(new SshHost({ machine: hostname(), dest: 'me@here' }, { sshCommand: join(dir, 'far-start-ssh') }));
+    await waitState(h, 'up');
+    const facts = (await h.probePids([4242], { full: true })).get(4242);
+    expect(facts).toMatchObject({ kill: 'ok', state: 'S', invalidStart: `tick 999999999999999999 on ${hostname()}` });
+    expect(facts?.startedAt).toBeUndefined();
     expect(h.state.state).toBe('up');
   });
 

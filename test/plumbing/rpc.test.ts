@@ -32,6 +32,22 @@ describe('requests and the answers that match them', () => {
     await expect(a).resolves.toBe('first');
   });
 
+  it('read takes the answer as it is matched, before the caller\'s continuation; its result (or its throw) settles the request', async () => {
+    const rpc = table();
+    const order: string[] = [];
+    const a = rpc.call('list_nodes', () => undefined, (answer) => (order.push(`read ${answer}`), answer.length));
+    const b = rpc.call('list_claims', () => undefined, () => {
+      throw new Error('not a list');
+    });
+    const done = a.then((n) => order.push(`then ${n}`));
+    rpc.answer('gw-1', { answer: 'nodes' });
+    order.push('after answer');
+    rpc.answer('gw-2', { answer: 'claims' });
+    await done;
+    expect(order).toEqual(['read nodes', 'after answer', 'then 5']);
+    await expect(b).rejects.toThrow('not a list');
+  });
+
   it('an error answer rejects its request with that error', async () => {
     const rpc = table();
     const a = rpc.call('deregister', () => undefined);

@@ -51,6 +51,20 @@ describeOn(['linux'], 'serve and this test read start times from /proc')('pid_st
     expect(node.pid_started_at).toBe(1_234);
   });
 
+  it('does not keep a pid_started_at that is no time (1e300): stamps the real start instead, and says so', async () => {
+    const lines: string[] = [];
+    const { url } = await serve({ hostName: 'thishost', log: (l) => lines.push(l), quiet: false });
+    const a = await connectPastInit(url);
+    const node = await registered(a, { id: 'n1', machine: 'thishost', port: 1, pid: process.pid, pid_started_at: 1e300 });
+    expect(node.pid_started_at).toBe(startedAtMs(process.pid));
+    const far = await registered(a, { id: 'n2', machine: 'elsewhere', port: 2, pid: process.pid, pid_started_at: -8.64e15 });
+    expect(far).not.toHaveProperty('pid_started_at');
+    expect(lines.filter((l) => l.includes('not kept'))).toEqual([
+      'serve: n1: not kept, no time within 100 years of now: pid_started_at 1e+300',
+      'serve: n2: not kept, no time within 100 years of now: pid_started_at -8640000000000000',
+    ]);
+  });
+
   it('leaves it unset for another machine, no pid, or a pid that is gone', async () => {
     const { url } = await serve({ hostName: 'thishost' });
     const a = await connectPastInit(url);

@@ -235,6 +235,26 @@ describe('reloading', () => {
     expect(lines).toEqual([`serve: state file ${path}: not used (it is not a regular file), starting empty`]);
   });
 
+  it('keeps no time that is none (1e300, 100 years and a day away) from the file, one line each', async () => {
+    const path = join(dir, 'registry.json');
+    const century = 100 * 365.25 * 86_400 + 86_400;
+    const far = { id: 'far', machine: 'elsewhere.invalid', cwd: '/', port: 1, status: 'active', last_seen: T0 - century, registered_at: T0, pid_started_at: 1e300 };
+    const claims = [
+      { resource: 'ok', holder: 'far', acquired_at: T0 },
+      { resource: 'later', holder: 'far', acquired_at: T0 + century },
+    ];
+    writeFileSync(path, JSON.stringify({ version: 1, nodes: [far], claims }));
+    const lines: string[] = [];
+    const clock = new FakeClock();
+    const server = await serve({ now: clock.now, stateFile: path, log: (l) => lines.push(l), quiet: false });
+    expect(server.registry.listNodes()).toEqual([{ id: 'far', machine: 'elsewhere.invalid', cwd: '/', port: 1, status: 'offline', offline_since: T0, registered_at: T0 }]);
+    expect(server.registry.listClaims()).toEqual([claims[0]]);
+    expect(lines.filter((l) => !l.includes('restored'))).toEqual([
+      expect.stringContaining(`far: not kept, no time within 100 years of now: last_seen ${T0 - century}, pid_started_at 1e+300`),
+      expect.stringContaining(`skipped a claim whose time is none within 100 years of now: acquired_at ${T0 + century}`),
+    ]);
+  });
+
   it('skips entries that are not NodeInfo, one line each, and keeps the rest', async () => {
     const path = join(dir, 'registry.json');
     const ok = { id: 'ok', machine: 'elsewhere.invalid', cwd: '/', port: 1, status: 'active' };

@@ -1,7 +1,8 @@
 // agentctl as the real v1.9.1 daemon does it (protocols.md §3), against the stand-in that follows
 // it, with real processes: every prune's side effects audited and named whatever became of its
 // target; several locks on one directory, each its own claim; manual locks judged by the session
-// that set them even once agentctl stops listing it; files-only mode agreeing with the daemon.
+// that set them even once agentctl stops listing it; files-only mode agreeing with the daemon; two
+// reaps at once (two real processes), each telling what its own request did.
 // "Dead" pids are above this machine's pid_max (they can never be recycled into a live process).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { summaryText } from '../../src/ui/components/status-line.js';
 import type { TestAgentctlDaemon } from '../support/agentctl-daemon.js';
 import { agentctlDaemon, agentctlSource } from './agentctl-support.js';
 import { engineFor, sleeper, tempDir, until } from '../engine/helpers.js';
+import { runCli, reapReport } from '../support/cli.js';
 import { zombie } from '../support/processes.js';
 
 const PID_MAX = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
@@ -192,4 +194,45 @@ describe('agentctl: manual locks keep their holder', () => {
     expect(d.calls).toContain('lock.release');
     expect(d.locks.map((l) => l.directory)).not.toContain('/work/gone');
   });
+});
+
+describe('agentctl: two reaps at once', () => {
+  it('each ghost and stale lock is evicted by one reap, which says so; the other says already gone, claims nothing in the audit log, and neither fails', async () => {
+    const d = await agentctlDaemon();
+    const ghosts = Array.from({ length: 60 }, (_, i) => `ghost-${i}`);
+    for (const id of ghosts) d.addSession({ id, pid: neverPid(), cwd: `/work/${id}` });
+    // Manual locks of sessions agentctl stopped (no longer listed): stale, released one by one.
+    const locks = ['/work/lock-0', '/work/lock-1', '/work/lock-2'];
+    locks.forEach((directory, i) => {
+      d.addSession({ id: `setter-${i}`, pid: neverPid(), status: 'stopped', stoppedAt: new Date().toISOString() });
+      d.addLock({ directory, type: 'manual', lockedBy: `setter-${i}` });
+    });
+    // Requests answered (and done) only after a while: the two reaps' requests are under way together.
+    d.slow.set('session.prune', 1_000).set('lock.release', 500);
+    const state = tempDir();
+    const env = { ...process.env, HOME: tempDir(), XDG_STATE_HOME: state, XDG_CONFIG_HOME: tempDir() };
+    const reap = () => runCli(['reap', '--yes', '--source', 'agentctl', '--agentctl-socket', d.socketPath], env);
+    const runs = await Promise.all([reap(), reap()]);
+
+    for (const run of runs) {
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.stdout).not.toMatch(/^(refused|failed|skipped) /m);
+    }
+    const [a, b] = runs.map((r) => reapReport(r.stdout));
+    // Each evicted by exactly one of them; the other, when it had it in its plan, found it already gone.
+    for (const id of [...ghosts, ...locks]) {
+      const said = [a!.outcomes.get(id), b!.outcomes.get(id)].filter((o) => o !== undefined).sort();
+      expect(['evicted', 'already-gone,evicted'], `${id}: ${said.join(',')}`).toContain(said.join(','));
+    }
+    expect(a!.counts!.evicted + b!.counts!.evicted).toBe(63);
+    expect(d.locks).toEqual([]);
+    expect(ghosts.every((id) => d.sessions.get(id)?.status === 'stopped')).toBe(true);
+    // The audit log (one for both) names each ghost once as removed: by its own prune, or as another's side effect.
+    const audit = auditLines(join(state, 'ghostwatch', 'evictions.jsonl'));
+    const intents = new Map(audit.filter((l) => l.kind === 'intent').map((l) => [l.id, l]));
+    const evictedIds = audit.filter((l) => l.kind === 'outcome' && l.outcome === 'evicted').map((l) => (intents.get(l.id)?.action as { id?: string; resource?: string }));
+    const removed = audit.filter((l) => l.kind === 'also-removed').map((l) => l.removedId);
+    const named = [...evictedIds.map((x) => x.id ?? x.resource), ...removed].sort();
+    expect(named).toEqual([...ghosts, ...locks].sort());
+  }, 60_000);
 });

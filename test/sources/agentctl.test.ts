@@ -46,6 +46,27 @@ describe('agentctl source', () => {
     expect(state.eviction?.note).toMatch(/prunes every dead record at once/);
   });
 
+  it('reads a startedAt or lockedAt that is no time as an invalid time: in the evidence, never the reference', async () => {
+    const d = await agentctlDaemon();
+    const live = sleeper();
+    // The last moment a Date can hold: 273,790 years from now.
+    d.addSession({ id: 'far-1', pid: live.pid, cwd: '/work/far', startedAt: '+275760-09-13T00:00:00.000Z' });
+    d.addLock({ directory: '/work/far', type: 'auto', pid: live.pid, sessionId: 'far-1', lockedAt: 'not a date' });
+    const engine = engineFor([source(d.socketPath)]);
+    const snap = await until(() => {
+      const s = engine.getSnapshot();
+      return s.settled && s.findings.length === 2 ? s : undefined;
+    }, 5000, 'two findings');
+    const session = find(snap.findings, 'far-1')!;
+    expect(session.verdict).toBe('live');
+    expect(session.evidence.invalidTimes).toEqual([{ field: 'startedAt', value: '+275760-09-13T00:00:00.000Z' }]);
+    expect(session.evidence.start).toMatchObject({ reference: 'first_observed' });
+    const lock = find(snap.findings, '/work/far')!;
+    expect(lock.verdict).toBe('held');
+    expect(lock.evidence.invalidTimes).toEqual([{ field: 'lockedAt', value: 'not a date' }]);
+    expect(lock.evidence.start).toBeUndefined();
+  });
+
   it('also reads session.list as {sessions, warnings} (v1.9.1 answers the bare array)', async () => {
     const d = await agentctlDaemon({ wrappedList: true });
     d.addSession({ id: 'old-1', pid: await deadPid() });

@@ -1,10 +1,11 @@
 // Whole evictions of Claude Code records, with real files, real sockets and real processes: the
 // record written as 2.1.332 writes it (protocols.md §4) moves with its `<pid>.<sha256>.key` into
 // one trash entry, its messaging socket is removed only when it is a socket, its pid is dead in
-// our own pid namespace and a connect is refused; `ghostwatch restore` puts the whole entry back.
+// our own pid namespace and a connect is refused; `ghostwatch restore` puts the whole entry back;
+// two reaps at once (two real processes) trash each record once and each tells what it did.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +15,7 @@ import { CLAUDE_LIVE_EVICT_NOTE, CLAUDE_SESSION_EVICTION, keyFilesOf, removeDead
 import { listTrash, type TrashMeta } from '../../src/sources/trash.js';
 import type { RegistryAnswer } from '../../src/sources/types.js';
 import { deadPid, HOST, killAndReap, onCleanup, sleeper, tempDir, until } from '../engine/helpers.js';
-import { runCli } from '../support/cli.js';
+import { runCli, reapReport } from '../support/cli.js';
 import { claudeRecord } from '../support/claude-records.js';
 
 const OWN_DOMAIN = `linux:${readFileSync('/etc/machine-id', 'utf8').trim()}:${readlinkSync('/proc/self/ns/pid')}`;
@@ -178,6 +179,78 @@ describe('reap, as a real process', () => {
     expect(audit).toMatch(/"outcome":"evicted","detail":"moved [^"]*with its file \d+\.[0-9a-f]{64}\.key/);
     expect(audit).not.toContain('secret-token');
   });
+});
+
+describe('two reaps at once, as two real processes (two panes, a cron job)', () => {
+  it('a record taken by another process after it was read is already gone, and says so, whether or not the folder was read again; nothing of it goes to the trash', async () => {
+    const h = home();
+    const r = record(h, await deadPid());
+    const source = await claudeSource(h);
+    await source.resync();
+    renameSync(r.json, join(h.root, 'taken.json')); // another ghostwatch moved it a moment ago
+    const answer = await source.evict({ type: 'deregister', source: 'claude', id: r.id });
+    expect(answer).toEqual({ outcome: 'already-gone', detail: `${r.json} was gone when it was to be moved (another process moved or removed it)` });
+    expect(existsSync(r.key)).toBe(true);
+    // Taken, and the folder read again before the move: gone from the source's view, said the same way.
+    const q = record(h, await deadPid());
+    await source.resync();
+    renameSync(q.json, join(h.root, 'taken-too.json'));
+    await source.resync();
+    expect(await source.evict({ type: 'deregister', source: 'claude', id: q.id })).toEqual({
+      outcome: 'already-gone',
+      detail: `no longer in ${h.sessions} when it was to be moved (another process moved or removed its file)`,
+    });
+    expect(existsSync(h.trash) ? readdirSync(h.trash) : []).toEqual([]);
+  });
+
+
+  it('60 dead sessions make 60 trash entries, each record in one, whole; each reap evicted what it moved and says already gone for the rest; neither refuses or fails', async () => {
+    const h = home();
+    const records: { json: string; id: string; key?: string; bytes: string }[] = [];
+    for (let i = 0; i < 60; i++) {
+      const pid = await deadPid();
+      if (i % 2 === 0) {
+        const r = record(h, pid); // 2.1.332: a key file beside it
+        records.push({ ...r, bytes: readFileSync(r.json, 'utf8') });
+      } else {
+        const id = `${randomBytes(4).toString('hex')}-2b3c-4d5e-8f90-0a1b2c3d4e5f`;
+        const json = join(h.sessions, `${pid}.json`);
+        writeFileSync(json, JSON.stringify(claudeRecord(pid, id))); // 2.1.197
+        records.push({ json, id, bytes: readFileSync(json, 'utf8') });
+      }
+    }
+    const env = { ...process.env, HOME: h.root, CLAUDE_CONFIG_DIR: join(h.root, '.claude'), XDG_STATE_HOME: join(h.root, 'state'), XDG_CONFIG_HOME: tempDir() };
+    const reap = () => runCli(['reap', '--yes', '--source', 'claude'], env);
+    const runs = await Promise.all([reap(), reap()]);
+
+    for (const run of runs) {
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.stdout).not.toMatch(/^(refused|failed|skipped) /m);
+    }
+    const [a, b] = runs.map((r) => reapReport(r.stdout, 'claude'));
+    for (const r of records) {
+      const said = [a!.outcomes.get(r.id), b!.outcomes.get(r.id)].filter((o) => o !== undefined).sort();
+      expect(['evicted', 'already-gone,evicted'], `${r.id}: ${said.join(',')}`).toContain(said.join(','));
+    }
+    expect(a!.counts!.evicted + b!.counts!.evicted).toBe(60);
+    // Already gone, in so many words: found gone at the re-check, by a rescan just after it, or when its file was to be moved.
+    for (const gone of runs.flatMap((r) => r.stdout.split('\n').filter((l) => l.startsWith('already-gone ')))) {
+      expect(gone).toMatch(/: (no longer in the registry|no longer in \/\S+ when it was to be moved \(another process moved or removed its file\)|\/\S+\.json was gone when it was to be moved \(another process moved or removed it\))$/);
+    }
+
+    // One entry per record: its note, its record whole, its key file with it; nothing else in the trash.
+    expect(readdirSync(h.sessions)).toEqual([]);
+    const items = await listTrash(h.trash);
+    expect(readdirSync(h.trash).length).toBe(120); // 60 entry folders, 60 notes
+    expect(items.map((i) => i.originalPath).sort()).toEqual(records.map((r) => r.json).sort());
+    for (const r of records) {
+      const item = items.find((i) => i.originalPath === r.json)!;
+      expect(readFileSync(item.trashPath, 'utf8')).toBe(r.bytes);
+      expect(item.entryFiles.map((f) => [f.originalPath, f.present])).toEqual([[r.json, true], ...(r.key ? [[r.key, true]] : [])]);
+    }
+    const audit = readFileSync(join(h.root, 'state', 'ghostwatch', 'evictions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; outcome?: string });
+    expect(audit.filter((l) => l.kind === 'outcome' && l.outcome === 'evicted').length).toBe(60);
+  }, 60_000);
 });
 
 describe('the messaging socket is removed only when it is certainly dead', () => {

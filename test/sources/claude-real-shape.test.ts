@@ -129,6 +129,19 @@ describeRoot('Claude Code records as 2.1.332 writes them', () => {
     expect(text.stdout).toMatch(/also open in pid/);
   });
 
+  it('reads a startedAt of 1e300 as an invalid time: said in the JSON, never the reference of the start check', async () => {
+    const h = claudeHome();
+    const s = sleeper(60);
+    // No procStart: the start check falls to the record's times, where startedAt would be the reference.
+    const body = { ...JSON.parse(record({ pid: s.pid, sessionId: 'far-future', status: 'idle' })), startedAt: 1e300, procStart: undefined };
+    writeFileSync(join(h.sessions, `${s.pid}.json`), JSON.stringify(body));
+    const f = byId(await check(h), 'far-future')!;
+    expect(f.verdict).toBe('live');
+    expect(f.evidence.invalidTimes).toEqual([{ field: 'startedAt', value: '1e+300' }]);
+    // Checked against when ghostwatch first saw it instead, a time that is one.
+    expect(f.evidence.start).toMatchObject({ reference: 'first_observed' });
+  });
+
   it("shows what the session is doing: its status, and `print` for a -p run", async () => {
     const h = claudeHome();
     const [a, b] = [sleeper(60), sleeper(60)];

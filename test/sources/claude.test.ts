@@ -65,8 +65,22 @@ async function settledEngine(h: ReturnType<typeof home>) {
 }
 
 describe('claude file formats (pure)', () => {
-  const ctx: ParseContext = { source: 'x', host: 'devbox', firstSeen: () => 1 };
+  const ctx: ParseContext = { source: 'x', host: 'devbox', firstSeen: () => 1, now: () => Date.now() };
   const fill = { live: 1111, dead: 2222 };
+
+  it('reads a time that is no time (1e300, Infinity as text, not a date) as unknown and notes it, in every format', () => {
+    const [s] = parseClaudeSession(JSON.stringify({ pid: 1111, sessionId: 'a', startedAt: 1e300, updatedAt: 'Infinity', statusUpdatedAt: Date.now() - 1000, nameSince: 1e300 }), '1111.json', ctx).sessions;
+    expect(s).toMatchObject({ registeredAt: undefined, lastSeen: expect.any(Number) });
+    expect(s!.invalidTimes).toEqual([
+      { field: 'updatedAt', value: 'Infinity' },
+      { field: 'startedAt', value: '1e+300' },
+    ]);
+    const [m] = parseLiveMonitor(JSON.stringify({ version: 2, sessions: { b: { pid: 2222, lastActivityAt: -5 } } }), 'x.json', ctx).sessions;
+    expect(m).toMatchObject({ lastSeen: undefined, invalidTimes: [{ field: 'lastActivityAt', value: '-5' }] });
+    const c = parseClaimSession(JSON.stringify({ session_id: 'c', pid: 1111, sd_id: 'SD-1', claimed_at: '9999-01-01T00:00:00Z', heartbeat_at: new Date().toISOString() }), 'c.json', ctx);
+    expect(c.sessions[0]).toMatchObject({ registeredAt: undefined, invalidTimes: [{ field: 'claimed_at', value: '9999-01-01T00:00:00Z' }] });
+    expect(c.claims[0]).toMatchObject({ acquiredAt: undefined, heartbeatAt: expect.any(Number), invalidTimes: [{ field: 'claimed_at', value: '9999-01-01T00:00:00Z' }] });
+  });
 
   it.each([
     ['sessions/live.json', parseClaudeSession, { sessions: 1, claims: 0, id: LIVE_ID, pid: 1111 }],

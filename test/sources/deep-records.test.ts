@@ -10,14 +10,14 @@ const deep = (levels: number): unknown => {
   return v;
 };
 const depthOf = (v: unknown): number => (Array.isArray(v) ? 1 + Math.max(0, ...v.map(depthOf)) : v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0);
-const ctx = { source: 'claude', host: 'devbox', firstSeen: () => 1 };
+const ctx = { source: 'claude', host: 'devbox', firstSeen: () => 1, now: () => Date.now() };
 
 describe('deeply nested records from files and daemons', () => {
   it('agentctl: a session record and a lock keep at most 33 levels, pid included', () => {
-    const s = toSessionEntry({ id: 'a', pid: deep(100_000), meta: deep(100_000), status: 'running' }, 'agentctl', 'devbox', () => 1)!;
+    const s = toSessionEntry({ id: 'a', pid: deep(100_000), meta: deep(100_000), status: 'running' }, 'agentctl', 'devbox', () => 1, Date.now())!;
     expect(() => JSON.stringify(s)).not.toThrow();
     expect(depthOf(s.raw)).toBeLessThanOrEqual(33);
-    const c = toClaimEntry({ directory: '/w', type: 'auto', pid: deep(100_000), lockedAt: '2026-01-01T00:00:00Z' }, 'agentctl', 'devbox', new Set())!;
+    const c = toClaimEntry({ directory: '/w', type: 'auto', pid: deep(100_000), lockedAt: '2026-01-01T00:00:00Z' }, 'agentctl', 'devbox', new Set(), Date.now())!;
     expect(() => JSON.stringify(c)).not.toThrow();
   });
 

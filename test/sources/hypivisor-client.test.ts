@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Socket } from 'node:net';
 import { HypivisorSource, type HypivisorOptions } from '../../src/sources/hypivisor/index.js';
 import { node, startScriptedRegistry, type Script, type ScriptedRegistry } from '../support/scripted-registry.js';
 import { until } from '../support/wait.js';
@@ -123,6 +124,30 @@ describe('HypivisorSource against a scripted registry', () => {
     listing = [node('a', { last_seen: 1_800_000_099 }), node('b')];
     await c.resync();
     expect(c.snapshot().state.repaired).toBe(2); // a heartbeat moving last_seen is not drift
+  });
+
+  it('applies a re-sync answer before the events read after it: an event in the same read is not rolled back', async () => {
+    // The list_nodes answer and a node_joined right behind it, in one TCP write: the client reads
+    // both in one chunk. The list is older than the event; the event must stand.
+    const r = await registry({
+      init: () => ({ event: 'init', nodes: [node('a')], protocol_version: '1', claims: [] }),
+      answer: (q, ws) => {
+        if (q.method === 'list_claims') return { id: q.id, result: [] };
+        if (q.method !== 'list_nodes') return undefined;
+        const socket = (ws as unknown as { _socket: Socket })._socket;
+        socket.cork();
+        ws.send(JSON.stringify({ id: q.id, result: [node('a')] }));
+        ws.send(JSON.stringify({ event: 'node_joined', node: node('b') }));
+        process.nextTick(() => socket.uncork());
+        return undefined;
+      },
+    });
+    const c = client(r.url);
+    await connected(c);
+    await c.resync();
+    await until(() => c.snapshot().state.counters.frames >= 3, 3000, 'the answer and the event read');
+    expect(c.snapshot().sessions.map((s) => s.id)).toEqual(['a', 'b']);
+    expect(c.snapshot().state.repaired).toBe(0);
   });
 
   it('times out a request the registry drops silently, and says so', async () => {

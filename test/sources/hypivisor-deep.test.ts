@@ -49,18 +49,18 @@ describe('deep values in the wire format', () => {
     const frame = parseFrame(initText());
     expect(frame.kind).toBe('init');
     if (frame.kind !== 'init') return;
-    const entry = toSessionEntry(frame.nodes[0], 'hypivisor', { firstObservedAt: 0, joinSeq: 0 })!;
+    const entry = toSessionEntry(frame.nodes[0], 'hypivisor', { firstObservedAt: 0, joinSeq: 0 }, Date.now())!;
     expect(entry.id).toBe('deep-1');
     for (const v of [entry.pid, entry.port, entry.raw, (entry.raw as Record<string, unknown>).meta]) expect(depthOf(v)).toBeLessThanOrEqual(MAX_DEPTH);
     expect(JSON.stringify(entry)).toContain(DEEPER_MARK);
-    const claim = toClaimEntry(frame.claims![0], 'hypivisor')!;
+    const claim = toClaimEntry(frame.claims![0], 'hypivisor', Date.now())!;
     expect(() => JSON.stringify(claim)).not.toThrow();
     expect(JSON.stringify(claim.raw)).toContain(DEEPER_MARK);
   });
 
   it('keeps a shallow entry as it came (no copy)', () => {
     const n = { id: 'a', pid: 1, meta: { tags: [['x']] } };
-    expect(toSessionEntry(n, 'hypivisor', { firstObservedAt: 0, joinSeq: 0 })!.raw).toBe(n);
+    expect(toSessionEntry(n, 'hypivisor', { firstObservedAt: 0, joinSeq: 0 }, Date.now())!.raw).toBe(n);
   });
 
   it('words an error object nested 100,000 levels as text, without overflowing', () => {
@@ -96,7 +96,7 @@ describe('the client against a registry that nests 100,000 levels', () => {
   it('status reads a deep init (the one-read client)', async () => {
     const r = await registry();
     const init = await readInitSnapshot({ url: r.url, timeoutMs: 5_000 });
-    const entry = toSessionEntry(init.nodes[0], 'hypivisor', { firstObservedAt: 0, joinSeq: 0 })!;
+    const entry = toSessionEntry(init.nodes[0], 'hypivisor', { firstObservedAt: 0, joinSeq: 0 }, Date.now())!;
     expect(() => JSON.stringify(entry)).not.toThrow();
   });
 });

@@ -1,17 +1,22 @@
 // The trash folder with real files: never written through a symlink, tightened when loose, its
 // notes created exclusively and validated when read back, only regular files moved or restored;
 // what a move leaves behind (the note first, then the file, nothing at the source), a file that
-// changes in the middle of its move, a move and a restore across filesystems (copied, since a hard
-// link cannot cross), and restore never over a file.
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, watch, writeFileSync } from 'node:fs';
+// changes in the middle of its move (and a real process that keeps replacing it, trial after trial),
+// a move and a restore across filesystems (copied, since a hard link cannot cross), and restore
+// never over a file.
+import { spawn } from 'node:child_process';
+import { appendFileSync, chmodSync, chownSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UnsafePath } from '../../src/os/safe-file.js';
 import { moveToTrash } from '../../src/sources/trash-move.js';
 import { ghostwatchStateDir } from '../../src/os/state-dir.js';
 import { checkTrashDir, defaultTrashDir, FileChanged, fileStamp, listTrash, restoreFromTrash, type TrashMeta } from '../../src/sources/trash.js';
 import { OTHER_UID, PLANTINGS, plantingRequirement } from '../support/planted-files.js';
+import { claudeRecord } from '../support/claude-records.js';
+import { killAndReap } from '../support/processes.js';
 import { until } from '../support/wait.js';
 
 const dirs: string[] = [];
@@ -263,6 +268,59 @@ describe('moveToTrash', () => {
       { name: '77.abc.key', originalPath: key },
     ]);
   });
+  it('across filesystems, a record replaced before the move and again once it was taken is kept in the entry its note names, never left under the hidden name beside the sessions', async (ctx) => {
+    const other = otherFilesystem();
+    if (typeof other !== 'string') return ctx.skip(other.reason);
+    const trash = join(temp(), 'trash');
+    mkdirSync(trash, { mode: 0o700 });
+    const sessions = join(other, 'sessions');
+    mkdirSync(sessions);
+    const { path, stamp } = sessionFile(sessions, '42.json', '{"pid": 42, "old": true}');
+    const replace = (text: string): void => {
+      writeFileSync(join(other, 'new.tmp'), text);
+      renameSync(join(other, 'new.tmp'), path);
+    };
+    // Pid reuse: a new process writes its record as the note is written, and again once the move took that one away.
+    let step = 0;
+    const noted = watch(trash, (_event, name) => {
+      if (step === 0 && name?.endsWith('.meta.json')) {
+        step = 1;
+        replace('{"pid": 42, "new": 1}');
+      }
+    });
+    const taken = watch(sessions, (_event, name) => {
+      if (step === 1 && name?.startsWith('.42.json.ghostwatch-')) {
+        step = 2;
+        replace('{"pid": 42, "new": 2}');
+      }
+    });
+    let error: unknown;
+    try {
+      error = await moveToTrash(path, stamp, meta, trash).catch((e: unknown) => e);
+    } finally {
+      noted.close();
+      taken.close();
+    }
+    expect(step).toBe(2);
+    expect(error).toBeInstanceOf(FileChanged);
+    const keptAt = (error as FileChanged).keptAt!;
+    expect(readFileSync(keptAt, 'utf8')).toBe('{"pid": 42, "new": 1}');
+    expect(readFileSync(path, 'utf8')).toBe('{"pid": 42, "new": 2}');
+    expect(readdirSync(sessions)).toEqual(['42.json']);
+    expect((await listTrash(trash)).map((i) => [i.trashPath, i.present])).toEqual([[keptAt, true]]);
+  });
+});
+
+describe('moveToTrash racing a process that keeps replacing the record (pid reuse)', () => {
+  it('45 trials: every version ever placed at the name is still there, in the trash or where the writer put it; only the record judged is ever moved as evicted', async () => {
+    await raceTrials(temp, 45);
+  }, 120_000);
+
+  it('60 trials across filesystems (the trash on another one: renamed beside itself, checked, copied): the same', async (ctx) => {
+    const other = otherFilesystem();
+    if (typeof other !== 'string') return ctx.skip(other.reason);
+    await raceTrials(temp, 60, () => temp(other));
+  }, 120_000);
 });
 
 describe('moveToTrash with companions', () => {
@@ -476,3 +534,80 @@ withOtherUser('a trash another user could have written to', () => {
     expect(await listTrash(trash)).toEqual([]);
   });
 });
+
+/**
+ * `trials` moves of a ghost's record `4242.json` while a real process (test/support/record-writer.mjs)
+ * keeps replacing it with new versions, each a new inode, as a new process that got the pid would.
+ * After each trial every version that was on disk at the name, the judged one included, is found by
+ * its bytes at the name, in the trash or among what the writer displaced; nothing is left under
+ * another name beside it; the trash holds only what a note names; a move that resolved moved the
+ * judged record, nothing else; and a move that was refused left nothing in the trash, unless it
+ * says where it kept what it could not put back (FileChanged.keptAt, not the judged record).
+ */
+async function raceTrials(temp: () => string, trials: number, trashBase: () => string = temp): Promise<void> {
+  const writer = spawn(process.execPath, [join(import.meta.dirname, '../support/record-writer.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines: string[] = [];
+  createInterface({ input: writer.stdout! }).on('line', (l) => lines.push(l));
+  try {
+    await until(() => lines.includes('ready'), 10_000, 'the writer to start');
+    for (let trial = 0; trial < trials; trial++) {
+      const folder = temp();
+      for (const d of ['records', 'witness', 'graveyard']) mkdirSync(join(folder, d));
+      const record = join(folder, 'records', '4242.json');
+      const ghost = JSON.stringify(claudeRecord(4242, 'the-ghost-session'));
+      writeFileSync(record, ghost);
+      linkSync(record, join(folder, 'witness', 'v0'));
+      const judged = lstatSync(record);
+      const trash = join(trashBase(), 'trash');
+
+      lines.length = 0;
+      // A third of the trials the writer is at work through the whole move, a third it starts
+      // anywhere in it or after, a third the moment the move touches the record.
+      writer.stdin!.write(`go ${folder} ${['2', '40', 'pounce'][trial % 3]}\n`);
+      const result = await moveToTrash(record, fileStamp(judged), meta, trash).then(
+        (moved) => ({ moved }),
+        (error: unknown) => ({ error }),
+      );
+      writer.stdin!.write('stop\n');
+      const stopped = await until(() => lines.find((l) => l.startsWith('stopped ')), 10_000, 'the writer to stop');
+      const placed = Number(stopped.slice('stopped '.length));
+
+      // Every version ever at the name, the ghost's and each one the writer placed, by its bytes
+      // (each is unique; across filesystems the trash holds a copy, a new inode).
+      const versions = readdirSync(join(folder, 'witness')).map((v) => ({ v, bytes: readFileSync(join(folder, 'witness', v), 'utf8') }));
+      expect(versions.length).toBe(placed + 1);
+      const found = new Set<string>();
+      const look = (path: string): void => void found.add(readFileSync(path, 'utf8'));
+      if (existsSync(record)) look(record);
+      for (const g of readdirSync(join(folder, 'graveyard'))) look(join(folder, 'graveyard', g));
+      const items = await listTrash(trash);
+      const trashFiles = existsSync(trash) ? readdirSync(trash, { recursive: true, encoding: 'utf8' }).map((n) => join(trash, n)).filter((p) => lstatSync(p).isFile() && !p.endsWith('.meta.json')) : [];
+      for (const p of trashFiles) look(p);
+      const lost = versions.filter((x) => !found.has(x.bytes)).map((x) => x.v);
+      expect(lost, `trial ${trial}: versions on disk that are nowhere now`).toEqual([]);
+      // Nor under another name in the record's folder (a staging name left behind hides a file).
+      expect(readdirSync(join(folder, 'records')).filter((n) => n !== '4242.json')).toEqual([]);
+      // Nothing in the trash that no note names.
+      expect(trashFiles.sort()).toEqual(items.filter((i) => i.present).map((i) => i.trashPath).sort());
+
+      if ('moved' in result) {
+        // Reported moved (evicted): it is the record judged, whole, and the trash's only entry.
+        expect(readFileSync(result.moved.trashPath, 'utf8')).toBe(ghost);
+        expect(items.map((i) => i.trashPath)).toEqual([result.moved.trashPath]);
+        continue;
+      }
+      const error = result.error as FileChanged & NodeJS.ErrnoException;
+      // Refused (FileChanged) or gone (the writer between taking one version away and placing the next).
+      if (error.code !== 'ENOENT') expect(error).toBeInstanceOf(FileChanged);
+      if (error.keptAt === undefined) {
+        expect(items).toEqual([]);
+      } else {
+        // Another version, moved and unable to go back (its name taken again): kept, named by its note.
+        expect(readFileSync(error.keptAt, 'utf8')).not.toBe(ghost);
+        expect(items.map((i) => i.trashPath)).toEqual([error.keptAt]);
+      }
+    }
+  } finally {
+    await killAndReap(writer);
+  }
+}

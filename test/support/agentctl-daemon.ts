@@ -73,6 +73,8 @@ export class TestAgentctlDaemon {
   readonly unanswered = new Set<string>();
   /** Milliseconds before each reply (a daemon whose adapters are slow). */
   delayMs = 0;
+  /** Milliseconds before the reply to these methods only; the request is handled when its reply goes. */
+  readonly slow = new Map<string, number>();
   /** A line written before each reply. */
   garbage: string | undefined;
   private server: Server | undefined;
@@ -150,7 +152,8 @@ export class TestAgentctlDaemon {
             conn.write(`${JSON.stringify({ id: req.id, error: { code: 'ERR', message: (error as Error).message } })}\n`);
           }
         };
-        if (this.delayMs > 0) setTimeout(reply, this.delayMs);
+        const delay = this.slow.get(req.method) ?? this.delayMs;
+        if (delay > 0) setTimeout(reply, delay);
         else reply();
       }
     });

@@ -50,3 +50,25 @@ export function cliCopyForAnyUser(prefix: string): string {
   cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
   return dir;
 }
+
+/** What `ghostwatch reap` printed as it ended: each entry's outcome by id, and its summary line's counts. */
+export interface ReapReport {
+  readonly outcomes: ReadonlyMap<string, string>;
+  readonly counts: Readonly<Record<'evicted' | 'already gone' | 'skipped' | 'refused' | 'failed', number>> | undefined;
+}
+
+/**
+ * Reads reap's result lines (`<outcome> <kind> [<source>] <id> ...`: the source column is there
+ * when reap read several registries; pass its name then) and its summary line.
+ */
+export function reapReport(stdout: string, source?: string): ReapReport {
+  const outcomes = new Map<string, string>();
+  const column = source === undefined ? '' : `${source.replace(/[^\w-]/g, '\\$&')} +`;
+  // The id ends at a space or at the colon before the detail.
+  const line = new RegExp(`^(evicted|already-gone|skipped|refused|failed) +(?:session|claim) +${column}(\\S+?):?(?: |$)`, 'gm');
+  for (const m of stdout.matchAll(line)) outcomes.set(m[2]!, m[1]!);
+  const summary = /^evicted (\d+), already gone (\d+), skipped (\d+), refused (\d+), failed (\d+)/m.exec(stdout);
+  const n = (i: number): number => Number(summary![i]);
+  const counts = summary ? { evicted: n(1), 'already gone': n(2), skipped: n(3), refused: n(4), failed: n(5) } : undefined;
+  return { outcomes, counts };
+}

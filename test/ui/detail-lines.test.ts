@@ -3,7 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { defaultPolicy, reconcile, type ClaimEntry, type Finding, type PidFacts, type PortFacts, type SessionEntry } from '../../src/core/index.js';
 import { withMarks } from '../../src/engine/snapshot.js';
+import fc from 'fast-check';
+import { formatDuration } from '../../src/core/duration.js';
+import { localClockText } from '../../src/engine/registry-view.js';
 import { detailLines } from '../../src/ui/detail.js';
+import { clockTime, formatAge, isoTime, momentText } from '../../src/ui/text.js';
+import { checkedText } from '../../src/ui/detail.js';
 
 const HOST = 'devbox';
 const NOW = 1_800_000_000_000;
@@ -96,7 +101,8 @@ describe('the detail view says what the evidence says', () => {
   it('ISO moments, unusable pids, EPERM and a failed probe', () => {
     const l = lines('iso');
     expect(l.claimed_at).toMatch(/\(5m00s ago\)$/);
-    expect(l.bad_at).toBe('2026-13-45T99:99:99Z');
+    // Shaped as a moment and none: said so, not shown as a time (nor as if it were one).
+    expect(l.bad_at).toBe('invalid time (2026-13-45T99:99:99Z)');
     expect(l.other_at).toBe('soon');
     expect(l.pid).toBe('x: not used (pid is a string, not a number)');
     expect(lines('theirs')['kill(pid, 0)']).toBe('EPERM: exists, another user owns it');
@@ -142,6 +148,41 @@ describe('the detail view of a Claude Code record', () => {
     expect(l.updatedAt).toMatch(/ago/);
     expect(l.startedAt).toMatch(/\(10m00s ago\)$/);
     expect(l.updatedAt).toMatch(/\(1m00s ago\)$/);
+  });
+});
+
+describe('times that are none', () => {
+  it('every time formatter answers any number, never throws: "invalid time" for what a Date cannot hold', () => {
+    const any = fc.oneof(fc.double(), fc.constantFrom(1e300, -1e300, 8.64e15 + 1, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY));
+    fc.assert(
+      fc.property(any, any, (ms, now) => {
+        for (const text of [isoTime(ms), clockTime(ms, now), momentText(ms, now), localClockText(ms), formatAge(ms), formatDuration(ms), checkedText(ms, now)]) {
+          expect(typeof text).toBe('string');
+        }
+      }),
+    );
+    expect([isoTime(1e300), clockTime(1e300, NOW), momentText(Number.NaN, NOW), localClockText(Number.POSITIVE_INFINITY)]).toEqual(['invalid time', 'invalid time', 'invalid time', 'invalid time']);
+  });
+
+  it('a finding whose evidence holds a time a Date cannot hold (1e300) is drawn, the time as "invalid time"', () => {
+    const entry: SessionEntry = { source: 'hypivisor', id: 'far', machine: HOST, pid: 4242, pidStartedAt: 1e300, raw: { id: 'far', pid_started_at: 1e300, last_seen: 1e300, nameSince: Number.POSITIVE_INFINITY } };
+    const f: Finding = {
+      kind: 'session',
+      source: 'hypivisor',
+      id: 'far',
+      verdict: 'unverified',
+      problem: false,
+      evictable: false,
+      reason: 'r',
+      evidence: { host: { machine: HOST, local: true, matchedAs: 'exact' }, kill: 'ok', start: { processStartedAt: NOW, reference: 'pid_started_at', referenceAt: 1e300, deltaMs: NOW - 1e300, toleranceMs: 2000 }, checkedAt: Number.NaN },
+      entry,
+    };
+    const l = Object.fromEntries(detailLines(f, NOW, { pid: 4242, ppid: 1, name: 'pi', cmd: 'pi', startedAt: -1e300 }).map((x) => [x.label, x.value]));
+    expect(l.pid_started_at).toBe('invalid time (1e+300)');
+    expect(l.last_seen).toBe('invalid time (1e+300)');
+    expect(l.nameSince).toBe('invalid time (Infinity)');
+    expect(l['process started']).toMatch(/before pid started.at invalid time \(tolerance/);
+    expect(l.started).toBe('invalid time');
   });
 });
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { CLAIM_COLUMNS, GUTTER, layoutColumns, SESSION_COLUMNS } from '../../src/ui/columns.js';
 import { helpLines } from '../../src/ui/detail.js';
 import { bindingKeys, footerFor, keyCommand, KEYMAP } from '../../src/ui/keymap.js';
-import { fit, formatAge, shortenPath, truncate } from '../../src/ui/text.js';
+import { fit, formatAge, headCells, shortenPath, tailCells, truncate } from '../../src/ui/text.js';
 
 describe('columns', () => {
   it.each([200, 120, 100, 80, 60, 40])('fill exactly %i cells and drop by priority', (width) => {
@@ -33,6 +33,20 @@ describe('text', () => {
     expect(truncate('abcdef', 4)).toBe('abc…');
     const wide = fit('東京東京東京', 7);
     expect(stringWidth(wide)).toBe(7);
+  });
+  it('cuts plain ASCII and text with wide characters alike: the start, the end, or the start with a mark, in whole cells', () => {
+    for (const text of ['0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', '東京-0190a1b2-東京']) {
+      for (const width of [-1, 0, 1, 2, 7, 12, 40]) {
+        const cut = truncate(text, width);
+        expect(stringWidth(cut)).toBeLessThanOrEqual(Math.max(0, width));
+        if (stringWidth(text) > width && width > 1) expect(cut.endsWith('…') && text.startsWith(cut.slice(0, -1))).toBe(true);
+        const head = headCells(text, width);
+        const tail = tailCells(text, width);
+        expect(text.startsWith(head) && text.endsWith(tail)).toBe(true);
+        expect(Math.max(stringWidth(head), stringWidth(tail))).toBeLessThanOrEqual(Math.max(0, width));
+      }
+    }
+    expect([truncate('abcdef', 1), headCells('abcdef', 4), tailCells('abcdef', 4), tailCells('abc', 10)]).toEqual(['…', 'abcd', 'cdef', 'abc']);
   });
   it('shortens paths with ~ and a middle ellipsis, keeping the last part', () => {
     expect(shortenPath('/home/ana/work/ghostwatch', '/home/ana', 40)).toBe('~/work/ghostwatch');

@@ -17,7 +17,7 @@ import {
   type Policy,
   type SessionFinding,
 } from '../types.js';
-import { newEvidence, toLocal, type EvidenceDraft } from './judgement.js';
+import { newEvidence, noteInvalidTimes, PROCESS_START_FIELD, toLocal, type EvidenceDraft } from './judgement.js';
 
 /** The session findings that claims name as holders, by id. Only the named ids are indexed. */
 export interface Holders {
@@ -78,6 +78,7 @@ export function judgeClaim(
   policy: Policy,
 ): ClaimFinding {
   const evidence = newEvidence(host);
+  noteInvalidTimes(evidence, claim.invalidTimes);
   evidence.holder = {
     id: claim.holder ?? null,
     present: holder !== undefined,
@@ -96,6 +97,7 @@ export function judgeClaim(
     evidence.kill = facts.kill;
     evidence.checkedAt = facts.checkedAt;
     evidence.state = facts.state;
+    if (facts.invalidStart !== undefined) noteInvalidTimes(evidence, [{ field: PROCESS_START_FIELD, value: facts.invalidStart }]);
     if (facts.kill === 'ESRCH') return claimFinding(claim, 'stale-claim', evidence, `its pid ${facts.pid} is gone (ESRCH)`);
     if (facts.state === 'Z' && facts.kill !== 'error') return claimFinding(claim, 'stale-claim', evidence, `its pid ${facts.pid} is a zombie`);
     if (facts.kill !== 'error') recycled = startAfterClaim(claim, facts, policy, evidence);

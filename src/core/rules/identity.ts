@@ -4,7 +4,7 @@
 
 import { formatDuration } from '../duration.js';
 import type { PidFacts, Policy, SessionEntry, StartReference } from '../types.js';
-import { judged, toLocal, type EvidenceDraft, type Judgement } from './judgement.js';
+import { judged, noteInvalidTimes, PROCESS_START_FIELD, toLocal, type EvidenceDraft, type Judgement } from './judgement.js';
 
 /** Judge `entry` by the process `pid`, of which the OS said `facts` (undefined: not probed yet). */
 export function judgeIdentity(
@@ -26,6 +26,7 @@ export function judgeIdentity(
     return judged('unverified', `${name} could not be checked: ${facts.error ?? 'unknown error'}`);
   }
   evidence.state = facts.state;
+  if (facts.invalidStart !== undefined) noteInvalidTimes(evidence, [{ field: PROCESS_START_FIELD, value: facts.invalidStart }]);
   if (facts.state === 'Z') return judged('zombie', `${name} is a zombie: it exited and its parent never reaped it`);
   const exact = entry.pidStartTicks !== undefined && facts.startTicks !== undefined;
   if (exact) {
@@ -56,6 +57,8 @@ export function judgeIdentity(
     // kill found it: alive. Its state and start time are hidden, so identity is unchecked.
     return judged('live', `${alive}; details hidden (hidepid): state and start time unknown`, 'details hidden');
   }
+  // Its host answered a start that is no time: alive, and which process it is cannot be told.
+  if (facts.invalidStart !== undefined && !exact) return judged('live', `${alive}; its start time is an invalid time: identity unchecked`);
   return judged('live', alive);
 }
 

@@ -2,7 +2,7 @@
 // clock conversions. Every rule is a pure function from facts to a judgement; reconcile.ts
 // composes them in one visible order.
 
-import { VERDICT_TRAITS, type Evidence, type Policy, type SessionEntry, type SessionFinding, type SessionVerdict } from '../types.js';
+import { VERDICT_TRAITS, type Evidence, type InvalidTime, type Policy, type SessionEntry, type SessionFinding, type SessionVerdict } from '../types.js';
 
 /** What a rule decides about one session entry: the verdict, why in one line, and a qualifier. */
 export interface Judgement {
@@ -27,6 +27,18 @@ export type EvidenceDraft = { -readonly [K in keyof Evidence]: Evidence[K] };
  */
 export function newEvidence(host: Evidence['host']): EvidenceDraft {
   return { host, kill: undefined, state: undefined, start: undefined, process: undefined, checkedAt: undefined };
+}
+
+/** What a host answered as a process's start, when it is no time. */
+export const PROCESS_START_FIELD = 'process start';
+
+/**
+ * Times that are no time join the evidence, to be shown as such; the rules never see them (the
+ * adapters left their fields unknown). Rare: a list is made only when there is one.
+ */
+export function noteInvalidTimes(evidence: EvidenceDraft, times: readonly InvalidTime[] | undefined): void {
+  if (times === undefined || times.length === 0) return;
+  evidence.invalidTimes = evidence.invalidTimes === undefined ? times : [...evidence.invalidTimes, ...times];
 }
 
 /** The finding for a session entry, with the traits design.md gives its verdict. */

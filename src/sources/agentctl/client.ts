@@ -8,8 +8,10 @@
 // offers nothing finer) and `lock.release` for manual locks (it answers `null`); never
 // `session.stop`, which can kill a live process. The daemon answers errors with code "ERR", and a
 // malformed line not at all. Its own liveness checks count EPERM as dead; ghostwatch does not.
-// The connection (framing, ids, closing without crashing the daemon) is daemon-connection.ts; the
-// manual locks' setters lock-holders.ts; the pace, the outcome and the wire have files of their own.
+// A daemon whose process is stopped (SIGSTOP) is named in the status and asked nothing more until
+// it runs again (daemon-process.ts). The connection (framing, ids, closing without crashing the
+// daemon) is daemon-connection.ts; the manual locks' setters lock-holders.ts; the pace, the
+// outcome and the wire have files of their own.
 
 import { dirname } from 'node:path';
 import type { EvictionAction } from '../../core/evict-plan.js';
@@ -20,8 +22,9 @@ import { realClock, type Timers } from '../../plumbing/clock.js';
 import { SnapshotHolder } from '../snapshot-holder.js';
 import { DEFAULT_CALM_READS, DEFAULT_FAST_POLL_MS, PollPace } from '../poll-pace.js';
 import type { RegistryAnswer, Source } from '../types.js';
-import { describe, prunedText, sideEffects, targetRemoved, type Lists, type Target } from './prune-outcome.js';
+import { describe, prunedCount, prunedText, sideEffects, targetRemoved, type Lists, type Target } from './prune-outcome.js';
 import { DaemonConnection } from './daemon-connection.js';
+import { DAEMON_STOPPED, DaemonProcess } from './daemon-process.js';
 import { LockHolders } from './lock-holders.js';
 import { readStateFiles } from './state-files.js';
 import { claimKeyOf, entriesOf, isManualLock, sessionListOf } from './wire.js';
@@ -48,7 +51,10 @@ export interface AgentctlOptions {
   readonly maxLineBytes?: number;
   /** stop() waits this long for the replies still due (default 1 s); the socket waits up to `lingerMs`. */
   readonly closeWaitMs?: number;
-  /** The longest a stopped connection stays open for replies still due before it is ended anyway (default 15 s). */
+  /**
+   * The longest a stopped connection stays open for replies still due before it is ended anyway,
+   * while the daemon runs (default 15 s); while its process is stopped (SIGSTOP) it stays open.
+   */
   readonly lingerMs?: number;
   /** How long a session.status answer for a manual lock's setter is kept before it is asked again. */
   readonly holderLookupMs?: number;
@@ -87,6 +93,8 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   private fileStamp = '';
   private fileWarnings: string[] = [];
   private readonly holders: LockHolders;
+  /** The daemon's process, asked about when it leaves requests unanswered. */
+  private readonly daemon: DaemonProcess;
 
   constructor(options: AgentctlOptions) {
     super(options.name ?? 'agentctl', options.socketPath, options.now ?? Date.now);
@@ -110,6 +118,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     this.backoff = new Backoff({ initialMs: options.backoffInitialMs, maxMs: options.backoffMaxMs, random: options.random });
     this.dir = dirname(options.socketPath);
     this.holders = new LockHolders(this.opts.holderLookupMs);
+    this.daemon = new DaemonProcess(options.socketPath);
   }
 
   start(): void {
@@ -194,6 +203,12 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     } catch (error) {
       unread = (error as Error).message;
     }
+    if (after && targetRemoved(before, after, target) && (failure?.daemon === true || prunedCount(answer) === 0)) {
+      // Gone, but not by this request: the daemon refused it or pruned nothing. Another ghostwatch
+      // (or agentctl's own sweep) took it between our read and the request; nothing is ours to claim.
+      const said = failure ? sanitize(failure.message, 200) : 'agentctl pruned 0 records';
+      return { outcome: 'already-gone', detail: `${said}: it was gone before this request (another ghostwatch or agentctl itself removed it)` };
+    }
     const also = after && opts.sideEffects ? sideEffects(before, after, target) : [];
     if (after && targetRemoved(before, after, target)) {
       const late = failure ? `${method} failed (${failure.message}), yet the daemon's lists show it done` : undefined;
@@ -215,11 +230,15 @@ export class AgentctlSource extends SnapshotHolder implements Source {
       requestTimeoutMs: this.opts.requestTimeoutMs,
       maxLineBytes: this.opts.maxLineBytes,
       lingerMs: this.opts.lingerMs,
+      daemonStopped: () => this.daemon.stopped(),
+      onKeptForStoppedDaemon: () => {
+        if (this.stopped) this.setStatus('stopped', `${DAEMON_STOPPED}: its socket stays open until it is continued`);
+      },
       counters: this.counters,
       onConnect: () => {
         if (conn !== this.conn) return;
         this.backoff.reset();
-        this.tick(conn);
+        void this.tick(conn);
       },
       onLost: (why, close) => {
         if (conn === this.conn) this.lostDaemon(why, close);
@@ -235,26 +254,42 @@ export class AgentctlSource extends SnapshotHolder implements Source {
   /**
    * One read, then the next one armed at the pace's delay after it ended (one read at a time:
    * a slow daemon, whose session.list asks every agent adapter, never gets a queue of them).
+   * While requests are unanswered and the daemon's process is stopped, none is added: it says so.
    */
-  private tick(conn: DaemonConnection): void {
+  private async tick(conn: DaemonConnection): Promise<void> {
     this.pollDue = undefined;
-    const read = this.inFlight > 0 ? (this.polling ?? Promise.resolve()) : this.poll();
-    read.then(
-      () => {
-        if (conn !== this.conn || !this.connected) return;
-        this.setStatus('connected', '', this.opts.socketPath);
-        this.setEviction({ available: true, note: PRUNE_NOTE });
-      },
-      (error: Error) => {
-        // Connected but not answering sensibly: say so, keep the last lists, keep asking.
-        if (conn === this.conn && this.connected) this.setStatus('unreachable', error.message, this.opts.socketPath);
-        this.pace.read(true);
-      },
-    ).finally(() => {
-      if (this.stopped || conn !== this.conn || !this.connected) return;
-      this.lastReadAt = this.timers.now();
-      this.armPoll(conn, this.lastReadAt + this.pace.delay());
-    });
+    let failed: string | undefined;
+    try {
+      if (this.inFlight > 0) await this.polling;
+      else if (conn.unanswered > 0 && (await this.daemon.stopped())) failed = DAEMON_STOPPED;
+      else await this.poll();
+    } catch (error) {
+      failed = conn.unanswered > 0 && (await this.daemon.stopped()) ? DAEMON_STOPPED : (error as Error).message;
+    }
+    const current = conn === this.conn && this.connected;
+    if (failed === undefined && current) {
+      this.setStatus('connected', '', this.opts.socketPath);
+      this.setEviction({ available: true, note: PRUNE_NOTE });
+    } else if (failed !== undefined) {
+      // Connected but not answering sensibly: say so, keep the last lists, keep asking.
+      if (current) this.notAnswering(failed);
+      this.pace.read(true);
+    }
+    if (this.stopped || !current) return;
+    this.lastReadAt = this.timers.now();
+    this.armPoll(conn, this.lastReadAt + this.pace.delay());
+  }
+
+  /**
+   * Connected, and the daemon does not answer: `why` is the status's text. A stopped daemon begins
+   * an outage even before a first read (the header shows an outage's cause, since when).
+   */
+  private notAnswering(why: string): void {
+    this.setStatus('unreachable', why, this.opts.socketPath);
+    if (why === DAEMON_STOPPED && this.currentOutage().downSince === undefined) {
+      this.setOutage({ downSince: this.now() });
+      this.changed();
+    }
   }
 
   private armPoll(conn: DaemonConnection, due: number): void {
@@ -262,7 +297,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     this.pollDue = due;
     this.pollTimer = this.timers.setTimeout(() => {
       this.pollTimer = undefined;
-      this.tick(conn);
+      void this.tick(conn);
     }, Math.max(0, due - this.timers.now()));
   }
 
@@ -360,7 +395,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     }
     this.lastText = textNow;
     const now = this.now();
-    const { sessions, claims, seen } = entriesOf(records, locks, this.name, this.opts.host, (id, pid) => this.firstSeen.at(id, pid, now));
+    const { sessions, claims, seen } = entriesOf(records, locks, this.name, this.opts.host, (id, pid) => this.firstSeen.at(id, pid, now), now);
     this.counters.badEntries += records.length + locks.length - sessions.length - claims.length;
     this.firstSeen.keepOnly(seen);
     this.lists = { sessions, claims };

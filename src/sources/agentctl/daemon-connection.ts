@@ -1,7 +1,8 @@
 // One connection to the agentctl daemon's socket: newline-delimited JSON requests with uuid ids,
 // their replies matched by id, and the rule that keeps the daemon alive: the socket is ended only
-// once every request written on it is answered (bounded), never while a reply is in flight
-// (protocols.md §3). What the requests mean stays with the source (client.ts).
+// once every request written on it is answered (bounded by a grace while the daemon runs, and for
+// as long as its process is stopped), never while a reply is in flight (protocols.md §3). What
+// the requests mean stays with the source (client.ts).
 import { randomUUID } from 'node:crypto';
 import { createConnection, type Socket } from 'node:net';
 import { LineSplitter } from '../../plumbing/line-channel.js';
@@ -14,8 +15,15 @@ export interface DaemonConnectionOptions {
   readonly requestTimeoutMs: number;
   /** A reply line longer than this closes the connection (a broken or hostile daemon). */
   readonly maxLineBytes: number;
-  /** The longest a dropped connection stays open for replies still due before it is ended anyway. */
+  /** The longest a dropped connection stays open for replies still due before it is ended anyway, while the daemon runs. */
   readonly lingerMs: number;
+  /**
+   * Is the daemon's process stopped (SIGSTOP)? Asked when the grace is over: a stopped daemon
+   * answers once continued, so its socket stays open while it is stopped, however long.
+   */
+  readonly daemonStopped: () => Promise<boolean>;
+  /** The grace ended with replies still due and the daemon stopped: the socket stays open. */
+  readonly onKeptForStoppedDaemon?: () => void;
   /** The source's counters: frames read, malformed ones, timeouts. */
   readonly counters: InputCounters;
   /** The socket is open. */
@@ -23,6 +31,9 @@ export interface DaemonConnectionOptions {
   /** The connection is lost (an error, the daemon closed it, a line too long): how to close it. */
   readonly onLost: (why: string, close: 'gently' | 'now') => void;
 }
+
+/** How often a stopped daemon's state is read again while its socket is kept open. */
+const STOPPED_RECHECK_MS = 1_000;
 
 export class DaemonConnection {
   private readonly socket: Socket;
@@ -60,6 +71,11 @@ export class DaemonConnection {
   /** Open, and not dropped: requests may be sent. */
   get connected(): boolean {
     return this.open && !this.dropped;
+  }
+
+  /** Requests written and not answered yet (timed out or not). */
+  get unanswered(): number {
+    return this.outstanding.size;
   }
 
   request(method: string, params: Record<string, unknown>): Promise<unknown> {
@@ -113,24 +129,50 @@ export class DaemonConnection {
   }
 
   /**
-   * End the socket once every request written on it is answered, or after `lingerMs`. Until then it
-   * stays fully open, not even half-closed: agentctl's server ends its side when it reads our
-   * FIN, and a reply it writes in that moment, like one written to a closed socket (EPIPE), is an
-   * unhandled 'error' that kills it. The open socket and the timer keep the process alive.
+   * End the socket once every request written on it is answered, or after `lingerMs` while the
+   * daemon runs. Until then it stays fully open, not even half-closed: agentctl's server ends its
+   * side when it reads our FIN, and a reply it writes in that moment, like one written to a closed
+   * socket (EPIPE), is an unhandled 'error' that kills it. A daemon whose process is stopped cannot
+   * answer yet and will once continued: its socket stays open while it is stopped (its state
+   * bounds the wait, not a timer), and it gets a new grace once it runs again. The open socket and
+   * the timer keep the process alive.
    */
   private endWhenAnswered(): Promise<void> {
     const socket = this.socket;
     const outstanding = this.outstanding;
+    const opts = this.opts;
     return new Promise<void>((resolve) => {
-      const lines = new LineSplitter(this.opts.maxLineBytes);
+      const lines = new LineSplitter(opts.maxLineBytes);
       let timer: NodeJS.Timeout | undefined;
+      let done = false;
+      let wasStopped = false;
       const finish = (): void => {
+        if (done) return;
+        done = true;
         clearTimeout(timer);
         socket.removeListener('data', onData);
         if (!socket.destroyed) socket.end();
         // A daemon that never answers our FIN must not hold the process forever.
         setTimeout(() => socket.destroy(), 2_000).unref();
         resolve();
+      };
+      const graceOver = (): void => {
+        timer = undefined;
+        opts.daemonStopped().then(
+          (stopped) => {
+            if (done) return;
+            if (stopped) {
+              if (!wasStopped) opts.onKeptForStoppedDaemon?.();
+              wasStopped = true;
+              timer = setTimeout(graceOver, STOPPED_RECHECK_MS);
+            } else if (wasStopped) {
+              // Continued: its replies are on their way; if they do not come, the grace ends it.
+              wasStopped = false;
+              timer = setTimeout(graceOver, opts.lingerMs);
+            } else finish();
+          },
+          () => finish(),
+        );
       };
       const onData = (chunk: string): void => {
         const fits = lines.push(chunk, (line) => {
@@ -147,7 +189,7 @@ export class DaemonConnection {
       }
       socket.on('data', onData);
       socket.once('close', finish);
-      timer = setTimeout(finish, this.opts.lingerMs);
+      timer = setTimeout(graceOver, opts.lingerMs);
     });
   }
 }

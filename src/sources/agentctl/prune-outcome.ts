@@ -58,8 +58,14 @@ export function sideEffects(before: Lists, after: Lists, target: Target): AlsoRe
   return also;
 }
 
+/** N of session.prune's `{pruned: N}`, or undefined for any other answer. */
+export function prunedCount(answer: unknown): number | undefined {
+  const pruned = typeof answer === 'object' && answer !== null ? (answer as { pruned?: unknown }).pruned : undefined;
+  return typeof pruned === 'number' ? pruned : undefined;
+}
+
 /** "agentctl pruned N records", from session.prune's `{pruned: N}`. */
 export function prunedText(answer: unknown): string | undefined {
-  const pruned = typeof answer === 'object' && answer !== null ? (answer as { pruned?: unknown }).pruned : undefined;
-  return typeof pruned === 'number' ? `agentctl pruned ${pruned} record${pruned === 1 ? '' : 's'}` : undefined;
+  const pruned = prunedCount(answer);
+  return pruned !== undefined ? `agentctl pruned ${pruned} record${pruned === 1 ? '' : 's'}` : undefined;
 }

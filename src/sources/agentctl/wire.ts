@@ -2,6 +2,7 @@
 // locks.json files. Parsing only: nothing here reads a socket or a file.
 
 import { capDepth, sanitize } from '../../core/sanitize.js';
+import { readTime, type InvalidTime } from '../../core/time.js';
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
 
 /** Records agentctl itself marks ended: it knows they are over (shown as offline, still evictable by prune). */
@@ -19,9 +20,12 @@ function isObject(v: unknown): v is Record<string, unknown> {
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 function isoMs(v: unknown): number | undefined {
-  if (typeof v !== 'string') return undefined;
-  const ms = Date.parse(v);
-  return Number.isFinite(ms) ? ms : undefined;
+  return typeof v === 'string' ? Date.parse(v) : undefined;
+}
+
+/** One record's ISO time fields as ms: a field that is no time (core/time.ts) is noted in `invalid` and read as unknown. */
+function isoReader(now: number, invalid: InvalidTime[]) {
+  return (field: string, raw: unknown): number | undefined => readTime(field, raw, isoMs(raw), now, invalid);
 }
 
 /**
@@ -83,11 +87,15 @@ export function isDiscovered(record: Record<string, unknown>): boolean {
  * it) and its stoppedAt is its last activity (`lastSeen`), not when it went offline.
  * agentctl's liveness checks count EPERM as dead (its `process.kill(pid, 0)` sits in a catch-all).
  */
-export function toSessionEntry(record: unknown, source: string, host: string, firstObservedAt: (id: string, pid: unknown) => number): SessionEntry | undefined {
+export function toSessionEntry(record: unknown, source: string, host: string, firstObservedAt: (id: string, pid: unknown) => number, now: number): SessionEntry | undefined {
   if (!isObject(record) || typeof record.id !== 'string' || record.id === '') return undefined;
   const status = text(record.status);
   const ended = status !== undefined && ENDED_STATUSES.has(status);
   const discovered = isDiscovered(record);
+  const invalid: InvalidTime[] = [];
+  const time = isoReader(now, invalid);
+  const stoppedAt = time('stoppedAt', record.stoppedAt);
+  const startedAt = time('startedAt', record.startedAt);
   return {
     source,
     id: record.id,
@@ -100,12 +108,13 @@ export function toSessionEntry(record: unknown, source: string, host: string, fi
     cleanup: discovered ? AGENTCTL_KEEPS_DISCOVERED : AGENTCTL_KEEPS_LAUNCHED,
     epermCountsDead: true,
     status,
-    lastSeen: discovered ? isoMs(record.stoppedAt) : undefined,
-    offlineSince: ended && !discovered ? isoMs(record.stoppedAt) : undefined,
-    registeredAt: discovered ? undefined : isoMs(record.startedAt),
+    lastSeen: discovered ? stoppedAt : undefined,
+    offlineSince: ended && !discovered ? stoppedAt : undefined,
+    registeredAt: discovered ? undefined : startedAt,
     pidStartedAt: undefined,
     firstObservedAt: firstObservedAt(record.id, record.pid),
     joinSeq: undefined,
+    invalidTimes: invalid.length > 0 ? invalid : undefined,
     raw: capDepth(record),
   };
 }
@@ -118,7 +127,7 @@ export const claimKeyOf = (c: ClaimEntry): string => c.key ?? c.resource;
  * older daemons without a pid, by their session; manual locks by whoever set them, which only
  * counts as a holder when it is the id of a session this daemon knows.
  */
-export function toClaimEntry(lock: unknown, source: string, host: string, sessionIds: ReadonlySet<string>): ClaimEntry | undefined {
+export function toClaimEntry(lock: unknown, source: string, host: string, sessionIds: ReadonlySet<string>, now: number): ClaimEntry | undefined {
   if (!isObject(lock) || typeof lock.directory !== 'string' || lock.directory === '') return undefined;
   const type = lock.type === 'manual' ? 'manual' : 'auto';
   const sessionId = text(lock.sessionId);
@@ -136,6 +145,8 @@ export function toClaimEntry(lock: unknown, source: string, host: string, sessio
   // with --force): each is told apart by its type and its pid or setter.
   const key = `${lock.directory}\u0000${type}\u0000${type === 'auto' ? `pid ${String(pid ?? '')} session ${sessionId ?? ''}` : `by ${lockedBy ?? ''}`}`;
   // The note is display text built from the daemon's strings: sanitized as it is made.
+  const invalid: InvalidTime[] = [];
+  const acquiredAt = isoReader(now, invalid)('lockedAt', lock.lockedAt);
   const who = type === 'manual' ? `manual lock${lockedBy ? ` by ${sanitize(lockedBy, 60)}` : ''}` : `auto-lock${sessionId ? ` of session ${sanitize(sessionId, 60)}` : ''}`;
   return {
     source,
@@ -144,10 +155,11 @@ export function toClaimEntry(lock: unknown, source: string, host: string, sessio
     holder,
     pid,
     machine: host,
-    acquiredAt: isoMs(lock.lockedAt),
+    acquiredAt,
     note: reason ? `${who}: ${sanitize(reason, 200)}` : who,
     heartbeatAt: undefined,
     staleAfterMs: undefined,
+    invalidTimes: invalid.length > 0 ? invalid : undefined,
     raw: capDepth(lock),
   };
 }
@@ -167,11 +179,12 @@ export function entriesOf(
   source: string,
   host: string,
   firstObservedAt: (id: string, pid: unknown) => number,
+  now: number,
 ): { sessions: SessionEntry[]; claims: ClaimEntry[]; seen: ReadonlySet<string> } {
   const sessions: SessionEntry[] = [];
   const seen = new Set<string>();
   for (const r of records) {
-    const entry = toSessionEntry(r, source, host, firstObservedAt);
+    const entry = toSessionEntry(r, source, host, firstObservedAt, now);
     if (!entry || seen.has(entry.id)) continue;
     seen.add(entry.id);
     sessions.push(entry);
@@ -179,7 +192,7 @@ export function entriesOf(
   const claims: ClaimEntry[] = [];
   const keys = new Set<string>();
   for (const l of locks) {
-    const claim = toClaimEntry(l, source, host, seen);
+    const claim = toClaimEntry(l, source, host, seen, now);
     if (!claim || keys.has(claimKeyOf(claim))) continue;
     keys.add(claimKeyOf(claim));
     claims.push(claim);

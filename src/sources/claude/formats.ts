@@ -5,6 +5,7 @@
 //   claude-sessions  ~/.claude-sessions/<session_id>.json (a claim-tracking session manager)
 
 import { capDepth } from '../../core/sanitize.js';
+import { readTime, type InvalidTime } from '../../core/time.js';
 import type { ClaimEntry, PidDomain, SessionEntry } from '../../core/types.js';
 
 /** The claim manager's own rule: a claim whose heartbeat is older than this is stale. */
@@ -21,6 +22,8 @@ export interface ParseContext {
   /** This host: files under the home directory describe processes here unless they say otherwise. */
   readonly host: string;
   readonly firstSeen: (id: string, pid: unknown) => number;
+  /** Local clock: the times a file gives are held against it (core/time.ts). */
+  readonly now: () => number;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -29,15 +32,22 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
-/** Epoch ms from a number (ms, or seconds when it is too small to be ms) or an ISO string. */
-export function timeOf(v: unknown): number | undefined {
-  if (typeof v === 'number' && Number.isFinite(v) && v > 0) return v < 1e11 ? v * 1000 : v;
-  if (typeof v === 'string') {
-    const ms = Date.parse(v);
-    return Number.isFinite(ms) ? ms : undefined;
-  }
-  return undefined;
+/** Epoch ms from a positive number (ms, or seconds when it is too small to be ms) or an ISO string; NaN when neither. */
+export function timeOf(v: unknown): number {
+  if (typeof v === 'number') return v > 0 ? (v < 1e11 ? v * 1000 : v) : Number.NaN;
+  return typeof v === 'string' ? Date.parse(v) : Number.NaN;
 }
+
+/**
+ * One file's time fields as ms (timeOf), each held to core/time.ts: a field that is there and is no
+ * time is read as unknown and noted in `invalid`, for the entry's `invalidTimes`.
+ */
+function timeReader(ctx: ParseContext, invalid: InvalidTime[]) {
+  const now = ctx.now();
+  return (field: string, raw: unknown): number | undefined => readTime(field, raw, timeOf(raw), now, invalid);
+}
+
+const listed = (invalid: readonly InvalidTime[]): readonly InvalidTime[] | undefined => (invalid.length > 0 ? invalid : undefined);
 
 /** JSON.parse with the error a person can act on: where the text stops making sense. */
 export function parseJson(body: string): unknown {
@@ -51,8 +61,8 @@ export function parseJson(body: string): unknown {
 
 const stem = (name: string): string => name.replace(/\.json$/, '');
 
-type SessionFields = Omit<SessionEntry, 'source' | 'firstObservedAt' | 'joinSeq' | 'pidStartTicks' | 'pidDomain' | 'sessionId'> &
-  Partial<Pick<SessionEntry, 'pidStartTicks' | 'pidDomain' | 'sessionId'>>;
+type SessionFields = Omit<SessionEntry, 'source' | 'firstObservedAt' | 'joinSeq' | 'pidStartTicks' | 'pidDomain' | 'sessionId' | 'invalidTimes'> &
+  Partial<Pick<SessionEntry, 'pidStartTicks' | 'pidDomain' | 'sessionId' | 'invalidTimes'>>;
 
 function session(ctx: ParseContext, fields: SessionFields): SessionEntry {
   return {
@@ -76,6 +86,7 @@ function session(ctx: ParseContext, fields: SessionFields): SessionEntry {
     sessionId: fields.sessionId,
     firstObservedAt: ctx.firstSeen(fields.id, fields.pid),
     joinSeq: undefined,
+    invalidTimes: fields.invalidTimes,
     raw: capDepth(fields.raw),
   };
 }
@@ -113,6 +124,12 @@ export function parseClaudeSession(body: string, name: string, ctx: ParseContext
   const pid = data.pid ?? (/^\d+$/.test(fileStem) ? Number(fileStem) : undefined);
   const sessionId = text(data.sessionId);
   const id = sessionId ?? `pid-${fileStem}`;
+  const invalid: InvalidTime[] = [];
+  const time = timeReader(ctx, invalid);
+  // Its last status change (not a heartbeat: an idle session does not write).
+  const updatedAt = time('updatedAt', data.updatedAt);
+  const statusUpdatedAt = time('statusUpdatedAt', data.statusUpdatedAt);
+  const registeredAt = time('startedAt', data.startedAt);
   return {
     sessions: [
       session(ctx, {
@@ -121,12 +138,12 @@ export function parseClaudeSession(body: string, name: string, ctx: ParseContext
         cwd: text(data.cwd),
         pid,
         status: claudeStatus(data),
-        // Its last status change (not a heartbeat: an idle session does not write).
-        lastSeen: timeOf(data.updatedAt) ?? timeOf(data.statusUpdatedAt),
-        registeredAt: timeOf(data.startedAt),
+        lastSeen: updatedAt ?? statusUpdatedAt,
+        registeredAt,
         pidStartTicks: startTicksOf(data.procStart),
         pidDomain: pidDomainOf(data.pidDomain),
         sessionId,
+        invalidTimes: listed(invalid),
         raw: data,
       }),
     ],
@@ -145,6 +162,8 @@ export function parseLiveMonitor(body: string, _name: string, ctx: ParseContext)
     for (const [id, rec] of Object.entries(data.sessions)) {
       if (id === '') continue;
       const r = isObject(rec) ? rec : {};
+      const invalid: InvalidTime[] = [];
+      const lastSeen = timeReader(ctx, invalid)('lastActivityAt', r.lastActivityAt);
       sessions.push(
         session(ctx, {
           id,
@@ -152,8 +171,9 @@ export function parseLiveMonitor(body: string, _name: string, ctx: ParseContext)
           cwd: text(r.cwd),
           pid: r.pid,
           status: text(r.status),
-          lastSeen: timeOf(r.lastActivityAt),
+          lastSeen,
           registeredAt: undefined,
+          invalidTimes: listed(invalid),
           raw: { sessionId: id, ...r },
         }),
       );
@@ -177,7 +197,10 @@ export function parseClaimSession(body: string, name: string, ctx: ParseContext)
   if (!isObject(data)) throw new Error('not a JSON object');
   const id = text(data.session_id) ?? stem(name);
   const machine = text(data.hostname) ?? ctx.host;
-  const heartbeatAt = timeOf(data.heartbeat_at);
+  const invalid: InvalidTime[] = [];
+  const time = timeReader(ctx, invalid);
+  const heartbeatAt = time('heartbeat_at', data.heartbeat_at);
+  const claimedAt = time('claimed_at', data.claimed_at);
   const sessions = [
     session(ctx, {
       id,
@@ -186,7 +209,8 @@ export function parseClaimSession(body: string, name: string, ctx: ParseContext)
       pid: data.pid,
       status: text(data.status),
       lastSeen: heartbeatAt,
-      registeredAt: timeOf(data.claimed_at),
+      registeredAt: claimedAt,
+      invalidTimes: listed(invalid),
       raw: data,
     }),
   ];
@@ -201,10 +225,11 @@ export function parseClaimSession(body: string, name: string, ctx: ParseContext)
             holder: id,
             pid: capDepth(data.pid),
             machine,
-            acquiredAt: timeOf(data.claimed_at),
+            acquiredAt: claimedAt,
             note: text(data.terminal_id) ? `terminal ${text(data.terminal_id)}` : undefined,
             heartbeatAt,
             staleAfterMs: heartbeatAt === undefined ? undefined : CLAIM_HEARTBEAT_STALE_MS,
+            invalidTimes: listed(invalid),
             raw: capDepth(data),
           },
         ];

@@ -65,7 +65,7 @@ export class FileSource extends SnapshotHolder implements Source {
   constructor(options: FileSourceOptions) {
     super(options.name, options.dir, options.now ?? Date.now);
     this.opts = options;
-    const ctx: ParseContext = { source: options.name, host: options.host, firstSeen: (id, pid) => this.firstSeen.at(id, pid, this.now()) };
+    const ctx: ParseContext = { source: options.name, host: options.host, firstSeen: (id, pid) => this.firstSeen.at(id, pid, this.now()), now: () => this.now() };
     this.dir = new WatchedDir<FileEntries>({
       dir: options.dir,
       accept: options.accept,
@@ -127,7 +127,8 @@ export class FileSource extends SnapshotHolder implements Source {
     const kind = action.type === 'deregister' ? 'session' : 'claim';
     const id = action.type === 'deregister' ? action.id : action.resource;
     const origin = (kind === 'session' ? this.origins.sessions : this.origins.claims).get(id);
-    if (!origin) return { outcome: 'already-gone' };
+    // Gone from the folder since the re-check read it: its rescan came in between.
+    if (!origin) return { outcome: 'already-gone', detail: `no longer in ${sanitize(this.opts.dir, 200)} when it was to be moved (another process moved or removed its file)` };
     const companions = this.opts.companions;
     try {
       const along = companions ? await companions.files(origin.path) : [];
@@ -145,7 +146,11 @@ export class FileSource extends SnapshotHolder implements Source {
       ];
       return { outcome: 'evicted', detail: detail.join('; ') };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { outcome: 'already-gone' };
+      const err = error as NodeJS.ErrnoException;
+      if (err.code === 'ENOENT' && err.path === origin.path) {
+        // Read a moment ago, gone now: moved or removed by another process (another ghostwatch, Claude Code itself).
+        return { outcome: 'already-gone', detail: `${sanitize(origin.path, 200)} was gone when it was to be moved (another process moved or removed it)` };
+      }
       if (error instanceof FileChanged) {
         const after = error.keptAt ? `; ghostwatch restore ${sanitize(id, 80)} puts it back` : '; nothing was moved, look again';
         return { outcome: 'refused', error: `${sanitize(error.message, 400)}${after}` };
@@ -238,6 +243,7 @@ function relabel(s: SessionEntry, id: string): SessionEntry {
     sessionId: s.sessionId,
     firstObservedAt: s.firstObservedAt,
     joinSeq: s.joinSeq,
+    invalidTimes: s.invalidTimes,
     raw: s.raw,
   };
 }

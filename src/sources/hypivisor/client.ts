@@ -19,6 +19,8 @@ const CLOSED = 3;
 import { redactUrl, sanitize } from '../../core/sanitize.js';
 import type { EvictionAction } from '../../core/evict-plan.js';
 import { Backoff } from '../../plumbing/backoff.js';
+import { PacedQueue } from '../../plumbing/paced-queue.js';
+import { SLICE_MS } from '../../plumbing/steps.js';
 import { RpcTable } from '../../plumbing/rpc.js';
 import { SnapshotHolder, type EntryLists } from '../snapshot-holder.js';
 import type { EvictionSupport, RegistryAnswer, Source } from '../types.js';
@@ -35,6 +37,10 @@ type Response = Extract<Frame, { kind: 'response' }>;
 /** Eviction is the registry's own `deregister` / `release_claim`: possible while connected. */
 const CONNECTED: EvictionSupport = { available: true };
 const NOT_CONNECTED: EvictionSupport = { available: false, why: 'not connected to the registry (eviction is its deregister)' };
+
+/** Frames waiting to be applied past which the socket stops reading, and below which it reads again. */
+const INBOX_HIGH = 1_024;
+const INBOX_LOW = 256;
 
 export class HypivisorSource extends SnapshotHolder implements Source {
   private readonly opts: Required<Omit<HypivisorOptions, 'token' | 'ca' | 'name' | 'random' | 'backoffInitialMs' | 'backoffMaxMs'>> & Pick<HypivisorOptions, 'token' | 'ca'>;
@@ -133,10 +139,24 @@ export class HypivisorSource extends SnapshotHolder implements Source {
       this.setError(describeError(err, this.opts.maxPayload));
       cause ??= failureCause(err, this.opts.url);
     });
-    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
-    ws.once('close', (code) =>
-      this.onClose(ws, code, refused, cause ?? (this.currentStatus() === 'connected' ? 'connection dropped' : `closed before the registry's first snapshot (code ${code})`)),
-    );
+    // Frames are applied in order as they come, a few ms of them at a time: one read of 8,000
+    // queued events never holds a key. Too many waiting: the socket stops reading for a while.
+    const inbox = new PacedQueue<{ readonly data: WebSocketType.RawData; readonly isBinary: boolean }>({
+      apply: (frame) => {
+        if (this.ws === ws) this.onMessage(frame.data, frame.isBinary);
+      },
+      sliceMs: SLICE_MS,
+      high: INBOX_HIGH,
+      low: INBOX_LOW,
+      pause: () => ws.pause(),
+      resume: () => ws.resume(),
+    });
+    ws.on('message', (data, isBinary) => inbox.push({ data, isBinary }));
+    ws.once('close', (code) => {
+      // What came before the close is applied first, as it would have been had it come sooner.
+      inbox.flush();
+      this.onClose(ws, code, refused, cause ?? (this.currentStatus() === 'connected' ? 'connection dropped' : `closed before the registry's first snapshot (code ${code})`));
+    });
   }
 
   private onClose(ws: WebSocket, code: number, authRefused: boolean, cause: string): void {
@@ -223,10 +243,13 @@ export class HypivisorSource extends SnapshotHolder implements Source {
 
   // ------------------------------------------------------------ requests and re-sync
 
-  private request(method: string, params?: Record<string, unknown>): Promise<Response> {
+  private request(method: string, params?: Record<string, unknown>): Promise<Response>;
+  private request<R>(method: string, params: Record<string, unknown> | undefined, read: (answer: Response) => R): Promise<R>;
+  private request(method: string, params?: Record<string, unknown>, read?: (answer: Response) => unknown): Promise<unknown> {
     const ws = this.ws;
     if (!ws || ws.readyState !== OPEN) return Promise.reject(new Error('not connected to the registry'));
-    return this.rpc.call(method, (id) => ws.send(JSON.stringify(params === undefined ? { id, method } : { id, method, params })));
+    const send = (id: string): void => ws.send(JSON.stringify(params === undefined ? { id, method } : { id, method, params }));
+    return read ? this.rpc.call(method, send, read) : this.rpc.call(method, send);
   }
 
   /** Something looked wrong: re-sync soon, at most once per DOUBT_RESYNC_MS. */
@@ -255,12 +278,13 @@ export class HypivisorSource extends SnapshotHolder implements Source {
   private async doResync(): Promise<void> {
     if (this.currentStatus() !== 'connected') return;
     try {
-      const nodes = await this.request('list_nodes');
-      if (!Array.isArray(nodes.result)) {
+      // Repaired as the answer is read: events read after it in the same chunk are newer than it.
+      const moved = await this.request('list_nodes', undefined, (nodes) => {
+        if (Array.isArray(nodes.result)) return this.view.repairNodes(nodes.result);
         this.counters.badFrames++;
-        return;
-      }
-      const moved = this.view.repairNodes(nodes.result);
+        return undefined;
+      });
+      if (moved === undefined) return;
       this.repaired += moved.repaired;
       const claimsMoved = this.claimsSupported !== false ? await this.resyncClaims() : 0;
       this.synced(true);
@@ -274,18 +298,20 @@ export class HypivisorSource extends SnapshotHolder implements Source {
 
   /** Re-read the claims; returns how many changed (0 leaves them as they were). */
   private async resyncClaims(): Promise<number> {
-    const res = await this.request('list_claims');
-    if (res.error !== undefined) {
-      // A stock hypivisor has no claims: "Method not found" means "no claims", not a failure.
-      if (res.error.startsWith('Method not found')) this.claimsSupported = false;
-      return 0;
-    }
-    if (!Array.isArray(res.result)) {
-      this.counters.badFrames++;
-      return 0;
-    }
-    this.claimsSupported = true;
-    const moved = this.view.repairClaims(res.result);
+    const moved = await this.request('list_claims', undefined, (res) => {
+      if (res.error !== undefined) {
+        // A stock hypivisor has no claims: "Method not found" means "no claims", not a failure.
+        if (res.error.startsWith('Method not found')) this.claimsSupported = false;
+        return 0;
+      }
+      if (!Array.isArray(res.result)) {
+        this.counters.badFrames++;
+        return 0;
+      }
+      this.claimsSupported = true;
+      // As the nodes: repaired as the answer is read.
+      return this.view.repairClaims(res.result);
+    });
     this.repaired += moved;
     return moved;
   }

@@ -60,7 +60,7 @@ export class RegistryView {
         // The event carries no time: the registry set offline_since to its own now.
         const offlineSince = Math.floor((this.now() + this.clock.offsetMs()) / 1000);
         const raw = { ...entry.raw, status: 'offline', offline_since: offlineSince };
-        const updated = toSessionEntry(raw, this.source, { firstObservedAt: entry.firstObservedAt, joinSeq: entry.joinSeq });
+        const updated = toSessionEntry(raw, this.source, { firstObservedAt: entry.firstObservedAt, joinSeq: entry.joinSeq }, this.now());
         if (updated) this.nodes.set(frame.id, updated);
         return 'changed';
       }
@@ -69,7 +69,7 @@ export class RegistryView {
         this.observed.forget(frame.id);
         return 'changed';
       case 'claim_acquired': {
-        const claim = toClaimEntry(frame.claim, this.source);
+        const claim = toClaimEntry(frame.claim, this.source, this.now());
         if (!claim) {
           this.counters.badEntries++;
           return 'bad';
@@ -128,7 +128,7 @@ export class RegistryView {
   private readNode(node: unknown, joinSeq: number | undefined, now = this.now()): SessionEntry | undefined {
     const key = nodeKey(node);
     if (!key) return undefined;
-    return toSessionEntry(node, this.source, { firstObservedAt: this.observed.at(key.id, key.pid, now), joinSeq });
+    return toSessionEntry(node, this.source, { firstObservedAt: this.observed.at(key.id, key.pid, now), joinSeq }, now);
   }
 
   /**
@@ -163,8 +163,9 @@ export class RegistryView {
 
   private readClaims(claims: readonly unknown[]): Map<string, ClaimEntry> {
     const map = new Map<string, ClaimEntry>();
+    const now = this.now();
     for (const c of claims) {
-      const claim = toClaimEntry(c, this.source);
+      const claim = toClaimEntry(c, this.source, now);
       if (claim) map.set(claim.resource, claim);
       else this.counters.badEntries++;
     }

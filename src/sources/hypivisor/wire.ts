@@ -2,6 +2,7 @@
 // on hostile input: every frame is classified, and what cannot be used says why.
 
 import { capDepth, compactText } from '../../core/sanitize.js';
+import { readTime, type InvalidTime } from '../../core/time.js';
 import type { ClaimEntry, SessionEntry } from '../../core/types.js';
 
 export type Frame =
@@ -85,7 +86,12 @@ function parseEvent(value: Json): Frame {
 }
 
 function seconds(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value * 1000 : undefined;
+  return typeof value === 'number' ? value * 1000 : undefined;
+}
+
+/** The reader of one record's time fields: a field that is no time is noted in `invalid` and read as unknown. */
+function timeReader(now: number, invalid: InvalidTime[]) {
+  return (field: string, raw: unknown, ms: number | undefined): number | undefined => readTime(field, raw, ms, now, invalid);
 }
 
 function text(value: unknown): string | undefined {
@@ -104,6 +110,7 @@ const SWEEP = 'the registry sweeps it once its TTL has passed (30 s by default)'
 /**
  * A NodeInfo as a SessionEntry, or undefined when it has no usable id. Registry timestamps are
  * Unix seconds on the registry's clock; entries keep them in ms, still on the registry's clock.
+ * A timestamp that is no time (core/time.ts, against `now`, ours) is unknown and in `invalidTimes`.
  * One object literal with every field, so all entries share one hidden class. Values nested deeper
  * than MAX_DEPTH levels (in `raw`, `pid`, `port`) are replaced by a marker here, as they come in:
  * nothing downstream (check --json, the detail view, the filter) then walks an unbounded depth.
@@ -112,11 +119,17 @@ export function toSessionEntry(
   input: unknown,
   source: string,
   observed: { firstObservedAt: number | undefined; joinSeq: number | undefined },
+  now: number,
 ): SessionEntry | undefined {
   if (!isObject(input) || typeof input.id !== 'string' || input.id === '') return undefined;
   const node = capDepth(input);
   const status = text(node.status);
-  const pidStartedAt = node.pid_started_at;
+  const invalid: InvalidTime[] = [];
+  const time = timeReader(now, invalid);
+  const lastSeen = time('last_seen', node.last_seen, seconds(node.last_seen));
+  const offlineSince = time('offline_since', node.offline_since, seconds(node.offline_since));
+  const registeredAt = time('registered_at', node.registered_at, seconds(node.registered_at));
+  const pidStartedAt = time('pid_started_at', node.pid_started_at, typeof node.pid_started_at === 'number' ? node.pid_started_at : undefined);
   return {
     source,
     id: input.id,
@@ -129,27 +142,31 @@ export function toSessionEntry(
     cleanup: SWEEP,
     epermCountsDead: undefined,
     status,
-    lastSeen: seconds(node.last_seen),
-    offlineSince: seconds(node.offline_since),
-    registeredAt: seconds(node.registered_at),
-    pidStartedAt: typeof pidStartedAt === 'number' && Number.isFinite(pidStartedAt) ? pidStartedAt : undefined,
+    lastSeen,
+    offlineSince,
+    registeredAt,
+    pidStartedAt,
     firstObservedAt: observed.firstObservedAt,
     joinSeq: observed.joinSeq,
+    invalidTimes: invalid.length > 0 ? invalid : undefined,
     raw: node,
   };
 }
 
-export function toClaimEntry(input: unknown, source: string): ClaimEntry | undefined {
+export function toClaimEntry(input: unknown, source: string, now: number): ClaimEntry | undefined {
   if (!isObject(input) || typeof input.resource !== 'string' || input.resource === '') return undefined;
   const claim = capDepth(input); // as toSessionEntry
+  const invalid: InvalidTime[] = [];
+  const acquiredAt = timeReader(now, invalid)('acquired_at', claim.acquired_at, seconds(claim.acquired_at));
   return {
     source,
     resource: input.resource,
     holder: text(claim.holder),
     pid: claim.pid,
     machine: undefined,
-    acquiredAt: seconds(claim.acquired_at),
+    acquiredAt,
     note: undefined,
+    invalidTimes: invalid.length > 0 ? invalid : undefined,
     raw: claim,
   };
 }
