@@ -51,7 +51,8 @@ describe.runIf(HAS_TMUX && BUILT)('a time out of range in a real tmux pane', () 
     const state = mkdtempSync(join(tmpdir(), 'gw-time-'));
     execFileSync('tmux', ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'gw', '-x', '120', '-y', '40', 'sh'], { env: tuiEnv({ XDG_STATE_HOME: state }) });
     tmux('send-keys', '-t', 'gw', `node ${BIN} --registry ${registry.url}`, 'Enter');
-    await until(() => /far-future/.test(capture()), 8000, () => `the row:\n${capture()}`);
+    // Judged, not still checking: the evidence below is the first probe's.
+    await until(() => / live\s+far-future/.test(capture()), 8000, () => `the row judged:\n${capture()}`);
 
     tmux('send-keys', '-t', 'gw', 'Enter');
     await until(() => /pid_started_at\s+invalid time/.test(capture()), 5000, () => `the detail view:\n${capture()}`);
