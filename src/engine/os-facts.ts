@@ -78,6 +78,12 @@ export class OsFactsTracker {
    * merge that changes nothing keeps the object), so "when was this checked" is the later of the two.
    */
   private sweptAt = { kill: -Infinity, full: -Infinity, ports: -Infinity };
+  /**
+   * Facts that say a pid is gone and were the first this monitor read of it (or followed only
+   * such facts, a zombie then reaped): the process ended before its first probe, at a moment
+   * not known here. Weak: facts replaced or forgotten leave with their objects.
+   */
+  private readonly goneFirst = new WeakSet<PidFacts>();
 
   constructor(private readonly opts: OsFactsOptions) {
     this.probes = opts.probes;
@@ -127,8 +133,38 @@ export class OsFactsTracker {
     const awaitingPorts = new Set(this.ports.awaiting);
     return {
       facts: { pids, ports },
-      progress: { awaitingPid: (pid) => awaitingPids.has(pid), awaitingPort: (port) => awaitingPorts.has(port), deadSince: (pid) => goneSince(pids.get(pid)) },
+      progress: { awaitingPid: (pid) => awaitingPids.has(pid), awaitingPort: (port) => awaitingPorts.has(port), deadSince: (pid) => goneSince(pids.get(pid)), goneAtFirstProbe: (pid) => this.goneFirstFacts(pids.get(pid)) },
     };
+  }
+
+  /** The pid's first probe here already found it gone: `deadSince` is the latest it can have ended, not when. */
+  goneAtFirstProbe(pid: number): boolean {
+    return this.goneFirstFacts(this.pids.facts.get(pid));
+  }
+
+  private goneFirstFacts(f: PidFacts | undefined): boolean {
+    return f !== undefined && this.goneFirst.has(f);
+  }
+
+  /**
+   * Fold pid results (`store` sets them one by one instead, for the kill tick), keeping track of
+   * the facts that were gone from the first look: the pids with no facts yet, or whose facts are
+   * such, are noted before and looked at after.
+   */
+  private foldPids(result: ReadonlyMap<number, PidFacts>, store?: (pid: number, next: PidFacts) => boolean): boolean {
+    let before: (number | PidFacts | undefined)[] | undefined;
+    for (const pid of result.keys()) {
+      const prev = this.pids.facts.get(pid);
+      if (prev === undefined || this.goneFirst.has(prev)) (before ??= []).push(pid, prev);
+    }
+    let changed = false;
+    if (store) for (const [pid, next] of result) changed = store(pid, next) || changed;
+    else changed = this.pids.fold(result);
+    for (let i = 0; before !== undefined && i < before.length; i += 2) {
+      const now = this.pids.facts.get(before[i] as number);
+      if (now !== undefined && now !== before[i + 1] && goneSince(now) !== undefined) this.goneFirst.add(now);
+    }
+    return changed;
   }
 
   /** When the OS was last asked about this pid: its facts' time or a later sweep that covered it. */
@@ -237,7 +273,7 @@ export class OsFactsTracker {
     if (!this.live) return;
     const portsChanged = this.ports.fold(ports);
     if (portsChanged) this.trackOwners();
-    const pidsChanged = this.pids.fold(pids);
+    const pidsChanged = this.foldPids(pids);
     if (pidsChanged || portsChanged) this.opts.onChange();
   }
 
@@ -273,15 +309,16 @@ export class OsFactsTracker {
       if (signal.aborted) return;
       this.counts.kill++;
       this.sweptAt.kill = this.opts.now();
-      let changed = false;
-      for (const [pid, next] of result) {
-        if (!this.pids.has(pid)) continue;
+      const changed = this.foldPids(result, (pid, next) => {
+        if (!this.pids.has(pid)) return false;
         const merged = mergeKill(this.pids.facts.get(pid), next);
         if (merged.kind === 'store') {
           this.pids.facts.set(pid, merged.facts);
-          changed = true;
-        } else if (merged.kind === 'full' && !this.pids.awaiting.has(pid)) this.pids.urgent.add(pid);
-      }
+          return true;
+        }
+        if (merged.kind === 'full' && !this.pids.awaiting.has(pid)) this.pids.urgent.add(pid);
+        return false;
+      });
       this.os = { ...this.os, lastProbeAt: this.opts.now() };
       if (changed) this.opts.onChange();
       if (this.pids.urgent.size > 0) this.probeUrgentPids();
@@ -323,7 +360,7 @@ export class OsFactsTracker {
 
   private afterFull(result: ReadonlyMap<number, PidFacts>): void {
     const wasAwaiting = this.pids.awaiting.size > 0;
-    const changed = this.pids.fold(result);
+    const changed = this.foldPids(result);
     this.os = { ...this.os, lastProbeAt: this.opts.now() };
     if (changed || (wasAwaiting && this.firstProbesDone)) this.opts.onChange();
   }

@@ -7,7 +7,7 @@ import type { TmuxPane } from '../core/tmux.js';
 import { isUsablePid } from '../core/pid.js';
 import { VERDICTS, type Finding, type Verdict } from '../core/types.js';
 import { STATUS_TRAITS, type SourceState } from '../sources/types.js';
-import { checkingOf, deadSinceOf, staleOf, type EngineFinding, type EngineSnapshot, type HostStatus, type OsState, type Staleness } from './types.js';
+import { checkingOf, deadSinceOf, goneAtFirstProbeOf, staleOf, type EngineFinding, type EngineSnapshot, type HostStatus, type OsState, type Staleness } from './types.js';
 
 export interface SnapshotInput {
   readonly findings: readonly Finding[];
@@ -86,7 +86,7 @@ export function markStale(findings: readonly Finding[], sources: readonly Source
   return any ? out : findings;
 }
 
-type Marks = Partial<Pick<EngineFinding, 'evictable' | 'stale' | 'checking' | 'deadSince'>>;
+type Marks = Partial<Pick<EngineFinding, 'evictable' | 'stale' | 'checking' | 'deadSince' | 'goneAtFirstProbe'>>;
 
 /**
  * A finding with the engine's marks (and the marks it had already), written as one literal per
@@ -101,10 +101,11 @@ export function withMarks(f: EngineFinding, m: Marks): EngineFinding {
   const stale = m.stale ?? f.stale;
   const checking = m.checking ?? f.checking;
   const deadSince = m.deadSince ?? f.deadSince;
+  const goneAtFirstProbe = m.goneAtFirstProbe ?? f.goneAtFirstProbe;
   const { source, id, problem, reason, note, evidence } = f;
   return f.kind === 'session'
-    ? { kind: 'session', source, id, verdict: f.verdict, problem, evictable, reason, note, evidence, entry: f.entry, stale, checking, deadSince }
-    : { kind: 'claim', source, id, holder: f.holder, verdict: f.verdict, problem, evictable, reason, note, evidence, entry: f.entry, stale, checking, deadSince };
+    ? { kind: 'session', source, id, verdict: f.verdict, problem, evictable, reason, note, evidence, entry: f.entry, stale, checking, deadSince, goneAtFirstProbe }
+    : { kind: 'claim', source, id, holder: f.holder, verdict: f.verdict, problem, evictable, reason, note, evidence, entry: f.entry, stale, checking, deadSince, goneAtFirstProbe };
 }
 
 /** What the engine knows of the OS beyond the facts reconcile reads. */
@@ -114,12 +115,18 @@ export interface ProbeProgress {
   awaitingPort(port: number): boolean;
   /** The first probe that found this pid gone, while it stays gone. */
   deadSince(pid: number): number | undefined;
+  /** That probe was the first this monitor made of the pid: it was never seen alive here. */
+  goneAtFirstProbe(pid: number): boolean;
 }
 
 /**
- * Rows the engine knows more about than reconcile: a local session still waiting for its first
- * probe is marked `checking`; a problem whose process is gone carries `deadSince`. Only those rows
- * are copied; otherwise the array is returned as it is.
+ * Rows the engine knows more about than reconcile. A row whose verdict waits on a first probe is
+ * marked `checking`: a local session whose process (or port) has not had it (reconcile said
+ * `unverified`, or `offline` for want of the OS's word), and a claim that is not a problem while
+ * its own pid or its holder still waits (its `held` would be a guess: a recycled pid or a dead
+ * holder turn it stale a moment later). A problem whose process is gone carries `deadSince`, and
+ * `goneAtFirstProbe` when it was never seen alive here. Only those rows are copied; otherwise the
+ * array is returned as it is.
  */
 export function markProgress(
   findings: readonly Finding[],
@@ -128,21 +135,30 @@ export function markProgress(
   remote?: (machine: string) => ProbeProgress | undefined,
 ): readonly EngineFinding[] {
   let out: EngineFinding[] | undefined;
+  /** Sessions marked checking, by source and id: the claims they hold wait with them. Made only when one is. */
+  let waiting: Set<string> | undefined;
   for (let i = 0; i < findings.length; i++) {
     const f = findings[i]!;
     let mark: EngineFinding | undefined;
     const pid = isUsablePid(f.entry.pid) ? f.entry.pid : undefined;
     const ssh = f.evidence.host.ssh;
     const progress = f.evidence.host.local ? local : ssh !== undefined && ssh.state === 'up' ? remote?.(ssh.host) : undefined;
-    if (progress === undefined) continue;
-    if (f.kind === 'session' && f.verdict === 'unverified') {
+    if (f.kind === 'claim' && !f.problem) {
+      const holder = f.evidence.holder;
+      const holderWaits = waiting !== undefined && holder?.id != null && waiting.has(`${holder.source ?? f.source}\0${holder.id}`);
+      if (holderWaits || (pid !== undefined && progress?.awaitingPid(pid) === true)) mark = withMarks(f, { checking: true });
+    } else if (progress === undefined) continue;
+    else if (f.kind === 'session' && (f.verdict === 'unverified' || (f.verdict === 'offline' && f.evidence.underlying === 'unverified'))) {
       const port = f.evidence.port;
-      if (pid !== undefined ? progress.awaitingPid(pid) : port?.result === 'not-probed' && progress.awaitingPort(port.port)) mark = withMarks(f, { checking: true });
+      if (pid !== undefined ? progress.awaitingPid(pid) : port?.result === 'not-probed' && progress.awaitingPort(port.port)) {
+        mark = withMarks(f, { checking: true });
+        (waiting ??= new Set()).add(`${f.source}\0${f.id}`);
+      }
     } else if (f.problem) {
       // The process judged: the registered pid, or the one serving the entry's port.
       const judged = f.evidence.port?.owner ?? pid;
       const since = judged !== undefined && (f.evidence.kill === 'ESRCH' || f.evidence.state === 'Z') ? progress.deadSince(judged) : undefined;
-      if (since !== undefined) mark = withMarks(f, { deadSince: since });
+      if (since !== undefined) mark = withMarks(f, { deadSince: since, goneAtFirstProbe: progress.goneAtFirstProbe(judged!) ? true : undefined });
     }
     if (!mark) continue;
     out ??= findings.slice();
@@ -160,7 +176,7 @@ export function sameFindings(a: readonly Finding[], b: readonly Finding[]): bool
     if (x.kind !== y.kind || x.source !== y.source || x.id !== y.id) return false;
     if (x.verdict !== y.verdict || x.reason !== y.reason || x.note !== y.note) return false;
     if (staleOf(x)?.since !== staleOf(y)?.since || staleOf(x)?.why !== staleOf(y)?.why) return false;
-    if (checkingOf(x) !== checkingOf(y) || deadSinceOf(x) !== deadSinceOf(y)) return false;
+    if (checkingOf(x) !== checkingOf(y) || deadSinceOf(x) !== deadSinceOf(y) || goneAtFirstProbeOf(x) !== goneAtFirstProbeOf(y)) return false;
   }
   return true;
 }

@@ -31,14 +31,20 @@ export interface Staleness {
 
 /**
  * A published finding: core's finding, marked by the engine when its source is not reading, when
- * its process has not had its first probe yet (`checking`: the `unverified` is only "not yet"),
- * and, for a problem whose process is gone, since when the OS has said so (`deadSince`).
+ * the evidence its verdict needs is not in yet (`checking`: its process has not had its first
+ * probe, or a claim's holder or own pid has not; its `unverified`, `offline` or `held` is only
+ * "not yet"), and, for a problem whose process is gone, since when the OS has said so (`deadSince`).
  */
 export type EngineFinding = Finding & {
   readonly stale?: Staleness | undefined;
   readonly checking?: true | undefined;
   /** Local clock: the first probe that found the process gone (ESRCH, or a zombie). */
   readonly deadSince?: number | undefined;
+  /**
+   * With `deadSince`: that probe was this monitor's first look at the process, so it ended at
+   * some moment before `deadSince`, not at it (the AGE is then a lower bound, shown with "≥").
+   */
+  readonly goneAtFirstProbe?: true | undefined;
 };
 
 /** The row waits for its first probe: say "checking", not `unverified`. */
@@ -49,6 +55,11 @@ export function checkingOf(f: Finding): boolean {
 /** Since when the OS has said the process of a problem row is gone, if the engine knows. */
 export function deadSinceOf(f: Finding): number | undefined {
   return (f as EngineFinding).deadSince;
+}
+
+/** The process was already gone at this monitor's first probe: `deadSince` is only the latest it can have ended. */
+export function goneAtFirstProbeOf(f: Finding): boolean {
+  return (f as EngineFinding).goneAtFirstProbe === true;
 }
 
 /** The stale mark the engine put on a finding, if any. */
@@ -65,7 +76,7 @@ export interface EngineSnapshot {
   readonly counts: Readonly<Record<Verdict, number>>;
   /** Findings whose verdict is a problem. */
   readonly problems: number;
-  /** Rows still waiting for their first probe (counted under `unverified` too). */
+  /** Rows still waiting for their first probe (each counted under its provisional verdict too: `unverified`, `offline`, `held`). */
   readonly checking?: number | undefined;
   /** Local clock: when this snapshot was computed. */
   readonly computedAt: number;

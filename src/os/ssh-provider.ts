@@ -123,7 +123,8 @@ export class SshHost implements ProbeProvider {
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.backoff = new Backoff({ ...DEFAULT_SSH_BACKOFF, ...options.backoff });
     this.aliases = options.aliases ?? [];
-    this.status = { machine: config.machine, dest: config.dest, state: 'down', reason: 'not started', kind: 'error' };
+    // Not tried yet: about to connect (issue 27: a first frame said "ssh: 3 down" before any host was tried).
+    this.status = { machine: config.machine, dest: config.dest, state: 'connecting' };
   }
 
   /** The running ssh client's pid, if any. */

@@ -13,12 +13,13 @@ import { EventsPane } from './components/events.js';
 import { Footer, type FooterNeed } from './components/footer.js';
 import { Header, headerHeight, headerSourceLines, headerTicks, type AbsentRegistry } from './components/header.js';
 import { Panel, wrapLines } from './components/panel.js';
-import { emptyText, StatusLine, summaryText } from './components/status-line.js';
+import { emptyText, MESSAGE_MS, StatusLine, summaryText } from './components/status-line.js';
 import { Table, TitleLine } from './components/table.js';
 import { detailLines, type DetailLine } from './detail.js';
 import { eventLines, type EventLine } from './events.js';
+import { nextAgeChange } from './ages.js';
 import { helpLines } from './help.js';
-import { useEngineSnapshot, useMinuteClock, useSecondTicks, useTerminalSize, type Size } from './hooks.js';
+import { useEngineSnapshot, useExpiry, useMinuteClock, useSecondTicks, useTimerAt, useTerminalSize, type Size } from './hooks.js';
 import { rowShorteners, type RowShorteners } from './ids.js';
 import { wrapText } from './text.js';
 import { copyToClipboard } from './terminal.js';
@@ -78,13 +79,28 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   // Every snapshot has new source states; the offsets (and so the cells' context) change far less often.
   const offsetsText = snap.sources.map((s) => `${s.name}\u0000${s.clockOffsetMs}`).join('\u0000');
   const clockOffsetMs = useMemo(() => Object.fromEntries(snap.sources.map((s) => [s.name, s.clockOffsetMs])), [offsetsText]);
-  const ctxCells: CellContext = useMemo(() => ({ now: minute, home, clockOffsetMs, panes: snap.panes }), [minute, home, clockOffsetMs, snap.panes]);
-  // Sorting by age depends on the clock; everything else only on the findings and the query.
-  const rows = useTableRows(snap.findings, state, ctxCells);
+  // Sort keys do not move with the clock (an age sorts by its origin): the rows need no "now".
+  const sortCtx: CellContext = useMemo(() => ({ now: 0, home, clockOffsetMs, panes: snap.panes }), [home, clockOffsetMs, snap.panes]);
+  const rows = useTableRows(snap.findings, state, sortCtx);
   const columns = useMemo(() => columnsFor(state.tab, snap.panes, sourceCount), [state.tab, snap.panes, sourceCount]);
+  // Ids cut so that the rows on screen tell apart (UUIDv7 ids share their start): chosen from those
+  // rows, not all 37,000, which a flood of registrations would have listed again on every snapshot.
+  const shorteners = useRef<RowShorteners | undefined>(undefined);
+  const shownRows = useMemo(() => rows.slice(state.top, state.top + bodyHeight), [rows, state.top, bodyHeight]);
+  const cut = useMemo(() => (shorteners.current = rowShorteners(shownRows, shownId, shownHolder, shorteners.current)), [shownRows]);
+  const mode = modeOf(state);
+  // The ages shown (AGE, a stale row's "stale 3m"): read at the clock when the rows shown change,
+  // and again at the next moment one of them reads differently (ages.ts), by one timer. An idle
+  // table is redrawn only then, and Ink writes nothing for a frame that did not change.
+  const [ageTick, setAgeTick] = useState(0);
+  // Read again for new rows shown (a snapshot, a scroll), the view coming back (mode), the timer.
+  const ageNow = useMemo(() => now(), [now, shownRows, mode, ageTick]);
+  const nextAge = useMemo(() => (mode === 'table' || mode === 'filter' ? nextAgeChange(shownRows, { clockOffsetMs }, ageNow) : undefined), [mode, shownRows, clockOffsetMs, ageNow]);
+  useTimerAt(nextAge, now, useCallback(() => setAgeTick((t) => t + 1), []));
+  const ctxCells: CellContext = useMemo(() => ({ now: ageNow, home, clockOffsetMs, panes: snap.panes }), [ageNow, home, clockOffsetMs, snap.panes]);
   // What the cells on screen need: the spare width goes to the columns that would cut them. Only
   // the rows shown are measured (10,000 rows take 150 ms; a page, well under one).
-  const needs = useMemo(() => columnNeeds(columns, rows.slice(state.top, state.top + bodyHeight), ctxCells), [columns, rows, state.top, bodyHeight, ctxCells]);
+  const needs = useMemo(() => columnNeeds(columns, shownRows, ctxCells), [columns, shownRows, ctxCells]);
   // The sorted column is always shown, its mark with it; `<` `>` go through the columns this width shows.
   // The same placement keeps its identity, so a scroll by one row re-renders only the new row.
   const placedBefore = useRef<PlacedColumn[] | undefined>(undefined);
@@ -94,15 +110,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     return (placedBefore.current = before !== undefined && samePlacement(before, next) ? before : next);
   }, [columns, width, needs, state.sortColumn]);
   const sortable = useMemo(() => layoutColumns(columns, width).map((p) => p.column.id), [columns, width]);
-  // Ids cut so that the rows on screen tell apart (UUIDv7 ids share their start): chosen from those
-  // rows, not all 37,000, which a flood of registrations would have listed again on every snapshot.
-  const shorteners = useRef<RowShorteners | undefined>(undefined);
-  const tableCtx: CellContext = useMemo(() => {
-    const onScreen = rows.slice(state.top, state.top + bodyHeight);
-    const cut = (shorteners.current = rowShorteners(onScreen, shownId, shownHolder, shorteners.current));
-    return { ...ctxCells, shortId: cut.shortId, shortHolder: cut.shortHolder };
-  }, [ctxCells, rows, state.top, bodyHeight]);
-  const mode = modeOf(state);
+  const tableCtx: CellContext = useMemo(() => ({ ...ctxCells, shortId: cut.shortId, shortHolder: cut.shortHolder }), [ctxCells, cut]);
   const detailFinding = mode === 'detail' ? snap.findings.find((f) => findingKey(f) === state.detailKey) : undefined;
   // Ages in the detail view and a retry countdown in the header tick; nothing else does.
   const tickNow = useSecondTicks((mode === 'detail' && detailFinding !== undefined) || headerTicks(snap.sources), now);
@@ -207,6 +215,10 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     },
     [runEffect],
   );
+
+  // A message goes after MESSAGE_MS (a newer one restarts the wait).
+  const expireMessage = useCallback((message: ViewState['message']) => dispatch({ type: 'message-expired', message }), [dispatch]);
+  useExpiry(state.message, MESSAGE_MS, expireMessage);
 
   // New rows (a snapshot, the filter, a resize): keep the cursor on its finding.
   useEffect(() => dispatch({ type: 'rows' }), [rows, bodyHeight, dispatch]);

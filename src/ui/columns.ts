@@ -7,7 +7,8 @@ import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { judgedPid } from '../core/rules/pid-domain.js';
 import type { TmuxPane } from '../core/tmux.js';
 import { checkingText, formatAge, shortenPath, truncate } from './text.js';
-import { checkingOf, deadSinceOf, staleOf } from '../engine/types.js';
+import { ageOrigin, ageSortKey, ageText } from './ages.js';
+import { checkingOf, staleOf } from '../engine/types.js';
 import { STALE_MARKER, verdictMarker } from './theme.js';
 
 export type Tab = 'sessions' | 'claims';
@@ -42,26 +43,6 @@ export interface Column {
 }
 
 const pidText = (pid: unknown): string => (isUsablePid(pid) ? String(pid) : pid === undefined || pid === null ? '-' : sanitize(pid, 12));
-
-function local(ctx: CellContext, source: string, registryMs: number): number {
-  return registryMs - (ctx.clockOffsetMs?.[source] ?? 0);
-}
-
-/**
- * The AGE of a row: for a problem whose process is gone, how long it has been gone (the first
- * probe that said so); otherwise how long the registry has had it.
- */
-function rowAge(f: SessionFinding, ctx: CellContext): number | undefined {
-  const dead = deadSinceOf(f);
-  return dead !== undefined ? Math.max(0, ctx.now - dead) : sessionAge(f, ctx);
-}
-
-/** How long the registry has had it: registered_at, else first seen by ghostwatch. */
-function sessionAge(f: SessionFinding, ctx: CellContext): number | undefined {
-  const e = f.entry;
-  const since = e.registeredAt !== undefined ? local(ctx, f.source, e.registeredAt) : e.firstObservedAt;
-  return since === undefined ? undefined : Math.max(0, ctx.now - since);
-}
 
 const verdictColumn: Column = {
   id: 'verdict',
@@ -153,8 +134,9 @@ export const SESSION_COLUMNS: readonly Column[] = [
     width: 4,
     priority: 2,
     align: 'right',
-    value: (f, ctx) => formatAge(f.kind === 'session' ? rowAge(f, ctx) : undefined),
-    sortKey: (f, ctx) => (f.kind === 'session' ? (rowAge(f, ctx) ?? -1) : -1),
+    // For a problem whose process is gone: how long it has been gone (ages.ts); else how long the registry has had it.
+    value: (f, ctx) => ageText(ageOrigin(f, ctx), ctx.now),
+    sortKey: (f, ctx) => ageSortKey(f, ctx),
   },
   {
     // The widest column when there is room: a path is what tells agents apart.
@@ -196,11 +178,15 @@ export const SESSION_COLUMNS: readonly Column[] = [
   sourceColumn,
 ];
 
+/**
+ * The registry's status word first (what the column is for, also on a stale row), then how old a
+ * stale row is ("active, stale 3m": the '~' in VERDICT marks it too), then the note.
+ */
 function statusText(f: Finding, ctx?: CellContext): string {
   const status = f.kind === 'session' ? sanitize(f.entry.status ?? '-', 24) : '-';
-  const text = f.note ? `${status}, ${f.note}` : status;
   const stale = staleOf(f);
-  return stale && ctx ? `stale ${formatAge(Math.max(0, ctx.now - stale.since))}, ${text}` : text;
+  const age = stale && ctx ? `, stale ${formatAge(Math.max(0, ctx.now - stale.since))}` : '';
+  return `${status}${age}${f.note ? `, ${f.note}` : ''}`;
 }
 
 export const CLAIM_COLUMNS: readonly Column[] = [
@@ -230,11 +216,8 @@ export const CLAIM_COLUMNS: readonly Column[] = [
     width: 4,
     priority: 3,
     align: 'right',
-    value: (f, ctx) => {
-      const at = f.kind === 'claim' ? f.entry.acquiredAt : undefined;
-      return formatAge(at === undefined ? undefined : ctx.now - local(ctx, f.source, at));
-    },
-    sortKey: (f) => (f.kind === 'claim' ? -(f.entry.acquiredAt ?? 0) : 0),
+    value: (f, ctx) => ageText(ageOrigin(f, ctx), ctx.now),
+    sortKey: (f, ctx) => ageSortKey(f, ctx),
   },
   sourceColumn,
   {

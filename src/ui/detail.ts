@@ -5,7 +5,8 @@ import { sanitize } from '../core/sanitize.js';
 import { INVALID_TIME, invalidTimesText, isTime, TIME_RANGE_MS } from '../core/time.js';
 import type { TmuxPane } from '../core/tmux.js';
 import type { Evidence, Finding, ProcessInfo } from '../core/types.js';
-import { checkingOf, deadSinceOf, staleOf } from '../engine/types.js';
+import { checkingOf, deadSinceOf, goneAtFirstProbeOf, staleOf } from '../engine/types.js';
+import { ageOrigin } from './ages.js';
 import { isoTime, momentText } from './text.js';
 
 export interface DetailLine {
@@ -66,7 +67,7 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
   ];
   if (checkingOf(f)) lines.push({ label: 'checking', value: 'its process has not had its first probe yet: the verdict is not known yet' });
   const dead = deadSinceOf(f);
-  if (dead !== undefined) lines.push({ label: 'dead since', value: `${momentText(dead, now)}: the first probe that found its process gone` });
+  if (dead !== undefined) lines.push({ label: 'dead since', value: deadSinceText(f, dead, now, clockOffsetMs) });
   const stale = staleOf(f);
   if (stale) {
     lines.push({
@@ -99,6 +100,19 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
     if (proc.startedAt !== undefined) lines.push({ label: 'started', value: iso(proc.startedAt) });
   }
   return lines;
+}
+
+/**
+ * When the process ended: the first probe that found it gone; or, when that was this monitor's
+ * first look at it, a lower bound (ages.ts): "at least 6m22s: the registry has had it offline
+ * since 11:56:44 (6m22s ago); already gone at this monitor's first probe, 12:03:04 (3s ago)".
+ */
+function deadSinceText(f: Finding, dead: number, now: number, clockOffsetMs: number): string {
+  if (!goneAtFirstProbeOf(f)) return `${momentText(dead, now)}: the first probe that found its process gone`;
+  const since = ageOrigin(f, { clockOffsetMs: { [f.source]: clockOffsetMs } })?.since ?? dead;
+  const first = `already gone at this monitor's first probe, ${momentText(dead, now)}`;
+  const bound = `at least ${formatDuration(Math.floor(Math.max(0, now - since) / 1000) * 1000)}`;
+  return since < dead ? `${bound}: the registry has had it offline since ${momentText(since, now)}; ${first}` : `${bound}: ${first}`;
 }
 
 function evidenceLines(e: Evidence, now: number, clockOffsetMs: number, lastChecked: number | undefined): DetailLine[] {

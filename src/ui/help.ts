@@ -17,7 +17,8 @@ export function helpLines(place: KeyPlace = {}): DetailLine[] {
     { label: '~', value: 'stale: its registry is not connected; the last known row, not evictable until it reconnects' },
     { label: '>  *', value: 'the cursor; a marked row' },
     { label: 'checking', value: 'in place of a verdict: its process has not had its first probe yet' },
-    { label: 'AGE', value: 'of a problem whose process is gone: how long it has been gone; else how long the registry has had it' },
+    { label: 'AGE', value: 'of a problem whose process is gone: how long it has been gone; else how long the registry has had it (whole units, never rounded up)' },
+    { label: '≥', value: 'before an AGE: its process was already gone when ghostwatch first looked; at least this long (from the registry\'s offline_since when earlier)' },
     { label: 'verdicts', value: '', heading: true },
     ...VERDICTS_WORST_FIRST.map((v) => ({ label: `${VERDICT_TRAITS[v].marker}${v}`, value: VERDICT_TRAITS[v].meaning })),
   ];

@@ -1,4 +1,4 @@
-// Terminal concerns as hooks: the engine's snapshot, the pane's size, a minute clock.
+// Terminal concerns as hooks: the engine's snapshot, the pane's size, the clocks that redraw.
 import { useStdout } from 'ink';
 import { useEffect, useState, useSyncExternalStore } from 'react';
 import type { Engine, EngineSnapshot } from '../engine/types.js';
@@ -27,8 +27,8 @@ export function useTerminalSize(fixed?: Size): Size {
 }
 
 /**
- * "Now", floored to the minute and advanced once a minute: ages in the table change at most
- * once a minute, so an idle monitor has nothing new to draw in between.
+ * "Now", floored to the minute and advanced once a minute: for the events pane's times ("3m
+ * ago"). The table's ages follow their own timer (useTimerAt), set to the moment one changes.
  */
 export function useMinuteClock(now: () => number): number {
   const floor = () => Math.floor(now() / 60_000) * 60_000;
@@ -46,6 +46,35 @@ export function useMinuteClock(now: () => number): number {
     return () => clearTimeout(timer);
   }, [now]);
   return minute;
+}
+
+/**
+ * Calls `due` at local time `at` (the next moment a shown age reads differently), and not before;
+ * a new `at` replaces the timer, none sets none.
+ */
+export function useTimerAt(at: number | undefined, now: () => number, due: () => void): void {
+  useEffect(() => {
+    if (at === undefined || !Number.isFinite(at)) return;
+    let timer: NodeJS.Timeout;
+    // 5 ms past the moment, so the age computed then is past the unit boundary too; a timer that
+    // fires before the clock says so waits again rather than draw the same frame.
+    const arm = (): void => {
+      timer = setTimeout(() => (now() >= at ? due() : arm()), Math.max(0, at - now()) + 5);
+      timer.unref?.();
+    };
+    arm();
+    return () => clearTimeout(timer);
+  }, [at, now, due]);
+}
+
+/** Calls `expire` once `ms` after `value` last changed to something defined (a status-line message). */
+export function useExpiry<T>(value: T | undefined, ms: number, expire: (value: T) => void): void {
+  useEffect(() => {
+    if (value === undefined) return;
+    const timer = setTimeout(() => expire(value), ms);
+    timer.unref?.();
+    return () => clearTimeout(timer);
+  }, [value, ms, expire]);
 }
 
 /**

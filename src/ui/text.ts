@@ -155,13 +155,5 @@ export function checkingText(): string {
   return `checking${ELLIPSIS}`;
 }
 
-/** Coarse ages for a table that redraws at most once a minute. */
-export function formatAge(ms: number | undefined): string {
-  if (ms === undefined || !Number.isFinite(ms)) return '-';
-  if (ms < 60_000) return '<1m';
-  const m = Math.floor(ms / 60_000);
-  if (m < 60) return `${m}m`;
-  const h = Math.floor(m / 60);
-  if (h < 48) return `${h}h`;
-  return `${Math.floor(h / 24)}d`;
-}
+/** Ages as the table shows them (ages.ts: floored, and redrawn when one would read differently). */
+export { formatAge } from './ages.js';

@@ -1,8 +1,8 @@
 // The table's rows for the engine's snapshot and the view's query (rows.ts decides which and in
 // what order). A key that changes the query (sort, filter, tab, problems only) gets its rows in
 // the render of its own frame, and so does a snapshot of a small table. A new snapshot of a large
-// table (a registry of 37,000 nodes pushing thousands of events a second), or the minute that
-// moves its ages, is worked out in slices after its frame, with the event loop free in between,
+// table (a registry of 37,000 nodes pushing thousands of events a second) is worked out in
+// slices after its frame (the ages' clock sorts nothing: an age sorts by its origin), with the event loop free in between,
 // while the table shows the rows it had: a key never waits for 37,000 rows to be sorted.
 import { useEffect, useMemo, useReducer, useRef } from 'react';
 import type { Finding } from '../core/types.js';

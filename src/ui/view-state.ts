@@ -66,7 +66,9 @@ export type Action =
   /** The rows changed (new snapshot, resize): keep the cursor on its finding. */
   | { readonly type: 'rows' }
   | { readonly type: 'evicted'; readonly text: string; readonly tone: 'info' | 'warn' | 'error' }
-  | { readonly type: 'message'; readonly text: string; readonly tone: 'info' | 'warn' | 'error' };
+  | { readonly type: 'message'; readonly text: string; readonly tone: 'info' | 'warn' | 'error' }
+  /** This message has been shown long enough (the App's timer): it goes, unless another replaced it. */
+  | { readonly type: 'message-expired'; readonly message: ViewState['message'] };
 
 /** The next state, and the side effect to carry out, if any. */
 export interface ViewTransition {
@@ -145,6 +147,11 @@ export function reduce(state: ViewState, action: Action, facts: ScreenFacts): Vi
       return { state: anchor(state, facts) };
     case 'message':
       return { state: { ...state, message: { text: action.text, tone: action.tone } } };
+    case 'message-expired': {
+      // The cancel's word stays while the run it cancels is still sending.
+      const running = modeOf(state) === 'evicting' || modeOf(state) === 'cancelling';
+      return { state: state.message === action.message && !running ? { ...state, message: undefined } : state };
+    }
     case 'evicted':
       return { state: anchor({ ...closeDialog(state), marks: new Set(), message: { text: action.text, tone: action.tone } }, facts) };
     case 'command':

@@ -81,9 +81,9 @@ describe.runIf(hasTmux && built)('an idle ghostwatch in a real tmux pane', () =>
     socketPath = tmux('display', '-p', '#{socket_path}').trim();
     await until(() => /20 sessions/.test(capture()) && /!ghost\s+ghost-agent/.test(capture()) && /remote-agent/.test(capture()), 10_000, 'the 20 rows on screen');
     await new Promise((r) => setTimeout(r, SETTLE_MS));
-    // The age column follows a minute clock (useMinuteClock), but every agent here registered well
-    // under a minute before the window ends, so a minute boundary inside it re-renders to the same
-    // "<1m" frame: Ink must write nothing then either.
+    // The AGE column is redrawn at the moment a shown age changes, and every agent here registered
+    // (and the ghost was first probed) well under a minute before the window ends: nothing turns in
+    // it. The events pane's minute clock may re-render the same frame: Ink must write nothing then.
 
     tmux('pipe-pane', '-o', '-t', 'gw', `cat >> '${OUT}'`);
     // The redirection creates the file once the pipe's shell runs: from then on every byte counts.

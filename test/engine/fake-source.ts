@@ -1,7 +1,7 @@
 // A source the test drives by hand: its sessions and status are set directly, a re-sync counts
 // (as the eviction re-check requires), an eviction is recorded and answered `evicted`.
 import type { EvictionAction } from '../../src/core/evict-plan.js';
-import type { SessionEntry } from '../../src/core/types.js';
+import type { ClaimEntry, SessionEntry } from '../../src/core/types.js';
 import type { ConnectionStatus, Source, SourceSnapshot, SourceState } from '../../src/sources/types.js';
 import type { FakeClock } from './fake-clock.js';
 
@@ -49,8 +49,8 @@ export class FakeSource implements Source {
   }
 
   /** New lists (and status): listeners are told, as a real source does after every change. */
-  set(sessions: readonly SessionEntry[], status: ConnectionStatus = 'connected'): void {
-    this.snap = { sessions, claims: [], state: { ...this.snap.state, status, since: this.clock.now() } };
+  set(sessions: readonly SessionEntry[], status: ConnectionStatus = 'connected', claims: readonly ClaimEntry[] = []): void {
+    this.snap = { sessions, claims, state: { ...this.snap.state, status, since: this.clock.now() } };
     for (const l of [...this.listeners]) l();
   }
 

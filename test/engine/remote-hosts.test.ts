@@ -318,6 +318,18 @@ describe('ssh hosts in the engine (a fake ssh running the real loop)', () => {
     expect(ssh.dests()).toEqual(['127.0.0.2']);
   });
 
+  it('before any host is tried, each is connecting, not down: the first frame never says "ssh: 3 down" (issue 27)', async () => {
+    const reg = await serve();
+    const ssh = fakeSsh();
+    const engine = sshEngine(reg.url, { hosts: ['build-1', 'build-2', 'build-3'].map((m) => ({ machine: m, dest: m })) }, ssh.command);
+    // The snapshot the UI draws first, before start(): nothing has been tried.
+    expect(engine.getSnapshot().hosts?.map((h) => [h.machine, h.state, h.reason])).toEqual([
+      ['build-1', 'connecting', undefined],
+      ['build-2', 'connecting', undefined],
+      ['build-3', 'connecting', undefined],
+    ]);
+  });
+
   it('a host answering under another name: its entries are unverified with the mismatch as evidence, and not evicted without force', async () => {
     const reg = await serve();
     const gone = await deadPid();

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createEngine, type LiveEngine } from '../../src/engine/index.js';
-import { checkingOf, deadSinceOf } from '../../src/engine/types.js';
+import { checkingOf, deadSinceOf, goneAtFirstProbeOf } from '../../src/engine/types.js';
 import { FakeClock } from './fake-clock.js';
 import { FakeProbes } from './fake-probes.js';
 import { FakeSource } from './fake-source.js';
@@ -88,6 +88,37 @@ describe('dead since', () => {
     expect(deadSinceOf(row(engine, 'a1')!)).toBe(clock.wallStart + 1_250);
   });
 
+  it('a process already gone at its first probe is marked so (its end is before deadSince, not at it); one seen alive first is not', async () => {
+    const { clock, probes, source, engine } = fakeEngine();
+    probes.processes.set(200, { kill: 'ok' });
+    engine.start();
+    // 100 was never alive while this engine looked; 200 dies while it looks.
+    source.set([FakeSource.session('before', { machine: HOST, pid: 100 }), FakeSource.session('watched', { machine: HOST, pid: 200 })]);
+    await clock.advanceTo(1_010);
+    probes.processes.delete(200);
+    await clock.advanceTo(1_250);
+    expect([row(engine, 'before'), row(engine, 'watched')].map((f) => [f?.verdict, goneAtFirstProbeOf(f!)])).toEqual([
+      ['ghost', true],
+      ['ghost', false],
+    ]);
+    // Minutes of full probes later (each a new reading of the same death): still so.
+    await clock.advanceTo(3 * 60_000);
+    expect(goneAtFirstProbeOf(row(engine, 'before')!)).toBe(true);
+    expect(goneAtFirstProbeOf(row(engine, 'watched')!)).toBe(false);
+  });
+
+  it('a zombie at its first probe, reaped later: still never seen alive here', async () => {
+    const { clock, probes, source, engine } = fakeEngine();
+    probes.processes.set(100, { kill: 'ok', state: 'Z' });
+    engine.start();
+    source.set([FakeSource.session('z', { machine: HOST, pid: 100 })]);
+    await clock.advance(100);
+    expect(row(engine, 'z')).toMatchObject({ verdict: 'zombie', goneAtFirstProbe: true });
+    probes.processes.delete(100);
+    await clock.advanceTo(5_000);
+    expect(row(engine, 'z')).toMatchObject({ verdict: 'ghost', goneAtFirstProbe: true });
+  });
+
   it('a live row and a problem whose process lives (reused) carry none', async () => {
     const { clock, probes, source, engine } = fakeEngine();
     probes.processes.set(100, { kill: 'ok', startedAt: clock.now() + 60_000 });
@@ -96,6 +127,50 @@ describe('dead since', () => {
     await clock.advance(100);
     expect(row(engine, 'r1')?.verdict).toBe('reused');
     expect(deadSinceOf(row(engine, 'r1')!)).toBeUndefined();
+  });
+});
+
+describe('claims before the evidence of their verdict', () => {
+  it('a claim whose own pid has not had its first probe is checking, never a premature held (a recycled pid: stale at once after)', async () => {
+    const { clock, probes, source, engine } = fakeEngine();
+    // The holder lives; the claim's own pid is a process started long after the claim was taken.
+    probes.processes.set(100, { kill: 'ok', startedAt: clock.now() - 60_000 });
+    probes.processes.set(300, { kill: 'ok', startedAt: clock.now() + 3_600_000 });
+    const seen: string[] = [];
+    engine.subscribe(() => {
+      const f = row(engine, 'repo:/w');
+      if (f) seen.push(checkingOf(f) ? 'checking' : f.verdict);
+    });
+    engine.start();
+    source.set([FakeSource.session('agent-1', { machine: HOST, pid: 100 })]);
+    await clock.advance(100);
+    probes.hold('full');
+    const claim = { source: 'fake', resource: 'repo:/w', holder: 'agent-1', pid: 300, machine: HOST, acquiredAt: clock.now() };
+    source.set([FakeSource.session('agent-1', { machine: HOST, pid: 100 })], 'connected', [claim]);
+    await clock.advance(50);
+    expect(row(engine, 'repo:/w')).toMatchObject({ verdict: 'held', checking: true });
+    expect(engine.getSnapshot().checking).toBe(1);
+    probes.release('full');
+    await clock.advance(100);
+    expect(row(engine, 'repo:/w')?.verdict).toBe('stale-claim');
+    expect(seen).not.toContain('held');
+    expect(seen.at(-1)).toBe('stale-claim');
+  });
+
+  it("a claim whose holder is still checking is checking too; judged once the holder is", async () => {
+    const { clock, probes, source, engine } = fakeEngine();
+    probes.hold('full');
+    engine.start();
+    source.set([FakeSource.session('agent-1', { machine: HOST, pid: 100 })], 'connected', [{ source: 'fake', resource: 'lock', holder: 'agent-1' }]);
+    await clock.advance(50);
+    expect(checkingOf(row(engine, 'agent-1')!)).toBe(true);
+    expect(checkingOf(row(engine, 'lock')!)).toBe(true);
+    // pid 100 is gone: the holder is a ghost, the claim stale.
+    probes.release('full');
+    await clock.advance(100);
+    expect(row(engine, 'agent-1')?.verdict).toBe('ghost');
+    expect(row(engine, 'lock')).toMatchObject({ verdict: 'stale-claim' });
+    expect(checkingOf(row(engine, 'lock')!)).toBe(false);
   });
 });
 

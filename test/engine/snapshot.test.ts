@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Evidence, Finding } from '../../src/core/types.js';
 import { buildSnapshot, eventSources, markProgress, markStale, nextVerdictCrossing, sameFindings, staleSources, withMarks, type ProbeProgress } from '../../src/engine/snapshot.js';
-import { checkingOf, deadSinceOf, staleOf, type EngineFinding, type HostStatus } from '../../src/engine/types.js';
+import { checkingOf, deadSinceOf, goneAtFirstProbeOf, staleOf, type EngineFinding, type HostStatus } from '../../src/engine/types.js';
 import { demoFindings, source } from '../support/ui-fixtures.js';
 
 /** A session row with only what a test sets; the rest as reconcile would leave a live local one. */
@@ -115,10 +115,11 @@ describe('buildSnapshot and eventSources', () => {
 });
 
 describe('markProgress', () => {
-  const progress = (awaiting: { pids?: number[]; ports?: number[]; dead?: [number, number][] }): ProbeProgress => ({
+  const progress = (awaiting: { pids?: number[]; ports?: number[]; dead?: [number, number][]; goneFirst?: number[] }): ProbeProgress => ({
     awaitingPid: (pid) => (awaiting.pids ?? []).includes(pid),
     awaitingPort: (port) => (awaiting.ports ?? []).includes(port),
     deadSince: (pid) => new Map(awaiting.dead ?? []).get(pid),
+    goneAtFirstProbe: (pid) => (awaiting.goneFirst ?? []).includes(pid),
   });
 
   it('nothing to mark: the very same array; one row to mark: only that row is copied', () => {
@@ -151,13 +152,64 @@ describe('markProgress', () => {
     expect(markProgress(findings, progress({ pids: [100], ports: [8000] }))).toBe(findings);
   });
 
-  it('neither a remote unverified row, nor a claim, nor a live row is checking, even with its pid awaited', () => {
-    const findings = [
-      row({ id: 'r', verdict: 'unverified', pid: 100, evidence: { host: { machine: 'laptop', local: false } } }),
-      row({ id: 'c', kind: 'claim', verdict: 'unverified', pid: 100 } as never),
-      row({ id: 'l', verdict: 'live', pid: 100 }),
-    ];
+  it('neither a remote unverified row nor a live row is checking, even with its pid awaited', () => {
+    const findings = [row({ id: 'r', verdict: 'unverified', pid: 100, evidence: { host: { machine: 'laptop', local: false } } }), row({ id: 'l', verdict: 'live', pid: 100 })];
     expect(markProgress(findings, progress({ pids: [100] }))).toBe(findings);
+  });
+
+  it('an offline row whose process has not had its first probe is checking: its offline is for want of the OS\'s word', () => {
+    const findings = [
+      row({ id: 'waits', verdict: 'offline', pid: 100, evidence: { underlying: 'unverified' } }),
+      row({ id: 'probed', verdict: 'offline', pid: 200, evidence: { underlying: 'live' } }),
+    ];
+    expect(markProgress(findings, progress({ pids: [100, 200] })).map(checkingOf)).toEqual([true, false]);
+  });
+
+  it('a held claim is checking while its own pid or its holder waits for a first probe; a stale claim never (issue 27: held flashed before a recycled pid was probed)', () => {
+    const claim = (id: string, fields: { pid?: number; holder?: string; problem?: boolean; holderSource?: string }) =>
+      ({
+        kind: 'claim',
+        source: 'hypivisor',
+        id,
+        holder: fields.holder ?? null,
+        verdict: fields.problem ? 'stale-claim' : 'held',
+        problem: fields.problem === true,
+        evictable: fields.problem === true,
+        reason: 'r',
+        evidence: { host: { machine: 'devbox', local: true }, holder: { id: fields.holder ?? null, present: fields.holder !== undefined, verdict: 'unverified', source: fields.holderSource } },
+        entry: { source: 'hypivisor', resource: id, holder: fields.holder, pid: fields.pid },
+      }) as unknown as Finding;
+    const findings = [
+      row({ id: 'agent-1', verdict: 'unverified', pid: 100 }),
+      row({ id: 'agent-2', verdict: 'live', pid: 200 }),
+      claim('own-pid-waits', { pid: 300, holder: 'agent-2' }),
+      claim('holder-waits', { holder: 'agent-1' }),
+      claim('holder-elsewhere', { holder: 'agent-1', holderSource: 'agentctl' }),
+      claim('both-known', { pid: 200, holder: 'agent-2' }),
+      claim('stale', { pid: 300, holder: 'agent-1', problem: true }),
+    ];
+    const out = markProgress(findings, progress({ pids: [100, 300] }));
+    expect(out.map((f) => [f.id, checkingOf(f)])).toEqual([
+      ['agent-1', true],
+      ['agent-2', false],
+      ['own-pid-waits', true],
+      ['holder-waits', true],
+      ['holder-elsewhere', false],
+      ['both-known', false],
+      ['stale', false],
+    ]);
+  });
+
+  it('a gone process first seen gone here is marked goneAtFirstProbe; one seen alive before is not', () => {
+    const findings = [
+      row({ id: 'before-us', verdict: 'ghost', problem: true, pid: 100, evidence: { kill: 'ESRCH' } }),
+      row({ id: 'seen-die', verdict: 'ghost', problem: true, pid: 200, evidence: { kill: 'ESRCH' } }),
+    ];
+    const out = markProgress(findings, progress({ dead: [[100, 1000], [200, 2000]], goneFirst: [100] }));
+    expect(out.map((f) => [deadSinceOf(f), goneAtFirstProbeOf(f)])).toEqual([
+      [1000, true],
+      [2000, false],
+    ]);
   });
 
   it('a local problem whose process is gone (ESRCH) or a zombie carries deadSince of the pid judged', () => {
@@ -208,7 +260,7 @@ describe('withMarks', () => {
     const copy = withMarks(f, { deadSince: 9 });
     expect(copy).not.toBe(f);
     for (const [k, v] of Object.entries(f)) expect([k, (copy as unknown as Record<string, unknown>)[k]]).toEqual([k, v]);
-    expect(Object.keys(copy).filter((k) => !(k in f)).sort()).toEqual(['checking', 'deadSince', 'stale']);
+    expect(Object.keys(copy).filter((k) => !(k in f)).sort()).toEqual(['checking', 'deadSince', 'goneAtFirstProbe', 'stale']);
     expect([deadSinceOf(copy), checkingOf(copy), staleOf(copy)]).toEqual([9, false, undefined]);
   });
 
@@ -248,6 +300,7 @@ describe('sameFindings', () => {
     ['stale since', { stale: { source: 'hypivisor', since: 2, why: 'down' } }],
     ['checking', { checking: true }],
     ['deadSince', { deadSince: 5 }],
+    ['goneAtFirstProbe', { goneAtFirstProbe: true }],
   ])('a row differing in %s (the last row) is a change', (_, change) => {
     const changed = [base[0]!, { ...base[1]!, ...change } as Finding];
     expect(sameFindings(base, changed)).toBe(false);
@@ -307,6 +360,7 @@ describe('markProgress over ssh', () => {
     awaitingPid: (pid) => (awaiting.pids ?? []).includes(pid),
     awaitingPort: () => false,
     deadSince: (pid) => new Map(awaiting.dead ?? []).get(pid),
+    goneAtFirstProbe: () => false,
   });
   const ssh = (host: string, state: 'up' | 'down' | 'connecting') => ({ host: { machine: host, local: false, ssh: { host, state, via: `via ssh ${host}` } } });
 

@@ -198,7 +198,7 @@ describe('agentctl: never crash the daemon we read', () => {
     expect(state).toMatchObject({ status: 'unreachable', cause: DAEMON_STOPPED });
     const ui = render(createElement(App, { engine, size: { columns: 200, rows: 24 }, onQuit: () => {} }));
     onCleanup(() => ui.unmount());
-    await until(() => (ui.lastFrame() ?? '').split('\n')[0]!.includes(`agentctl ${d.socketPath}: ${DAEMON_STOPPED} since`), 5000, () => `the header to name it:\n${ui.lastFrame()}`);
+    await until(() => (ui.lastFrame() ?? '').split('\n')[0]!.includes(`agentctl ${d.socketPath}: not connected since`) && (ui.lastFrame() ?? '').split('\n')[0]!.includes(`(${DAEMON_STOPPED})`), 5000, () => `the header to name it:\n${ui.lastFrame()}`);
     d.child.kill('SIGCONT');
     await until(() => src.snapshot().state.status === 'connected', 5000, 'connected again once continued');
     expect(src.snapshot().state.lastError).toBeUndefined();

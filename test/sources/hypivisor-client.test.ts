@@ -244,10 +244,10 @@ describe('HypivisorSource against a scripted registry', () => {
 });
 
 describe('quiet when nothing changed', () => {
-  it('a re-sync that finds the view right notifies nobody and keeps the same entry objects', async () => {
+  async function resyncWith(answer: ReturnType<typeof node>[], check: (c: HypivisorSource, before: readonly unknown[], notified: () => number) => void): Promise<void> {
     const r = await startScriptedRegistry({
       init: () => ({ event: 'init', nodes: [node('a'), node('b')], protocol_version: '1', claims: [] }),
-      answer: (q) => (q.method === 'list_nodes' ? { id: q.id, result: [node('a', { last_seen: 1_800_000_050 }), node('b')] } : { id: q.id, result: [] }),
+      answer: (q) => (q.method === 'list_nodes' ? { id: q.id, result: answer } : { id: q.id, result: [] }),
     });
     const c = new HypivisorSource({ url: r.url, resyncIntervalMs: 60_000 });
     c.start();
@@ -257,12 +257,29 @@ describe('quiet when nothing changed', () => {
       let notified = 0;
       c.subscribe(() => notified++);
       await c.resync();
-      expect(notified).toBe(0);
-      expect(c.snapshot().sessions).toBe(before);
-      expect(c.snapshot().state.resyncs).toBe(1);
+      check(c, before, () => notified);
     } finally {
       await c.stop();
       await r.close();
     }
+  }
+
+  it('a re-sync that finds the view right notifies nobody and keeps the same entry objects', async () => {
+    await resyncWith([node('a'), node('b')], (c, before, notified) => {
+      expect(notified()).toBe(0);
+      expect(c.snapshot().sessions).toBe(before);
+      expect(c.snapshot().state.resyncs).toBe(1);
+    });
+  });
+
+  it("a re-sync that finds a node's last_seen moved (a heartbeat) shows it: one notification, that entry new, no drift counted (issue 27)", async () => {
+    await resyncWith([node('a', { last_seen: 1_800_000_050 }), node('b')], (c, before, notified) => {
+      expect(notified()).toBe(1);
+      const [a, b] = c.snapshot().sessions;
+      expect(a).not.toBe(before[0]);
+      expect(a?.lastSeen).toBe(1_800_000_050_000);
+      expect(b).toBe(before[1]);
+      expect(c.snapshot().state.repaired).toBe(0);
+    });
   });
 });

@@ -39,6 +39,7 @@ export const SCREENS: readonly Screen[] = [
   { name: 'confirm-sources-120x30', title: 'ghostwatch: the confirm dialog says what each registry does on eviction', columns: 120, rows: 30, keys: ['X'], engine: () => multiSourceEngine({ agentctlDown: false }) },
   { name: 'down-120x30', title: 'ghostwatch: the registry refuses the token; its last known rows stay, stale (~), not evictable', columns: 120, rows: 30, keys: [], engine: () => downEngine({ cause: 'token refused (401)', status: 'auth-refused', kept: true, lastError: 'the registry refused the token (HTTP 401); check HYPI_TOKEN or --token-file' }) },
   { name: 'down-empty-100x16', title: 'ghostwatch: nothing listens at the registry address: "not connected", never "no sessions"', columns: 100, rows: 16, keys: [], engine: () => downEngine({ cause: 'connection refused', status: 'unreachable', kept: false, lastError: 'nothing listens at the registry address (connect ECONNREFUSED 127.0.0.1:31415)' }) },
+  { name: 'down-80x24', title: 'ghostwatch at 80x24 with the registry gone: "not connected since" first, no count it cannot know', columns: 80, rows: 24, keys: [], engine: () => downEngine({ cause: 'connection refused', status: 'unreachable', kept: true, lastError: 'nothing listens at the registry address (connect ECONNREFUSED 127.0.0.1:31415)' }) },
   { name: 'fleet-120x30', title: 'ghostwatch over ssh: build-42 judged on its own facts, gpu-7 down and build-99 under another name unverified', columns: 120, rows: 30, keys: [], engine: fleetEngine },
 ];
 

@@ -3,6 +3,7 @@
 import { defaultPolicy, reconcile, VERDICTS, type Finding, type OsFacts, type PidFacts, type PortFacts, type RegistryView, type RemoteHostFacts, type SessionEntry, type Verdict } from '../../src/core/index.js';
 import type { WatchEvent } from '../../src/core/events.js';
 import { markStale } from '../../src/engine/snapshot.js';
+import { checkingOf } from '../../src/engine/types.js';
 import type { Engine, EngineSnapshot, EvictRequest, EvictSummary, HostStatus } from '../../src/engine/types.js';
 import type { SourceState } from '../../src/sources/types.js';
 import { emptyCounters } from '../../src/sources/types.js';
@@ -93,6 +94,8 @@ export function snapshotOf(findings: readonly Finding[], fields: Partial<EngineS
     os: { processTable: 'ok', lastProbeAt: FIXED_NOW },
     counts,
     problems: findings.filter((f) => f.problem).length,
+    // As the engine's buildSnapshot counts them.
+    checking: findings.filter(checkingOf).length,
     computedAt: FIXED_NOW,
     version: 1,
     settled: true,

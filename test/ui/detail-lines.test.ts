@@ -2,6 +2,7 @@
 // findings: what a person reads to decide an eviction must say what the evidence says.
 import { describe, expect, it } from 'vitest';
 import { defaultPolicy, reconcile, type ClaimEntry, type Finding, type PidFacts, type PortFacts, type SessionEntry } from '../../src/core/index.js';
+import { withMarks } from '../../src/engine/snapshot.js';
 import fc from 'fast-check';
 import { formatDuration } from '../../src/core/duration.js';
 import { localClockText } from '../../src/engine/registry-view.js';
@@ -182,5 +183,27 @@ describe('times that are none', () => {
     expect(l.nameSince).toBe('invalid time (Infinity)');
     expect(l['process started']).toMatch(/before pid started.at invalid time \(tolerance/);
     expect(l.started).toBe('invalid time');
+  });
+});
+
+describe('dead since: when the process ended, or the bound on it', () => {
+  const ghost = (offlineSince?: number): Finding =>
+    reconcile(
+      { sessions: [{ source: 'hypivisor', id: 'g', machine: HOST, pid: 4244, registeredAt: NOW - 30 * MIN, ...(offlineSince !== undefined ? { offline: true, status: 'offline', offlineSince } : {}) }], claims: [] },
+      { pids: new Map([[4244, { pid: 4244, kill: 'ESRCH' as const, checkedAt: NOW - 3_000 }]]), ports: new Map() },
+      NOW,
+      defaultPolicy(HOST),
+    )[0]!;
+  const deadSince = (f: Finding, offsetMs = 0) => detailLines(f, NOW, undefined, offsetMs).find((l) => l.label === 'dead since')?.value;
+
+  it('seen dying: the first probe that found it gone; gone at the first look: "at least", from the registry when it says earlier, its clock offset taken off', () => {
+    expect(deadSince(withMarks(ghost(), { deadSince: NOW - 125_000 }))).toMatch(/^\d\d:\d\d:\d\d \(2m05s ago\): the first probe that found its process gone$/);
+    expect(deadSince(withMarks(ghost(), { deadSince: NOW - 3_000, goneAtFirstProbe: true }))).toMatch(/^at least 3s: already gone at this monitor's first probe, \d\d:\d\d:\d\d \(3s ago\)$/);
+    // The registry's clock runs 2 s ahead of ours: its offline_since 6m24s "ago" by its clock is 6m22s ago by ours.
+    expect(deadSince(withMarks(ghost(NOW + 2_000 - 382_000), { deadSince: NOW - 3_000, goneAtFirstProbe: true }), 2_000)).toMatch(
+      /^at least 6m22s: the registry has had it offline since \d\d:\d\d:\d\d \(6m22s ago\); already gone at this monitor's first probe, \d\d:\d\d:\d\d \(3s ago\)$/,
+    );
+    // Offline since after our first probe (it reconnected and dropped again): our first look stands.
+    expect(deadSince(withMarks(ghost(NOW - 1_000), { deadSince: NOW - 3_000, goneAtFirstProbe: true }))).toMatch(/^at least 3s: already gone/);
   });
 });

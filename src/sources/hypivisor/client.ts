@@ -285,11 +285,12 @@ export class HypivisorSource extends SnapshotHolder implements Source {
         return undefined;
       });
       if (moved === undefined) return;
-      this.repaired += moved;
+      this.repaired += moved.repaired;
       const claimsMoved = this.claimsSupported !== false ? await this.resyncClaims() : 0;
       this.synced(true);
-      // A re-sync that found the view right changes nothing anyone sees: no wake-up for it.
-      if (moved > 0 || claimsMoved > 0) this.entriesChanged();
+      // A re-sync that found the view right changes nothing anyone sees: no wake-up for it. A
+      // heartbeat's last_seen is seen (the detail view shows it): a wake-up, though not drift.
+      if (moved.repaired + moved.refreshed > 0 || claimsMoved > 0) this.entriesChanged();
     } catch (error) {
       this.setError((error as Error).message);
     }

@@ -8,7 +8,7 @@ import { FirstSeen } from '../first-seen.js';
 import type { EntryLists } from '../snapshot-holder.js';
 import type { InputCounters } from '../types.js';
 import { ClockOffset } from './clock-offset.js';
-import { nodeKey, sameIdentity, sameIdentityAsNode, toClaimEntry, toSessionEntry, type Frame } from './wire.js';
+import { nodeKey, sameIdentity, sameNodeAs, toClaimEntry, toSessionEntry, type Frame } from './wire.js';
 
 export type RegistryEvent = Extract<Frame, { kind: 'node_joined' | 'node_offline' | 'node_removed' | 'claim_acquired' | 'claim_released' }>;
 
@@ -82,17 +82,21 @@ export class RegistryView {
     }
   }
 
-  /** A list_nodes answer: the nodes it names replace the view's; returns how many were added, removed or changed. */
-  repairNodes(nodes: readonly unknown[]): number {
-    if (this.listsTheView(nodes)) return 0;
+  /**
+   * A list_nodes answer: the nodes it names replace the view's. `repaired`: how many were added,
+   * removed or changed identity (drift the events missed); `refreshed`: how many only had other
+   * fields move (a heartbeat's last_seen), which the detail view shows too.
+   */
+  repairNodes(nodes: readonly unknown[]): { repaired: number; refreshed: number } {
+    if (this.listsTheView(nodes)) return { repaired: 0, refreshed: 0 };
     const next = this.readNodes(nodes, this.nodes, true);
-    const moved = keepUnchanged(this.nodes, next);
-    if (moved > 0) this.nodes = next;
+    const moved = countChanges(this.nodes, next);
+    if (moved.repaired + moved.refreshed > 0) this.nodes = next;
     return moved;
   }
 
   /**
-   * The common re-sync: the registry lists exactly the view's entries, unchanged and in the
+   * The common re-sync: the registry lists exactly the view's entries, unchanged (every field) and in the
    * view's order (its order since the last init, while nothing joined). Seen in one pass that
    * makes nothing: a 10,000-node answer every 10 s would otherwise build a map of 10,000 and
    * leave it as garbage the collector promotes. Any other answer takes the full repair.
@@ -101,7 +105,7 @@ export class RegistryView {
     if (nodes.length !== this.nodes.size) return false;
     let i = 0;
     // Ids are the map's keys, so matching each node to the entry in its place matches one to one.
-    for (const entry of this.nodes.values()) if (!sameIdentityAsNode(entry, nodes[i++])) return false;
+    for (const entry of this.nodes.values()) if (!sameNodeAs(entry, nodes[i++])) return false;
     return true;
   }
 
@@ -128,8 +132,8 @@ export class RegistryView {
   }
 
   /**
-   * The nodes as entries. `keep`: a node whose identity (what sameIdentity compares) is its
-   * previous entry's keeps that entry, read off the raw node without making a new one.
+   * The nodes as entries. `keep`: a node that says what its previous entry says (sameNodeAs)
+   * keeps that entry, read off the raw node without making a new one.
    */
   private readNodes(nodes: readonly unknown[], previous: ReadonlyMap<string, SessionEntry>, keep = false): Map<string, SessionEntry> {
     const map = new Map<string, SessionEntry>();
@@ -154,7 +158,7 @@ export class RegistryView {
   private unchanged(node: unknown, previous: ReadonlyMap<string, SessionEntry>): SessionEntry | undefined {
     const id = (node as { id?: unknown } | null)?.id;
     const old = typeof id === 'string' ? previous.get(id) : undefined;
-    return old !== undefined && sameIdentityAsNode(old, node) ? old : undefined;
+    return old !== undefined && sameNodeAs(old, node) ? old : undefined;
   }
 
   private readClaims(claims: readonly unknown[]): Map<string, ClaimEntry> {
@@ -170,16 +174,19 @@ export class RegistryView {
 }
 
 /**
- * How many entries a re-sync added, removed or changed. Entries whose identity did not change
- * keep their old object in `after`, so whoever compares objects sees no change there.
+ * What a re-sync changed: entries added, removed or of another identity (`repaired`), and entries
+ * of the same identity whose other fields moved (`refreshed`). An entry nothing changed in is
+ * its old object already (readNodes kept it).
  */
-function keepUnchanged(before: ReadonlyMap<string, SessionEntry>, after: Map<string, SessionEntry>): number {
-  let n = 0;
+function countChanges(before: ReadonlyMap<string, SessionEntry>, after: ReadonlyMap<string, SessionEntry>): { repaired: number; refreshed: number } {
+  let repaired = 0;
+  let refreshed = 0;
   for (const [id, entry] of after) {
     const old = before.get(id);
-    if (old && sameIdentity(old, entry)) after.set(id, old);
-    else n++;
+    if (old === entry) continue;
+    if (old && sameIdentity(old, entry)) refreshed++;
+    else repaired++;
   }
-  for (const id of before.keys()) if (!after.has(id)) n++;
-  return n;
+  for (const id of before.keys()) if (!after.has(id)) repaired++;
+  return { repaired, refreshed };
 }

@@ -184,7 +184,35 @@ export function sameIdentityAsNode(entry: SessionEntry, node: unknown): boolean 
   return text(node.machine) === entry.machine && text(node.cwd) === entry.cwd && port === entry.port && pid === entry.pid && text(node.status) === entry.status;
 }
 
-/** The fields whose change means the registry's view moved (last_seen moves with every heartbeat). */
+/**
+ * The node says nothing new about its entry: the same identity and the same top-level values
+ * (`last_seen`, `offline_since`, `registered_at` and any other field the detail view shows). Read
+ * off the raw node without making anything. A nested value (none in NodeInfo) is not compared:
+ * capped in depth and shown only, its change alone does not refresh the entry.
+ */
+export function sameNodeAs(entry: SessionEntry, node: unknown): boolean {
+  if (!sameIdentityAsNode(entry, node)) return false;
+  const raw = entry.raw;
+  const fresh = node as Json;
+  if (raw === undefined) return false;
+  let keys = 0;
+  for (const k in fresh) {
+    if (!Object.prototype.hasOwnProperty.call(fresh, k)) continue;
+    keys++;
+    const v = fresh[k];
+    const was = raw[k];
+    if (typeof v === 'object' && v !== null) {
+      if (typeof was !== 'object' || was === null) return false;
+    } else if (was !== v) return false;
+  }
+  for (const k in raw) if (Object.prototype.hasOwnProperty.call(raw, k)) keys--;
+  return keys === 0;
+}
+
+/**
+ * The fields whose change means the registry's view moved: a change of any other field (last_seen
+ * moves with every heartbeat) refreshes the entry but is no drift (sameNodeAs).
+ */
 export function sameIdentity(a: SessionEntry, b: SessionEntry): boolean {
   return a.machine === b.machine && a.cwd === b.cwd && a.port === b.port && a.pid === b.pid && a.status === b.status;
 }

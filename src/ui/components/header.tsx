@@ -11,6 +11,7 @@ import { VERDICT_TRAITS } from '../../core/verdicts.js';
 import { VERDICT_ORDER } from '../columns.js';
 import { TONE_COLOR, VERDICT_TONE, type Tone } from '../theme.js';
 import { checkingText, clockTime, truncate } from '../text.js';
+import { problemsText, shownCounts } from '../counts.js';
 
 interface Segment {
   text: string;
@@ -68,17 +69,18 @@ export function headerHeight(sourceCount: number, rows: number): number {
 }
 
 /**
- * Why a source is not read, in words, since when, and when it tries again:
- * "token refused (401) since 12:03:04, retrying in 4 s". Undefined while it reads (or before
- * its first attempt has failed).
+ * That a source is not read and since when, first (a narrow header cuts from the end), then why
+ * in words and when it tries again: "not connected since 12:03 (token refused (401)), retrying in
+ * 4 s". Undefined while it reads (or before its first attempt has failed).
  */
 export function downText(s: SourceState, now: number): string | undefined {
   if (STATUS_TRAITS[s.status].reading || s.cause === undefined) return undefined;
-  const since = s.downSince !== undefined ? ` since ${clockTime(s.downSince, now)}` : '';
+  // HH:MM: the seconds cost three cells of an 80-column header and tell a person little here.
+  const since = s.downSince !== undefined ? ` since ${clockTime(s.downSince, now).replace(/:\d\d$/, '')}` : '';
   let retry = '';
   if (s.status === 'connecting') retry = ', retrying now';
   else if (s.retryAt !== undefined) retry = s.retryAt > now ? `, retrying in ${Math.ceil((s.retryAt - now) / 1000)} s` : ', retrying now';
-  return `${s.cause}${since}${retry}`;
+  return `not connected${since} (${s.cause})${retry}`;
 }
 
 /** Whether the header changes with the clock alone (a countdown to a retry): it then redraws once a second. */
@@ -94,22 +96,26 @@ export function plural(n: number, noun: string, many = `${noun}s`): string {
 /**
  * The counts, fullest first: every verdict shown; then the problems by verdict; then one
  * number. The header takes the fullest that leaves room for its name, and never cuts a count.
+ * Only what has its evidence (counts.ts): rows still checking are "N checking…", the last known
+ * rows of a registry not read are not counted, and with no registry read there is no count.
  */
 export function countForms(snap: EngineSnapshot): Segment[][] {
+  const shown = shownCounts(snap);
+  const one = problemsText(shown);
+  if (one === undefined) return [[]];
   const all: Segment[] = [];
   const problems: Segment[] = [];
-  // Rows still waiting for their first probe are "checking", not a mass of `unverified`.
-  const checking = snap.checking ?? 0;
   for (const v of VERDICT_ORDER) {
-    const n = snap.counts[v] - (v === 'unverified' ? checking : 0);
+    const n = shown.counts[v];
     if (n === 0) continue;
     const seg = { text: ` ${n} ${v}`, color: TONE_COLOR[VERDICT_TONE[v]] };
     all.push(seg);
     if (VERDICT_TRAITS[v].problem) problems.push(seg);
   }
-  if (checking > 0) all.push({ text: ` ${checking} ${checkingText()}`, color: TONE_COLOR.muted });
-  const one: Segment[] = [{ text: ` ${plural(snap.problems, 'problem')}`, color: TONE_COLOR[snap.problems > 0 ? 'problem' : 'ok'] }];
-  return [all, problems.length > 0 ? problems : one, one];
+  const checking: Segment[] = shown.checking > 0 ? [{ text: ` ${shown.checking} ${checkingText()}`, color: TONE_COLOR.muted }] : [];
+  all.push(...checking);
+  const oneSeg: Segment[] = [{ text: ` ${one}`, color: TONE_COLOR[shown.problems > 0 ? 'problem' : shown.checking > 0 ? 'muted' : 'ok'] }];
+  return [all, problems.length > 0 ? [...problems, ...checking] : oneSeg, oneSeg];
 }
 
 /** The name, and what is always said with it (read-only). */

@@ -1,14 +1,17 @@
-// The line above the footer: the filter prompt, an eviction's progress, the last message, a
-// registry that is not read, or the counts. Colours from the theme only.
+// The line above the footer: the filter prompt, an eviction's progress, the last message (for a
+// few seconds, with the connection state or the problem count after it), a registry that is not
+// read, or the counts. Colours from the theme only.
 import { Text } from 'ink';
-import { sanitize } from '../../core/sanitize.js';
-import { STATUS_TRAITS } from '../../engine/index.js';
+import stringWidth from 'string-width';
+import { ELLIPSIS, sanitize } from '../../core/sanitize.js';
+import { STATUS_TRAITS, type SourceState } from '../../engine/index.js';
 import { staleOf, type EngineSnapshot, type EvictProgress, type EvictSummary } from '../../engine/types.js';
 import { keysOf } from '../keymap.js';
 import { notHere, notHereText, plural, type AbsentRegistry } from './header.js';
-import { fit, formatAge } from '../text.js';
+import { fit, formatAge, truncate } from '../text.js';
 import { ACCENT, TONE_COLOR, type Tone } from '../theme.js';
 import { modeOf, type ViewState } from '../view-state.js';
+import { problemsText, shownCounts } from '../counts.js';
 
 type MessageTone = NonNullable<ViewState['message']>['tone'];
 const MESSAGE_TONE: Record<MessageTone, Tone> = { error: 'problem', warn: 'warning', info: 'ok' };
@@ -25,15 +28,29 @@ export function StatusLine(props: { state: ViewState; progress: EvictProgress | 
     const f = progress.finding;
     return <Text color={TONE_COLOR.warning}>{fit(`evicting ${progress.index}/${progress.total}: ${f.verdict} ${sanitize(f.id, 40)}: ${progress.phase}${progress.detail ? ` (${progress.detail})` : ''}`, width)}</Text>;
   }
-  if (state.message) return <Text color={TONE_COLOR[MESSAGE_TONE[state.message.tone]]}>{fit(state.message.text, width)}</Text>;
-  const broken = snap.sources.find((s) => STATUS_TRAITS[s.status].error && (s.lastError || s.cause));
+  const broken = brokenSource(snap);
+  if (state.message) {
+    // A message (it expires: MESSAGE_MS) never hides the connection state or the problem count:
+    // they stay whole at the end, the message is cut first.
+    const tail = essentials(snap, broken);
+    const sep = '  |  ';
+    const room = Math.max(0, width - stringWidth(tail.text) - sep.length);
+    const text = truncate(state.message.text, room);
+    return (
+      <Text>
+        <Text color={TONE_COLOR[MESSAGE_TONE[state.message.tone]]}>{text}</Text>
+        <Text color={TONE_COLOR[tail.tone]}>{fit(`${sep}${tail.text}`, Math.max(0, width - stringWidth(text)))}</Text>
+      </Text>
+    );
+  }
   if (broken) {
     // What is shown of it is the last known: say how many rows, and that they wait for the registry.
     const stale = snap.findings.filter((f) => staleOf(f)?.source === broken.name);
     const kept = stale.length > 0 ? `; its ${stale.length} row${stale.length === 1 ? ' is' : 's are'} the last known (~, ${formatAge(now - staleOf(stale[0]!)!.since)} old), not evictable until it reconnects` : '';
-    return <Text color={TONE_COLOR.problem}>{fit(`${sanitize(broken.name, 20)}: ${broken.lastError ?? broken.cause}${kept}`, width)}</Text>;
+    return <Text color={TONE_COLOR.problem}>{fit(`${sanitize(broken.name, 20)} not connected: ${broken.lastError ?? broken.cause}${kept}`, width)}</Text>;
   }
-  const bits = [plural(rowCount, state.tab === 'sessions' ? 'session' : 'claim'), plural(snap.problems, 'problem')];
+  const shown = shownCounts(snap);
+  const bits = [plural(rowCount, state.tab === 'sessions' ? 'session' : 'claim'), problemsText(shown) ?? nothingRead(snap)];
   if (state.marks.size) bits.push(`${state.marks.size} marked`);
   if (state.filter) bits.push(`filter "${state.filter}"`);
   if (state.problemsOnly) bits.push('problems only');
@@ -44,6 +61,27 @@ export function StatusLine(props: { state: ViewState; progress: EvictProgress | 
   const warned = snap.sources.length === 1 ? snap.sources[0]!.warnings : undefined;
   if (warned?.length) bits.push(`${sanitize(snap.sources[0]!.name, 20)} warning: ${warned[0]}${warned.length > 1 ? ` (+${warned.length - 1} more)` : ''}`);
   return <Text color={TONE_COLOR.muted}>{fit(bits.join('  |  '), width)}</Text>;
+}
+
+/** How long a message stays on the status line. */
+export const MESSAGE_MS = 5_000;
+
+/** With no registry read, in place of a count: still connecting, or nothing there to read. */
+function nothingRead(snap: EngineSnapshot): string {
+  return snap.sources.some((s) => s.status === 'connecting') ? `connecting${ELLIPSIS}` : 'no registry read';
+}
+
+/** The first source that is not read and says why (a first connection still under way says nothing yet). */
+function brokenSource(snap: EngineSnapshot): SourceState | undefined {
+  return snap.sources.find((s) => STATUS_TRAITS[s.status].error && (s.lastError || s.cause));
+}
+
+/** What a message must never hide, short: a source not connected, else the problem count (or that it is not known yet). */
+function essentials(snap: EngineSnapshot, broken: SourceState | undefined): { text: string; tone: Tone } {
+  if (broken) return { text: `${sanitize(broken.name, 20)} not connected`, tone: 'problem' };
+  const shown = shownCounts(snap);
+  const text = problemsText(shown);
+  return { text: text ?? nothingRead(snap), tone: shown.problems > 0 ? 'problem' : 'muted' };
 }
 
 /**
