@@ -1,6 +1,6 @@
 // Numbers that do not lie (issue 27), end to end: the built CLI in a real 80x24 tmux pane. AGE is
 // the floor of the true age and turns on its own, with no key pressed (real Claude Code session
-// files, their startedAt set); a ghost gone before the monitor started says "≥"; after "evicted 1"
+// files, their startedAt set); a ghost gone before the monitor started says "≥"; after "evicted ghost <id>"
 // a registry going down shows at once and the message goes; the header says "not connected since
 // HH:MM" and counts nothing it cannot see; the detail view shows the registry's new last_seen.
 // Needs tmux and a built dist/ (CI builds first).
@@ -107,7 +107,7 @@ describe.runIf(HAS_TMUX && BUILT)('numbers on screen, in a real tmux pane at 80x
     expect(Date.now()).toBeLessThan(boundary);
   });
 
-  it('after "evicted 1" the registry going down shows at once, the message goes, and the header says "not connected since HH:MM" with no count', { timeout: 60_000 }, async () => {
+  it('after "evicted ghost ghost-agent" the registry going down shows at once, the message goes, and the header says "not connected since HH:MM" with no count', { timeout: 60_000 }, async () => {
     const server: RegistryServer = await startRegistryServer({ port: 0, log: () => {} });
     const register = async (id: string, pid: number): Promise<void> => {
       const ws = new WebSocket(server.url);
@@ -129,12 +129,12 @@ describe.runIf(HAS_TMUX && BUILT)('numbers on screen, in a real tmux pane at 80x
     current.run('send-keys', '-t', 'gw', 'd');
     await until(() => /Evict 1 entr/.test(capture()), 5_000, 'the dialog');
     current.run('send-keys', '-t', 'gw', 'y');
-    await until(() => /evicted 1/.test(statusLine()), 10_000, () => `"evicted 1":\n${capture()}`);
+    await until(() => /evicted ghost ghost-agent/.test(statusLine()), 10_000, () => `"evicted ghost ghost-agent":\n${capture()}`);
 
     // The registry goes away: no key is pressed from here on.
     await server.close();
     await until(() => /hypivisor not connected/.test(statusLine()), 15_000, () => `"not connected" on the status line:\n${capture()}`);
-    await until(() => !/evicted 1/.test(statusLine()), 15_000, () => `the message to expire:\n${capture()}`);
+    await until(() => !/evicted ghost/.test(statusLine()), 15_000, () => `the message to expire:\n${capture()}`);
     const header = await until(() => {
       const first = paneLines()[0] ?? '';
       return /: not connected since \d\d:\d\d \(/.test(first) ? first : undefined;

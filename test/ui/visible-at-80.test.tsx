@@ -143,7 +143,7 @@ describe('--read-only', () => {
     await expect.poll(() => a.frame()).toMatch(/c0ffee00/);
     expect(a.frame().split('\n').at(-1)).not.toMatch(/mark/);
     await a.send('a');
-    await expect.poll(() => statusLine(a.frame())).toMatch(/^read-only: no marks \(they are for evicting, which is off\)\s*$/);
+    await expect.poll(() => statusLine(a.frame())).toMatch(/^read-only: no marks \(they are for evicting, which is off\)( {2}\| {2}\d+ problems?)?$/);
     expect(a.frame()).not.toMatch(/^.\*/m);
     await a.send(' ');
     expect(a.frame()).not.toMatch(/^.\*/m);
@@ -165,7 +165,7 @@ describe('y on a dialog where every entry needs force', () => {
     await a.send('y');
     await expect.poll(() => a.frame()).toMatch(/needs force/);
     await a.send('y');
-    await expect.poll(() => statusLine(a.frame())).toMatch(/^nothing sent: it needs force; f evicts anyway\s*$/);
+    await expect.poll(() => statusLine(a.frame())).toMatch(/^nothing sent: it needs force; f evicts anyway( {2}\| {2}\d+ problems?)?$/);
     expect(joined(a.frame())).toMatch(/y sends nothing here: it needs force\. f: evict anyway\. n: cancel\./);
     expect(engine.evictions).toEqual([]);
     await a.send('f');
@@ -182,7 +182,7 @@ describe('the eviction summary names what went', () => {
     await one.send('d');
     await expect.poll(() => one.frame()).toMatch(/Evict 1 entry/);
     await one.send('y');
-    await expect.poll(() => statusLine(one.frame())).toMatch(/^evicted ghost c0ffee00-ghost\s*$/);
+    await expect.poll(() => statusLine(one.frame())).toMatch(/^evicted ghost c0ffee00-ghost( {2}\| {2}\d+ problems?)?$/);
 
     const many = await app(new StaticEngine(), { columns: 80, rows: 24 });
     await expect.poll(() => many.frame()).toMatch(/c0ffee00/);
