@@ -8,7 +8,7 @@ import { findingKey } from '../core/evict-plan.js';
 import { isUsablePid } from '../core/pid.js';
 import { VERDICTS, type Finding, type Verdict } from '../core/types.js';
 import { STATUS_TRAITS, type SourceState } from '../sources/types.js';
-import { checkingOf, deadSinceOf, staleOf, type EngineFinding, type EngineSnapshot, type HostStatus, type OsState, type Staleness } from './types.js';
+import { checkingOf, deadSinceOf, leftoversOf, staleOf, type EngineFinding, type EngineSnapshot, type HostStatus, type OsState, type Staleness } from './types.js';
 
 export interface SnapshotInput {
   readonly findings: readonly Finding[];
@@ -21,6 +21,7 @@ export interface SnapshotInput {
   readonly events?: readonly WatchEvent[] | undefined;
   readonly panes?: ReadonlyMap<number, TmuxPane> | undefined;
   readonly hosts?: readonly HostStatus[] | undefined;
+  readonly departed?: readonly EngineFinding[] | undefined;
 }
 
 export function zeroCounts(): Record<Verdict, number> {
@@ -52,6 +53,7 @@ export function buildSnapshot(input: SnapshotInput): EngineSnapshot {
     events: input.events,
     ...(input.panes !== undefined && input.panes.size > 0 ? { panes: input.panes } : {}),
     ...(input.hosts !== undefined ? { hosts: input.hosts } : {}),
+    ...(input.departed !== undefined && input.departed.length > 0 ? { departed: input.departed } : {}),
   };
 }
 
@@ -90,7 +92,7 @@ export function markStale(findings: readonly Finding[], sources: readonly Source
   return any ? out : findings;
 }
 
-type Marks = Partial<Pick<EngineFinding, 'evictable' | 'stale' | 'checking' | 'deadSince'>>;
+type Marks = Partial<Pick<EngineFinding, 'evictable' | 'stale' | 'checking' | 'deadSince' | 'leftovers' | 'departed'>>;
 
 /**
  * A finding with the engine's marks (and the marks it had already), written as one literal per
@@ -105,10 +107,12 @@ export function withMarks(f: EngineFinding, m: Marks): EngineFinding {
   const stale = m.stale ?? f.stale;
   const checking = m.checking ?? f.checking;
   const deadSince = m.deadSince ?? f.deadSince;
+  const leftovers = m.leftovers ?? f.leftovers;
+  const departed = m.departed ?? f.departed;
   const { source, id, problem, reason, note, evidence } = f;
   return f.kind === 'session'
-    ? { kind: 'session', source, id, verdict: f.verdict, problem, evictable, reason, note, evidence, entry: f.entry, stale, checking, deadSince }
-    : { kind: 'claim', source, id, holder: f.holder, verdict: f.verdict, problem, evictable, reason, note, evidence, entry: f.entry, stale, checking, deadSince };
+    ? { kind: 'session', source, id, verdict: f.verdict, problem, evictable, reason, note, evidence, entry: f.entry, stale, checking, deadSince, leftovers, departed }
+    : { kind: 'claim', source, id, holder: f.holder, verdict: f.verdict, problem, evictable, reason, note, evidence, entry: f.entry, stale, checking, deadSince, leftovers, departed };
 }
 
 /** What the engine knows of the OS beyond the facts reconcile reads. */
@@ -215,6 +219,7 @@ export function sameFindings(a: readonly Finding[], b: readonly Finding[]): bool
     if (x.verdict !== y.verdict || x.reason !== y.reason || x.note !== y.note) return false;
     if (staleOf(x)?.since !== staleOf(y)?.since || staleOf(x)?.why !== staleOf(y)?.why) return false;
     if (checkingOf(x) !== checkingOf(y) || deadSinceOf(x) !== deadSinceOf(y)) return false;
+    if (leftoversOf(x) !== leftoversOf(y)) return false;
   }
   return true;
 }
