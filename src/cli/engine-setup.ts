@@ -2,6 +2,7 @@
 // from them, and the one-pass report. No Ink here: check, reap and status load only this.
 import { hostname } from 'node:os';
 import { createEngine } from '../engine/index.js';
+import { defaultLeftoverMemoryPath, leftoverMemoryFile } from '../os/leftover-memory.js';
 import type { Engine } from '../engine/types.js';
 import { AgentctlSource } from '../sources/agentctl/index.js';
 import { claudeSources } from '../sources/claude/index.js';
@@ -45,6 +46,8 @@ export function buildEngine(settings: MonitorSettings): Engine {
     probeRemotePorts: settings.probeRemotePorts,
     ...(settings.auditLogPath !== undefined ? { auditLogPath: settings.auditLogPath } : {}),
     ...(settings.sshHosts.length > 0 || settings.sshAll ? { ssh: { hosts: settings.sshHosts, all: settings.sshAll } } : {}),
+    leftoverMemory: leftoverMemoryFile(settings.leftoverMemoryPath ?? defaultLeftoverMemoryPath()),
+    ...(settings.killGraceMs !== undefined ? { killGraceMs: settings.killGraceMs } : {}),
   });
 }
 

@@ -45,6 +45,7 @@ export async function runMonitor(settings: MonitorSettings, warnings: readonly s
         onKeep,
         initialState: warning ? { message: { text: warning, tone: 'warn' } } : undefined,
         absent: settings.discovery?.absent,
+        killGraceMs: settings.killGraceMs,
       }),
     ),
     RENDER_OPTIONS,
