@@ -5,7 +5,9 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { findingKey } from '../core/evict-plan.js';
 import type { Finding } from '../core/types.js';
 import { sanitize } from '../core/sanitize.js';
-import type { Engine, EvictProgress } from '../engine/types.js';
+import { leftoversOf, type Engine, type EvictProgress } from '../engine/types.js';
+import { DEFAULT_KILL_GRACE_MS, leftoverSummaryText } from '../engine/end-leftovers.js';
+import { leftoverConfirmLines } from './leftover-dialog.js';
 import { columnsFor, layoutColumns, paneOfRow, type CellContext } from './columns.js';
 import { guardedLines, PartBoundary } from './components/boundary.js';
 import { Confirm, confirmLines, confirmView, wrapConfirm, type ConfirmLine } from './components/confirm.js';
@@ -39,6 +41,8 @@ export interface AppProps {
   readonly onKeep?: ((kept: KeptView) => void) | undefined;
   /** No registry named: the ones looked for on this host and not there (the header names them). */
   readonly absent?: readonly AbsentRegistry[] | undefined;
+  /** K: how long SIGTERM gets before SIGKILL, as the dialog says it (the engine's). */
+  readonly killGraceMs?: number | undefined;
 }
 
 /** A row's id and a claim's holder as the table's cutters read them. */
@@ -56,7 +60,7 @@ export const MIN_ROWS = 6;
 /** Titles, status line, footer; the header's height comes on top. */
 const CHROME = 3;
 
-export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState, kept, onKeep, absent }: AppProps) {
+export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState, kept, onKeep, absent, killGraceMs = DEFAULT_KILL_GRACE_MS }: AppProps) {
   const snap = useEngineSnapshot(engine);
   const size = useTerminalSize(fixedSize);
   const { stdout } = useStdout();
@@ -74,12 +78,15 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
 
   const clockOffsetMs = useMemo(() => Object.fromEntries(snap.sources.map((s) => [s.name, s.clockOffsetMs])), [snap.sources]);
   const ctxCells: CellContext = useMemo(() => ({ now: minute, home, clockOffsetMs, panes: snap.panes }), [minute, home, clockOffsetMs, snap.panes]);
+  // The registries' rows, and those of agents gone from them whose leftovers still run.
+  const findings = useMemo(() => (snap.departed && snap.departed.length > 0 ? [...snap.findings, ...snap.departed] : snap.findings), [snap.findings, snap.departed]);
+  const withLeftovers = useMemo(() => findings.some((f) => (leftoversOf(f)?.length ?? 0) > 0), [findings]);
   const rows = useMemo(
-    () => visibleRows(snap.findings, state, ctxCells),
+    () => visibleRows(findings, state, ctxCells),
     // Sorting by age depends on the clock; everything else only on the findings and the query.
-    [snap.findings, state.tab, state.filter, state.problemsOnly, state.sortColumn, state.sortReverse, ctxCells],
+    [findings, state.tab, state.filter, state.problemsOnly, state.sortColumn, state.sortReverse, ctxCells],
   );
-  const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes, sourceCount), width), [state.tab, width, snap.panes, sourceCount]);
+  const placed = useMemo(() => layoutColumns(columnsFor(state.tab, snap.panes, sourceCount, withLeftovers), width), [state.tab, width, snap.panes, sourceCount, withLeftovers]);
   // Ids cut so that the rows shown tell apart (UUIDv7 ids share their start).
   const shorteners = useRef<RowShorteners | undefined>(undefined);
   const tableCtx: CellContext = useMemo(() => {
@@ -87,7 +94,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     return { ...ctxCells, shortId: cut.shortId, shortHolder: cut.shortHolder };
   }, [ctxCells, rows]);
   const mode = modeOf(state);
-  const detailFinding = mode === 'detail' ? snap.findings.find((f) => findingKey(f) === state.detailKey) : undefined;
+  const detailFinding = mode === 'detail' ? findings.find((f) => findingKey(f) === state.detailKey) : undefined;
   // Ages in the detail view and a retry countdown in the header tick; nothing else does.
   const tickNow = useSecondTicks((mode === 'detail' && detailFinding !== undefined) || headerTicks(snap.sources), now);
   const overlay = useMemo(() => {
@@ -118,21 +125,23 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   const events = useMemo(() => (mode === 'events' ? guardedLines('events', () => eventLines(snap.events, minute, snap.settled), eventsError) : undefined), [mode, snap.events, snap.settled, minute]);
 
   const dialog = state.confirm && (mode === 'confirm' || mode === 'confirm-force' || mode === 'evicting' || mode === 'cancelling') ? state.confirm : undefined;
-  const dialogLines = useMemo(
-    () => (dialog ? guardedLines('dialog', () => wrapConfirm(confirmLines(dialog, mode === 'confirm-force', snap.sources, home), width), dialogError) : undefined),
-    [dialog, mode, snap.sources, home, width],
-  );
+  const leftoverDialog = state.leftoverConfirm && (mode === 'confirm-leftovers' || mode === 'ending') ? state.leftoverConfirm : undefined;
+  const dialogLines = useMemo(() => {
+    if (leftoverDialog) return guardedLines('dialog', () => wrapConfirm(leftoverConfirmLines(leftoverDialog.targets, killGraceMs, mode === 'ending'), width), dialogError);
+    return dialog ? guardedLines('dialog', () => wrapConfirm(confirmLines(dialog, mode === 'confirm-force', snap.sources, home), width), dialogError) : undefined;
+  }, [dialog, leftoverDialog, killGraceMs, mode, snap.sources, home, width]);
   const dialogRoom = dialogLines ? confirmView(dialogLines, bodyHeight + 1, 0).listRoom : undefined;
 
   const facts: ScreenFacts = {
     rows,
-    all: snap.findings,
+    all: findings,
     pageSize: bodyHeight,
     readOnly,
     overlayLines: dialogLines ? dialogLines.list.length : (overlay?.length ?? events?.lines.length ?? 0),
     ...(dialogRoom !== undefined ? { overlayPage: dialogRoom } : {}),
     panes: snap.panes,
     sourceCount,
+    withLeftovers,
   };
   const latest = useRef({ state, facts });
   latest.current = { state, facts };
@@ -159,6 +168,28 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
             ? { type: 'message', text: `copied ${effect.text} (OSC 52)`, tone: 'info' }
             : { type: 'message', text: 'cannot copy: the output is not an interactive terminal', tone: 'warn' },
         );
+      } else if (effect.type === 'end-leftovers') {
+        const cancel = new AbortController();
+        cancelRun.current = cancel;
+        const end = engine.endLeftovers;
+        if (!end) {
+          dispatch({ type: 'ended', text: 'processes cannot be signalled from here', tone: 'warn' });
+          return;
+        }
+        const onProgress = (p: { phase: string; left: number; graceMs: number }): void => {
+          const text = p.phase === 'waiting' ? `SIGTERM sent; ${p.left} still running, SIGKILL after ${Math.round(p.graceMs / 100) / 10} s` : p.phase === 'kill' ? `sending SIGKILL to ${p.left} still running` : 'sending SIGTERM';
+          dispatch({ type: 'message', text, tone: 'info' });
+        };
+        void end
+          .call(engine, { selection: effect.selection, onProgress, signal: cancel.signal })
+          .then((summary) => {
+            cancelRun.current = undefined;
+            dispatch({ type: 'ended', ...leftoverSummaryText(summary) });
+          })
+          .catch((error: unknown) => {
+            cancelRun.current = undefined;
+            dispatch({ type: 'ended', text: `ending leftovers stopped: ${sanitize((error as Error).message, 200)}`, tone: 'error' });
+          });
       } else {
         const cancel = new AbortController();
         cancelRun.current = cancel;
@@ -228,7 +259,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
         <EventsPane title={events.title} lines={events.lines} scroll={overlayScroll(state)} height={bodyHeight + 1} width={width} />
       </PartBoundary>
     );
-  } else if (dialog) {
+  } else if (dialog || leftoverDialog) {
     body = (
       <PartBoundary part="dialog" width={width}>
         <Confirm all={dialogLines!} height={bodyHeight + 1} width={width} scroll={state.confirmScroll} />

@@ -6,8 +6,9 @@ import { INVALID_TIME, invalidTimesText, isTime, TIME_RANGE_MS } from '../core/t
 import type { TmuxPane } from '../core/tmux.js';
 import type { Evidence, Finding, ProcessInfo } from '../core/types.js';
 import { MARKER_MEANINGS, VERDICT_TRAITS, VERDICTS_WORST_FIRST, verdictsMarked, type VerdictMarker } from '../core/verdicts.js';
-import { checkingOf, deadSinceOf, staleOf } from '../engine/types.js';
-import { bindingKeys, KEYMAP } from './keymap.js';
+import { checkingOf, deadSinceOf, departedOf, leftoversOf, staleOf } from '../engine/types.js';
+import { bindingKeys, KEYMAP, keysOf } from './keymap.js';
+import { commandText, leftoverFacts } from './leftover-text.js';
 import { isoTime, momentText } from './text.js';
 
 export interface DetailLine {
@@ -73,6 +74,15 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
       label: 'stale',
       value: `${sanitize(stale.source, 20)} is not connected (${stale.why}): this is the last known row, current as of ${momentText(stale.since, now)}; not evictable until it reads the registry again`,
     });
+  }
+  if (departedOf(f)) lines.push({ label: 'not in the registry', value: `${sanitize(f.source, 40)} no longer lists it; it is shown for what its agent left running (nothing to evict)` });
+  const leftovers = leftoversOf(f);
+  if (leftovers && leftovers.length > 0) {
+    lines.push({ label: 'left running', value: `${leftovers.length} process${leftovers.length === 1 ? '' : 'es'} its dead agent started; ${keysOf('leftovers.end', 'detail')} ends them (asks first)`, heading: true });
+    for (const l of leftovers) {
+      lines.push({ label: `pid ${l.pid}`, value: commandText(l, 1000).replace(/^pid \d+ /, '') });
+      lines.push({ label: '', value: leftoverFacts(l, now) });
+    }
   }
   if (pane) {
     const gone = f.evidence.kill === 'ESRCH';
@@ -175,6 +185,7 @@ export function helpLines(): DetailLine[] {
     { label: '>  *', value: 'the cursor; a marked row' },
     { label: 'checking', value: 'in place of a verdict: its process has not had its first probe yet' },
     { label: 'AGE', value: 'of a problem whose process is gone: how long it has been gone; else how long the registry has had it' },
+    { label: 'LEFT', value: `processes a dead agent started that still run, and the first port one listens on ("2 :3000"); ${keysOf('leftovers.end', 'table')} ends them` },
     { label: 'verdicts', value: '', heading: true },
     ...VERDICTS_WORST_FIRST.map((v) => ({ label: `${VERDICT_TRAITS[v].marker}${v}`, value: VERDICT_TRAITS[v].meaning })),
   ];

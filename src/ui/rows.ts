@@ -39,7 +39,7 @@ export function visibleRows(findings: readonly Finding[], q: RowQuery, ctx: Cell
   const rows = findings.filter(
     (f) => f.kind === kind && (!q.problemsOnly || f.problem) && (needle === '' || haystack(f).includes(needle)),
   );
-  const column = q.sortColumn === undefined ? undefined : columnsFor(q.tab, ctx.panes).find((c) => c.id === q.sortColumn);
+  const column = q.sortColumn === undefined ? undefined : columnsFor(q.tab, ctx.panes, 2, true).find((c) => c.id === q.sortColumn);
   const keyOf = column ? (f: Finding) => column.sortKey(f, ctx) : (f: Finding) => VERDICT_ORDER.indexOf(f.verdict);
   // Decorate once: sort keys can be costly (ages), and 10,000 rows sort in n log n comparisons.
   const decorated = rows.map((f) => ({ f, key: keyOf(f) }));
