@@ -3,13 +3,13 @@
 // SIGKILLed, and the next `check` lists its leftovers (JSON, text, Prometheus); `reap` leaves
 // processes alone unless --leftovers is given, and then ends them: SIGTERM, SIGKILL after the grace.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { claudeRecord } from '../support/claude-records.js';
-import { runCli } from '../support/cli.js';
+import { cliCopyForAnyUser, otherUserRequirement, runCli, runCommand } from '../support/cli.js';
 import { describeOn } from '../support/platform.js';
 import { alive, killAndReap } from '../support/processes.js';
 import { BUILT } from '../support/tmux.js';
@@ -112,4 +112,51 @@ describeOn(['linux'], 'leftovers are read from Linux /proc', BUILT)('check and r
       }
     }
   }, 90_000);
+});
+
+const asNobody = otherUserRequirement('to run the CLI as another user');
+describeOn(['linux'], 'leftovers are read from Linux /proc', asNobody === undefined || process.env.CI === 'true')("another user's leftovers, when ghostwatch does not run as root", () => {
+  it("a dead root agent's processes are learned by `check` as nobody, and never listed: not nobody's to end", async () => {
+    if (asNobody !== undefined) throw new Error(`CI=true and this test ${asNobody}`);
+    const copy = cliCopyForAnyUser('gw-leftovers-nobody-');
+    const claude = join(copy, 'claude');
+    mkdirSync(join(claude, 'sessions'), { recursive: true, mode: 0o755 });
+    const state = join(copy, 'state');
+    mkdirSync(state, { mode: 0o700 });
+    const { chownSync } = await import('node:fs');
+    chownSync(state, 65534, 65534);
+    const env = { PATH: process.env.PATH, HOME: copy, XDG_STATE_HOME: state, XDG_CONFIG_HOME: join(copy, 'none'), NO_COLOR: '1', HYPIVISOR_WS: 'ws://127.0.0.1:9/ws' };
+    const check = () =>
+      runCommand('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, join(copy, 'bin/ghostwatch.js'), 'check', '--json', '--source', 'claude', '--claude-dir', claude], env);
+    const agent = spawn(process.execPath, [AGENT], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const line = await new Promise<string>((resolve) => createInterface({ input: agent.stdout! }).once('line', resolve));
+    const { listener, burner } = JSON.parse(line) as { listener: number; burner: number };
+    try {
+      const record = join(claude, 'sessions', `${agent.pid}.json`);
+      writeFileSync(record, JSON.stringify(claudeRecord(agent.pid!, 'root-agent', { procStart: String(startTicks(agent.pid!)) })));
+      chmodSync(record, 0o644);
+      const first = await check();
+      expect(first.stderr).toBe('');
+      expect(JSON.parse(first.stdout).findings[0]).toMatchObject({ id: 'root-agent', verdict: 'live' });
+      // nobody learned the root agent's tree (its children lists are readable by anyone)...
+      const remembered = JSON.parse(readFileSync(join(state, 'ghostwatch', 'descendants.json'), 'utf8')).agents.flatMap((a: { descendants: { pid: number }[] }) => a.descendants.map((d) => d.pid));
+      expect(remembered.sort()).toEqual([listener, burner].sort());
+      await killAndReap(agent);
+      // ...and once it is dead, lists none of them: they are root's.
+      const second = await check();
+      const ghost = JSON.parse(second.stdout).findings.find((f: { id: string }) => f.id === 'root-agent');
+      expect([ghost.verdict, ghost.leftovers]).toEqual(['ghost', undefined]);
+      expect([alive(listener), alive(burner)]).toEqual([true, true]);
+    } finally {
+      await killAndReap(agent);
+      for (const pid of [listener, burner]) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+      rmSync(copy, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
