@@ -1,5 +1,5 @@
-// The processes an agent started, read from /proc: its descendants (through each thread's
-// `children` list: a process forked from any thread is listed under that thread), and, for the few
+// The processes an agent started, read from /proc: its descendants (by parent, from an index of
+// every process kept between walks: only new processes are read), and, for the few
 // processes remembered as some agent's, who they are now (start, state, owner, command, memory,
 // CPU time) and the TCP ports they listen on. Linux only: elsewhere each answer says it is unavailable.
 import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from 'node:fs';
@@ -28,7 +28,7 @@ export interface ProcessSample extends Omit<ProcessNow, 'cpuPct' | 'ports'> {
 
 /** Reads between two yields to the event loop. */
 const YIELD_EVERY = 256;
-/** A tree deeper or wider than this is cut (a fork loop must not stall the monitor). */
+/** A tree wider than this is cut (a fork loop must not grow the memory without end). */
 const MAX_PER_TREE = 1024;
 
 const BUFFER = Buffer.allocUnsafe(16 * 1024);
@@ -70,57 +70,79 @@ function readStat(pid: number): { ppid: number; state: string; startTicks: numbe
   return { ppid, state: f[0] ?? '?', startTicks, comm: parsed.comm, fields: f };
 }
 
-/** The children of every thread of `pid` (none when it is gone). */
-function childrenOf(pid: number): number[] {
-  let tids: string[];
-  try {
-    tids = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return [];
-  }
-  const out: number[] = [];
-  for (const tid of tids) {
-    let text: string;
-    try {
-      text = readSmall(`/proc/${pid}/task/${tid}/children`);
-    } catch {
-      continue; // the thread ended meanwhile
-    }
-    for (const word of text.split(' ')) {
-      const child = Number(word);
-      if (word !== '' && Number.isInteger(child) && child > 1) out.push(child);
-    }
-  }
-  return out;
+/** A process as first seen: who its parent was then, and its exact start. */
+interface Seen {
+  readonly ppid: number;
+  readonly startTicks: number;
+  readonly name: string;
+  readonly zombie: boolean;
 }
 
-let childrenFiles: boolean | undefined;
-/** The kernel lists each thread's children (CONFIG_PROC_CHILDREN); without it, the whole table is read for parents. */
-function hasChildrenFiles(): boolean {
-  if (childrenFiles === undefined) {
-    try {
-      readSmall(`/proc/${process.pid}/task/${process.pid}/children`);
-      childrenFiles = true;
-    } catch {
-      childrenFiles = false;
-    }
-  }
-  return childrenFiles;
-}
+/**
+ * Every process of this host by its parent, kept between walks: each walk lists /proc (one
+ * readdir) and reads the stat of only the processes not seen before, so an idle machine costs a
+ * listing every slow cadence, whatever the number of agents and their threads (a child forked from
+ * any thread has the process as its parent). The first walk reads every process once. A process
+ * keeps the parent it had when first seen (a pid's start never changes, its parent may): the
+ * engine remembers what a walk found, so one reparented since is still the agent's.
+ */
+export class ProcessIndex {
+  private seen = new Map<number, Seen>();
 
-/** Every process's children, from one read of every /proc/<pid>/stat (the kernels without children lists). */
-function childrenIndex(): Map<number, number[]> {
-  const index = new Map<number, number[]>();
-  for (const e of readdirSync('/proc')) {
-    const pid = Number(e);
-    if (!Number.isInteger(pid) || pid <= 1) continue;
-    const s = readStat(pid);
-    if (!s) continue;
-    const list = index.get(s.ppid);
-    if (list) list.push(pid);
-    else index.set(s.ppid, [pid]);
+  /** List /proc, read what is new, forget what is gone. Throws only on abort. */
+  async refresh(signal?: AbortSignal): Promise<void> {
+    const listed = readdirSync('/proc');
+    const next = new Map<number, Seen>();
+    let reads = 0;
+    for (const entry of listed) {
+      const code = entry.charCodeAt(0);
+      if (code < 0x30 || code > 0x39) continue;
+      const pid = Number(entry);
+      const known = this.seen.get(pid);
+      if (known) {
+        next.set(pid, known);
+        continue;
+      }
+      if (++reads % YIELD_EVERY === 0) {
+        await yieldToLoop();
+        throwIfAborted(signal);
+      }
+      const s = readStat(pid);
+      if (s) next.set(pid, { ppid: s.ppid, startTicks: s.startTicks, name: s.comm, zombie: s.state === 'Z' || s.state === 'X' });
+    }
+    this.seen = next;
   }
-  return index;
+
+  /** The descendants of `root` (as first seen), if `root` is the process that started at `rootStart`; zombies left out. */
+  descendants(root: number, rootStart: number, children: ReadonlyMap<number, readonly number[]>): TreeProcess[] | undefined {
+    if (this.seen.get(root)?.startTicks !== rootStart) return undefined;
+    const clock = linuxClock();
+    const found: TreeProcess[] = [];
+    const queue = [root];
+    const visited = new Set([root]);
+    while (queue.length > 0 && found.length < MAX_PER_TREE) {
+      for (const pid of children.get(queue.shift()!) ?? []) {
+        if (visited.has(pid)) continue;
+        visited.add(pid);
+        queue.push(pid);
+        const s = this.seen.get(pid)!;
+        if (s.zombie) continue;
+        found.push({ pid, ppid: s.ppid, startTicks: s.startTicks, startedAt: clock ? ticksToEpochMs(s.startTicks, clock.btimeSec, clock.clkTck) : undefined, name: s.name });
+      }
+    }
+    return found;
+  }
+
+  /** Parent → children, as first seen. */
+  childrenIndex(): Map<number, number[]> {
+    const index = new Map<number, number[]>();
+    for (const [pid, s] of this.seen) {
+      const list = index.get(s.ppid);
+      if (list) list.push(pid);
+      else index.set(s.ppid, [pid]);
+    }
+    return index;
+  }
 }
 
 /** Why the tree cannot be walked here, or undefined. */
@@ -135,41 +157,26 @@ export function treeWalkAvailable(): string | undefined {
 }
 
 /**
- * Every live descendant of each root (zombies left out), walked through the threads' children
- * lists. `rootStarts`: each root's exact start as the caller knows it; a root found to be another
- * process by the time its tree is read (its pid recycled) gets no tree. Throws only on abort.
+ * Every live descendant of each root (zombies left out), from the process index (refreshed first).
+ * `rootStarts`: each root's exact start as the caller knows it; a root that is another process
+ * (its pid recycled) gets no tree. Throws only on abort.
  */
-export async function walkDescendants(rootStarts: ReadonlyMap<number, number>, opts: { readonly signal?: AbortSignal } = {}): Promise<DescendantsResult> {
+export async function walkDescendants(rootStarts: ReadonlyMap<number, number>, opts: { readonly signal?: AbortSignal; readonly index?: ProcessIndex } = {}): Promise<DescendantsResult> {
   throwIfAborted(opts.signal);
   const why = treeWalkAvailable();
   if (why !== undefined) return { ok: false, unavailable: why };
-  const clock = linuxClock();
+  const index = opts.index ?? new ProcessIndex();
+  try {
+    await index.refresh(opts.signal);
+  } catch (err) {
+    throwIfAborted(opts.signal);
+    return { ok: false, unavailable: `cannot read /proc (${errorCode(err) ?? errorText(err)})` };
+  }
+  const children = index.childrenIndex();
   const trees = new Map<number, TreeProcess[]>();
-  const index = hasChildrenFiles() ? undefined : childrenIndex();
-  const children = (pid: number): readonly number[] => (index ? (index.get(pid) ?? []) : childrenOf(pid));
-  let reads = 0;
-  for (const [root, rootStart] of rootStarts) {
-    const found: TreeProcess[] = [];
-    const seen = new Set<number>([root]);
-    const queue = [root];
-    while (queue.length > 0 && found.length < MAX_PER_TREE) {
-      if (++reads % YIELD_EVERY === 0) {
-        await yieldToLoop();
-        throwIfAborted(opts.signal);
-      }
-      const parent = queue.shift()!;
-      for (const pid of children(parent)) {
-        if (seen.has(pid)) continue;
-        seen.add(pid);
-        const s = readStat(pid);
-        if (!s || s.state === 'Z' || s.state === 'X') continue;
-        found.push({ pid, ppid: s.ppid, startTicks: s.startTicks, startedAt: clock ? ticksToEpochMs(s.startTicks, clock.btimeSec, clock.clkTck) : undefined, name: s.comm });
-        queue.push(pid);
-      }
-    }
-    // Only a root with children is read again: its tree is the agent's only if it is still the agent.
-    if (found.length > 0 && readStat(root)?.startTicks !== rootStart) continue;
-    trees.set(root, found);
+  for (const [root, start] of rootStarts) {
+    const found = index.descendants(root, start, children);
+    if (found) trees.set(root, found);
   }
   return { ok: true, trees };
 }

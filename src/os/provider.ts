@@ -11,7 +11,7 @@ import { probePortFacts } from './port-facts.js';
 import { createOwnerHints } from './port-owner.js';
 import { scanProcessTable, type ProcessTableResult } from './process-table.js';
 import { createTmux, type PaneJump, type PaneLookup, type TmuxPane } from './tmux.js';
-import { ancestorsOf, checkSame, listeningPortsOf, readProcesses, signalIfSame, treeWalkAvailable, walkDescendants, type DescendantsResult, type ProcessSample, type SameCheck, type SignalResult } from './process-tree.js';
+import { ancestorsOf, checkSame, listeningPortsOf, ProcessIndex, readProcesses, signalIfSame, treeWalkAvailable, walkDescendants, type DescendantsResult, type ProcessSample, type SameCheck, type SignalResult } from './process-tree.js';
 
 export interface PidProbeOptions {
   /** Also read state and start time, not only whether the pid exists. */
@@ -82,11 +82,12 @@ export interface ProbeProvider {
   readonly leftovers?: LeftoverProbes | undefined;
 }
 
-/** This host's leftover probes, when /proc can tell. */
+/** This host's leftover probes, when /proc can tell; its process index is kept between walks (only new processes are read). */
 export function localLeftoverProbes(): LeftoverProbes | undefined {
   if (treeWalkAvailable() !== undefined) return undefined;
+  const index = new ProcessIndex();
   return {
-    descendants: (roots, opts) => walkDescendants(roots, opts),
+    descendants: (roots, opts) => walkDescendants(roots, { ...opts, index }),
     processes: (pids, opts) => readProcesses(pids, opts),
     listeningPorts: (pids, opts) => listeningPortsOf(pids, opts),
     ancestors: ancestorsOf,

@@ -27,7 +27,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const startOf = (pid: number): number => readProcess(pid)!.startTicks!;
 
 describeOn(['linux'], 'the tree and the processes are read from Linux /proc')('an agent\'s descendants', () => {
-  it('finds a child forked from a worker thread (listed in that thread\'s children, not the main one\'s), and a grandchild', async () => {
+  it('finds a child forked from a worker thread (its parent is the process; the main thread\'s children list does not name it), and a grandchild', async () => {
     // The worker spawns sh, which starts sleep: sh is the worker thread's child, sleep sh's.
     const code = `
       const { Worker } = require('node:worker_threads');
