@@ -34,7 +34,8 @@ export function buildSources(settings: MonitorSettings): Source[] {
   return sources;
 }
 
-export function buildEngine(settings: MonitorSettings): Engine {
+/** `leftovers: false`: no look at what agents start (the tmux status line shows none of it). */
+export function buildEngine(settings: MonitorSettings, opts: { leftovers?: boolean } = {}): Engine {
   const sources = buildSources(settings);
   return createEngine({
     sources,
@@ -46,7 +47,7 @@ export function buildEngine(settings: MonitorSettings): Engine {
     probeRemotePorts: settings.probeRemotePorts,
     ...(settings.auditLogPath !== undefined ? { auditLogPath: settings.auditLogPath } : {}),
     ...(settings.sshHosts.length > 0 || settings.sshAll ? { ssh: { hosts: settings.sshHosts, all: settings.sshAll } } : {}),
-    leftoverMemory: leftoverMemoryFile(settings.leftoverMemoryPath ?? defaultLeftoverMemoryPath()),
+    ...(opts.leftovers === false ? { trackLeftovers: false } : { leftoverMemory: leftoverMemoryFile(settings.leftoverMemoryPath ?? defaultLeftoverMemoryPath()) }),
     ...(settings.killGraceMs !== undefined ? { killGraceMs: settings.killGraceMs } : {}),
   });
 }

@@ -110,7 +110,7 @@ class LiveEngineImpl implements LiveEngine {
       ? new RemotePortTracker({ isLocal: this.targets.isLocal, sshVerified: opts.sshVerified ?? ((m) => this.remote?.verifies(m) ?? false), checker: opts.remotePortCheck, clock: this.clock, now: this.now, intervalScale: this.scale, onChange: this.onFactsChanged })
       : undefined;
     this.killGraceMs = opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
-    const leftoverProbes = this.probes.leftovers;
+    const leftoverProbes = opts.trackLeftovers === false ? undefined : this.probes.leftovers;
     this.leftovers = leftoverProbes
       ? new LeftoverTracker({
           probes: leftoverProbes,

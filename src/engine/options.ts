@@ -42,6 +42,8 @@ export interface EngineOptions {
   readonly ssh?: SshSettings | undefined;
   /** Where what agents started is kept between runs (a `check` from cron learns it for the next). Default: this run only. */
   readonly leftoverMemory?: LeftoverMemoryStore | undefined;
+  /** Look at what agents start (their trees, a dead one's leftovers). Default true; `status` has no use for it. */
+  readonly trackLeftovers?: boolean | undefined;
   /** K and `reap --leftovers`: how long SIGTERM gets before SIGKILL. Default 5 s. */
   readonly killGraceMs?: number | undefined;
 }
