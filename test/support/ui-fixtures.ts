@@ -117,20 +117,21 @@ export function demoLeftovers(): Leftover[] {
   ];
 }
 
-/** A pi agent gone from the registry (swept after it died) whose browser still runs. */
-export function departedLeftovers(): Leftover[] {
-  return [{ pid: 40920, ppid: 1, state: 'S', uid: 1000, user: 'ana', agentPid: 40900, otherUser: false, startTicks: 9_130_000, startedAt: S(75), name: 'chrome', cmd: '/opt/google/chrome/chrome --headless --remote-debugging-port=9222', rssBytes: 212_860_928, cpuPct: 1.2, ports: [9222] }];
+/** A pi agent gone from the registry (swept after it died) whose browser still runs (`otherUser`: as another user, ghostwatch running as root). */
+export function departedLeftovers(otherUser = false): Leftover[] {
+  const owner = otherUser ? { uid: 33, user: 'www-data', otherUser: true } : { uid: 1000, user: 'ana', otherUser: false };
+  return [{ pid: 40920, ppid: 1, state: 'S', ...owner, agentPid: 40900, startTicks: 9_130_000, startedAt: S(75), name: 'chrome', cmd: '/opt/google/chrome/chrome --headless --remote-debugging-port=9222', rssBytes: 212_860_928, cpuPct: 1.2, ports: [9222] }];
 }
 
 /** The demo's rows with leftovers under the ghost, and (unless told not to) a departed agent's row. */
-export function leftoverSnapshot(opts: { departed?: boolean } = {}): { findings: EngineFinding[]; fields: Partial<EngineSnapshot> } {
+export function leftoverSnapshot(opts: { departed?: boolean; otherUser?: boolean } = {}): { findings: EngineFinding[]; fields: Partial<EngineSnapshot> } {
   const findings: EngineFinding[] = demoFindings().map((f) => (f.id === 'c0ffee00-ghost' ? withMarks(f, { leftovers: demoLeftovers() }) : f));
-  const departed = departedRow({ agent: { pid: 40900, startTicks: 9_129_000 }, refs: [{ source: 'hypivisor', id: '5e5e5e5e-swept', machine: HOST, cwd: `${home}/work/e2e` }], leftovers: departedLeftovers() }, HOST);
+  const departed = departedRow({ agent: { pid: 40900, startTicks: 9_129_000 }, refs: [{ source: 'hypivisor', id: '5e5e5e5e-swept', machine: HOST, cwd: `${home}/work/e2e` }], leftovers: departedLeftovers(opts.otherUser) }, HOST);
   const os = { processTable: 'ok' as const, lastProbeAt: FIXED_NOW, leftoversTracked: true };
   return { findings, fields: opts.departed === false ? { os } : { departed: [departed], os } };
 }
 
-export function leftoverEngine(opts: { departed?: boolean } = {}): StaticEngine {
+export function leftoverEngine(opts: { departed?: boolean; otherUser?: boolean } = {}): StaticEngine {
   const { findings, fields } = leftoverSnapshot(opts);
   return new StaticEngine(findings, fields);
 }
