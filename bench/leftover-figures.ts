@@ -7,6 +7,9 @@
 //     monitor at 1,000 sessions, 600 on live pids, does every 5 s) on the index kept between walks
 //     (as the monitor keeps it: only new processes are read), the median of 20, and what it costs
 //     a core at the 5 s cadence; and the first walk, which reads every process of the machine.
+//   leftovers_idle_engine_cpu_*: the engine alone (no screen) watching a real registry of 1,000
+//     sessions (600 on live pids, 300 ghosts, 100 remote), settled, its process's CPU over 20 s,
+//     with and without looking at what agents start, alternately, two rounds each (the median).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
@@ -20,11 +23,29 @@ import { startRegistryServer, type RegistryServer } from '../src/server/index.js
 import { HypivisorSource } from '../src/sources/hypivisor/index.js';
 import { killAndReap } from './children.js';
 import { type Figures, median } from './figures.js';
-import { spawnMany } from './idle-figures.js';
+import { registryOfProcesses, spawnMany } from './idle-figures.js';
 import { sleep, until } from './panes.js';
 import { openClient, registerNodes, type NodeParams, type WireClient } from './registrations.js';
 
 const AGENTS = 8;
+const IDLE_MS = 20_000;
+
+/** The engine's own CPU over IDLE_MS, settled, on a registry of 1,000 sessions; `track`: look at what agents start. */
+async function idleEngineCpuPct(url: string, track: boolean, dir: string): Promise<number> {
+  const engine = createEngine({ sources: [new HypivisorSource({ url })], hostName: hostname(), intervalScale: 1, readOnly: true, trackLeftovers: track, auditLogPath: join(dir, 'idle.jsonl') });
+  engine.start();
+  try {
+    await engine.settled(30_000);
+    await sleep(6_000); // the first walk and the first table scan behind us
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    await sleep(IDLE_MS);
+    const c = process.cpuUsage(c0);
+    return ((c.user + c.system) / 1000 / (performance.now() - t0)) * 100;
+  } finally {
+    await engine.stop();
+  }
+}
 const WALKED = 600;
 const WALKS = 20;
 
@@ -83,6 +104,23 @@ export async function leftoverFigures(): Promise<Figures> {
     await Promise.all(sleeps.map(killAndReap));
     const walkMs = median(walks);
 
+    // The engine idle at 1,000 sessions, with and without leftovers.
+    const idleChildren: ChildProcess[] = [];
+    const idle = await registryOfProcesses({ live: 600, dead: 300, remote: 100 }, idleChildren);
+    children.push(...idleChildren);
+    const on: number[] = [];
+    const off: number[] = [];
+    try {
+      for (let round = 0; round < 2; round++) {
+        on.push(await idleEngineCpuPct(idle.server.url, true, dir));
+        off.push(await idleEngineCpuPct(idle.server.url, false, dir));
+      }
+    } finally {
+      idle.agents.close();
+      await idle.server.close();
+      await Promise.all(idleChildren.map(killAndReap));
+    }
+
     // Leftovers shown after their agent dies, at the default cadence.
     server = await startRegistryServer({ port: 0, quiet: true, ttlSeconds: 3_600 });
     agents = await openClient(server.url);
@@ -123,6 +161,8 @@ export async function leftoverFigures(): Promise<Figures> {
       leftovers_shown_max_ms: { value: Math.round(Math.max(...times)), unit: 'ms', target: `<= ${2 * slow}` },
       leftover_walk_600_ms: { value: round(walkMs), unit: `ms, one walk of ${WALKED} live agents' trees, nothing new (median of ${walks.length})` },
       leftover_walk_idle_cpu_pct: { value: round((walkMs / slow) * 100), unit: `% of a core at the ${slow / 1000} s cadence` },
+      leftovers_idle_engine_cpu_pct: { value: round(median(on)), unit: '% of a core, the engine at 1,000 sessions, settled (median of 2)' },
+      leftovers_idle_engine_cpu_off_pct: { value: round(median(off)), unit: '% of a core, the same without looking at what agents start' },
       leftover_first_walk_ms: { value: round(median(firsts)), unit: `ms, the first walk: every process read once (${processes} here)` },
     };
   } finally {
