@@ -110,14 +110,16 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
     for (const t of ending) process.stdout.write(`${leftLine('leftover', t)}\n`);
     if (ending.some((t) => t.leftover.otherUser)) process.stdout.write('note: ghostwatch runs as root: processes of other users are among them and will be signalled\n');
     for (const note of notes.notes) process.stdout.write(`note: ${sanitize(note, 500)}\n`);
-    const what = [plan.length > 0 ? `evict ${plan.length}` : '', ending.length > 0 ? `end ${ending.length} leftover process${ending.length === 1 ? '' : 'es'}` : ''].filter(Boolean).join(' and ');
+    const ends = `end ${ending.length} leftover process${ending.length === 1 ? '' : 'es'}`;
+    const what = [plan.length > 0 ? `evict ${plan.length}` : '', ending.length > 0 ? ends : ''].filter(Boolean).join(' and ');
     if (dryRun) {
       process.stdout.write(`dry run: would ${what}; nothing was changed\n`);
       return 0;
     }
     if (!options.flag('yes')) {
       const rl = createInterface({ input: process.stdin, output: process.stdout });
-      const answer = await rl.question(`${what[0]!.toUpperCase()}${what.slice(1)}? Each is re-checked first. [y/N] `);
+      const question = plan.length === 0 ? `End these ${ending.length} leftover process${ending.length === 1 ? '' : 'es'}?` : `Evict these ${plan.length}${ending.length > 0 ? ` and ${ends}` : ''}?`;
+      const answer = await rl.question(`${question} Each is re-checked first. [y/N] `);
       rl.close();
       if (!/^y(es)?$/i.test(answer.trim())) {
         // Declining is an answer, not a failure: nothing was meant to change and nothing did.
