@@ -5,8 +5,10 @@ import { sanitize } from '../core/sanitize.js';
 import { INVALID_TIME, invalidTimesText, isTime, TIME_RANGE_MS } from '../core/time.js';
 import type { TmuxPane } from '../core/tmux.js';
 import type { Evidence, Finding, ProcessInfo } from '../core/types.js';
-import { checkingOf, deadSinceOf, goneAtFirstProbeOf, staleOf } from '../engine/types.js';
+import { checkingOf, deadSinceOf, departedOf, goneAtFirstProbeOf, leftoversOf, staleOf } from '../engine/types.js';
 import { ageOrigin } from './ages.js';
+import { keysOf } from './keymap.js';
+import { commandText, leftoverFacts } from './leftover-text.js';
 import { isoTime, momentText } from './text.js';
 
 export interface DetailLine {
@@ -74,6 +76,15 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
       label: 'stale',
       value: `${sanitize(stale.source, 20)} is not connected (${stale.why}): this is the last known row, current as of ${momentText(stale.since, now)}; not evictable until it reads the registry again`,
     });
+  }
+  if (departedOf(f)) lines.push({ label: 'not in the registry', value: `${sanitize(f.source, 40)} no longer lists it; it is shown for what its agent left running (nothing to evict)` });
+  const leftovers = leftoversOf(f);
+  if (leftovers && leftovers.length > 0) {
+    lines.push({ label: 'left running', value: `${leftovers.length} process${leftovers.length === 1 ? '' : 'es'} its dead agent started; ${keysOf('leftovers.end', 'detail')} ends them (asks first)`, heading: true });
+    for (const l of leftovers) {
+      lines.push({ label: `pid ${l.pid}`, value: commandText(l, 1000).replace(/^pid \d+ /, '') });
+      lines.push({ label: '', value: leftoverFacts(l, now) });
+    }
   }
   if (pane) {
     const gone = f.evidence.kill === 'ESRCH';

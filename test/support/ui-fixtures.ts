@@ -2,9 +2,12 @@
 // facts, shown through an engine whose snapshot the test sets. The App is the real one.
 import { defaultPolicy, reconcile, VERDICTS, type Finding, type OsFacts, type PidFacts, type PortFacts, type RegistryView, type RemoteHostFacts, type SessionEntry, type Verdict } from '../../src/core/index.js';
 import type { WatchEvent } from '../../src/core/events.js';
-import { markStale } from '../../src/engine/snapshot.js';
+import type { Leftover } from '../../src/core/leftovers.js';
+import type { EndLeftoversRequest, EndLeftoversSummary } from '../../src/engine/end-leftovers.js';
+import { departedRow } from '../../src/engine/leftover-rows.js';
+import { markStale, withMarks } from '../../src/engine/snapshot.js';
 import { checkingOf } from '../../src/engine/types.js';
-import type { Engine, EngineSnapshot, EvictRequest, EvictSummary, HostStatus } from '../../src/engine/types.js';
+import type { Engine, EngineFinding, EngineSnapshot, EvictRequest, EvictSummary, HostStatus } from '../../src/engine/types.js';
 import type { SourceState } from '../../src/sources/types.js';
 import { emptyCounters } from '../../src/sources/types.js';
 
@@ -108,6 +111,34 @@ export function demoFindings(): Finding[] {
   return reconcile(view, facts, FIXED_NOW, defaultPolicy(HOST));
 }
 
+/** What the demo's ghost (c0ffee00, pid 40777) left running: a dev server on :3000 and a test watcher at full CPU. */
+export function demoLeftovers(): Leftover[] {
+  const base = { ppid: 1, state: 'S', uid: 1000, user: 'ana', agentPid: 40777, otherUser: false } as const;
+  return [
+    { ...base, pid: 40790, startTicks: 9_120_300, startedAt: S(290), name: 'node', cmd: `node ${home}/work/hyper-pi/node_modules/.bin/vite --port 3000`, rssBytes: 88_612_864, cpuPct: 0.3, ports: [3000, 24678] },
+    { ...base, pid: 40791, startTicks: 9_120_412, startedAt: S(289), state: 'R', name: 'node', cmd: 'node --test --watch test/', rssBytes: 43_044_864, cpuPct: 98.7, ports: [] },
+  ];
+}
+
+/** A pi agent gone from the registry (swept after it died) whose browser still runs (`otherUser`: as another user, ghostwatch running as root). */
+export function departedLeftovers(otherUser = false): Leftover[] {
+  const owner = otherUser ? { uid: 33, user: 'www-data', otherUser: true } : { uid: 1000, user: 'ana', otherUser: false };
+  return [{ pid: 40920, ppid: 1, state: 'S', ...owner, agentPid: 40900, startTicks: 9_130_000, startedAt: S(75), name: 'chrome', cmd: '/opt/google/chrome/chrome --headless --remote-debugging-port=9222', rssBytes: 212_860_928, cpuPct: 1.2, ports: [9222] }];
+}
+
+/** The demo's rows with leftovers under the ghost, and (unless told not to) a departed agent's row. */
+export function leftoverSnapshot(opts: { departed?: boolean; otherUser?: boolean } = {}): { findings: EngineFinding[]; fields: Partial<EngineSnapshot> } {
+  const findings: EngineFinding[] = demoFindings().map((f) => (f.id === 'c0ffee00-ghost' ? withMarks(f, { leftovers: demoLeftovers() }) : f));
+  const departed = departedRow({ agent: { pid: 40900, startTicks: 9_129_000 }, refs: [{ source: 'hypivisor', id: '5e5e5e5e-swept', machine: HOST, cwd: `${home}/work/e2e` }], leftovers: departedLeftovers(opts.otherUser) }, HOST);
+  const os = { processTable: 'ok' as const, lastProbeAt: FIXED_NOW, leftoversTracked: true };
+  return { findings, fields: opts.departed === false ? { os } : { departed: [departed], os } };
+}
+
+export function leftoverEngine(opts: { departed?: boolean; otherUser?: boolean } = {}): StaticEngine {
+  const { findings, fields } = leftoverSnapshot(opts);
+  return new StaticEngine(findings, fields);
+}
+
 /** An engine whose snapshot the test sets; evictions are recorded, not sent anywhere. */
 export class StaticEngine implements Engine {
   private snap: EngineSnapshot;
@@ -130,6 +161,12 @@ export class StaticEngine implements Engine {
   };
   async refresh(): Promise<void> {
     this.refreshes++;
+  }
+  readonly endings: EndLeftoversRequest[] = [];
+  async endLeftovers(request: EndLeftoversRequest): Promise<EndLeftoversSummary> {
+    this.endings.push(request);
+    const results = request.selection.map((target) => ({ target, outcome: 'ended' as const, detail: 'gone after SIGTERM' }));
+    return { results, counts: { ended: results.length, killed: 0, 'already-gone': 0, skipped: 0, refused: 0, failed: 0 } };
   }
   async evict(request: EvictRequest): Promise<EvictSummary> {
     this.evictions.push(request);
