@@ -13,6 +13,7 @@ import { realClock, type Clock, type TimerHandle } from '../plumbing/clock.js';
 import { Coalescer } from './coalesce.js';
 import { EventLog } from './event-log.js';
 import { executeEviction } from './evict.js';
+import { HandshakeTracker } from './handshakes.js';
 import { cadenceMs, OsFactsTracker } from './os-facts.js';
 import { PidDomains } from './pid-domains.js';
 import { ProbeTargets } from './probe-targets.js';
@@ -46,6 +47,8 @@ class LiveEngineImpl implements LiveEngine {
   private readonly domains: PidDomains;
   /** Remote port checks, when on. */
   private readonly remotePorts: RemotePortTracker | undefined;
+  /** This host's WebSocket agents asked, at the full cadence, whether they answer on their own ports. */
+  private readonly handshakes: HandshakeTracker;
   /** The hosts verified over ssh, each probed on its own; undefined when none is configured. */
   private readonly remote: RemoteHosts | undefined;
   private readonly coalescer: Coalescer;
@@ -93,6 +96,7 @@ class LiveEngineImpl implements LiveEngine {
     this.actor = opts.actor ?? `${currentUser()}@${opts.hostName}`;
     this.targets = new ProbeTargets(this.hostName, this.hostAliases);
     this.tracker = new OsFactsTracker({ intervalScale: this.scale, probes: this.probes, clock: this.clock, now: this.now, onChange: this.onFactsChanged });
+    this.handshakes = new HandshakeTracker({ isLocal: this.targets.isLocal, pidFacts: (pid) => this.tracker.facts.pids.get(pid), clock: this.clock, now: this.now, intervalScale: this.scale, onChange: this.onFactsChanged, probe: opts.upgradeProbe });
     this.domains = new PidDomains({ probes: this.probes, clock: this.clock, periodMs: cadenceMs('table', this.scale), onChange: this.onDomainsChanged });
     const remote = opts.ssh
       ? new RemoteHosts({ ssh: opts.ssh, hostName: this.hostName, hostAliases: this.hostAliases, isLocal: this.targets.isLocal, intervalScale: this.scale, clock: this.clock, now: this.now, onChange: this.onFactsChanged, onNotice: (line) => this.notice([line]) })
@@ -126,6 +130,7 @@ class LiveEngineImpl implements LiveEngine {
     this.unsubscribes = this.sources.map((s) => s.subscribe(this.onSourceChanged));
     for (const s of this.sources) s.start();
     this.tracker.start();
+    this.handshakes.start();
     this.remote?.start();
     this.remotePorts?.start();
     // A looser mode tightened or a partial line repaired is said once, where the person looks.
@@ -159,7 +164,7 @@ class LiveEngineImpl implements LiveEngine {
     // connection must still be up for the answer. Entries after it are not sent (stopped()).
     await this.evictions;
     this.domains.stop();
-    await Promise.all([this.tracker.stop(), this.remote?.stop(), this.remotePorts?.stop(), ...this.sources.map((s) => s.stop())]);
+    await Promise.all([this.tracker.stop(), this.handshakes.stop(), this.remote?.stop(), this.remotePorts?.stop(), ...this.sources.map((s) => s.stop())]);
     // Waiters on settled() learn that nothing more is coming.
     for (const w of [...this.settleWaiters]) w();
   };
@@ -337,6 +342,7 @@ class LiveEngineImpl implements LiveEngine {
     this.view = mergeView(snaps);
     this.domains.setWanted(this.targets.namespaces(this.view));
     this.tracker.setTargets(this.targets.compute(this.view, this.domains.facts));
+    this.handshakes.setView(this.view);
     this.remote?.setView(this.view);
     this.remotePorts?.setView(this.view);
   }
@@ -344,8 +350,9 @@ class LiveEngineImpl implements LiveEngine {
   /** This host's facts, with each remote host's state and facts when some are verified over ssh, and the remote port checks when on. */
   private osFacts(): OsFacts {
     const pidNamespaces = this.domains.facts;
-    if (!this.remote && !this.remotePorts && !pidNamespaces) return this.tracker.facts;
-    return { pids: this.tracker.facts.pids, ports: this.tracker.facts.ports, remotes: this.remote?.facts(), remotePorts: this.remotePorts?.facts, pidNamespaces };
+    const handshakes = this.handshakes.facts.size > 0 ? this.handshakes.facts : undefined;
+    if (!this.remote && !this.remotePorts && !pidNamespaces && !handshakes) return this.tracker.facts;
+    return { pids: this.tracker.facts.pids, ports: this.tracker.facts.ports, remotes: this.remote?.facts(), remotePorts: this.remotePorts?.facts, pidNamespaces, handshakes };
   }
 
   /** A namespace read changed a mapping: the host pids to watch, and the verdicts resting on them. */

@@ -8,6 +8,7 @@ import type { SshSettings } from './remote-hosts.js';
 import type { ProbeCounts } from './os-facts.js';
 import type { SshVerified } from './remote-ports.js';
 import type { Engine, PaneJumpResult } from './types.js';
+import type { UpgradeProbe } from './handshakes.js';
 
 export interface EngineOptions {
   readonly sources: readonly Source[];
@@ -38,6 +39,8 @@ export interface EngineOptions {
    * own): their entries get the same verdicts as local ones. None: every other machine is `remote`.
    */
   readonly ssh?: SshSettings | undefined;
+  /** How an agent's own WebSocket port is asked whether it answers; default a real request to this host's loopback. */
+  readonly upgradeProbe?: UpgradeProbe | undefined;
 }
 
 /** Debug counters: how much work the engine has done since it was created. */
