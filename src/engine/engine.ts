@@ -269,6 +269,7 @@ class LiveEngineImpl implements LiveEngine {
     recomputes: this.recomputes,
     publishes: this.publishes,
     probes: { ...this.tracker.counts },
+    ...(this.handshakes.rounds > 0 ? { handshakes: this.handshakes.rounds } : {}),
     ...(this.remote ? { ssh: this.remote.counters() } : {}),
   });
 

@@ -1,15 +1,16 @@
 // The "not answering" probe: each live agent on this host that serves a WebSocket endpoint on its
 // own port (hypivisor's agents) is sent one upgrade request per round, at the full probe's cadence,
-// a few at a time; what came back within the bound, and how many rounds in a row nothing did, are
-// facts for core's answering rule. Only this host's loopback is ever connected to. A stopped or
-// dead process is not asked (its own verdict says more); its facts are dropped.
+// a few at a time; a port that did not answer within the bound, and how many rounds in a row it
+// did not, are facts for core's answering rule. Only this host's loopback is ever connected to, and
+// only a port the socket table says something listens on. A stopped or dead process is not asked
+// (its own verdict says more); its facts are dropped.
 
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import type { IsLocalMachine } from '../core/probe-targets.js';
 import { MISSES_NOTED } from '../core/rules/answering.js';
 import type { HandshakeFacts, PidFacts, RegistryView } from '../core/types.js';
 import { isStopped } from '../core/usage.js';
-import { probeUpgrade, type UpgradeAnswer } from '../os/ws-handshake.js';
+import { loopbackListeners, probeUpgrade, type UpgradeAnswer } from '../os/ws-handshake.js';
 import type { Clock, TimerHandle } from '../plumbing/clock.js';
 import { cadenceMs } from './os-facts.js';
 import { isAlive } from './fact-merge.js';
@@ -18,10 +19,23 @@ import { isAlive } from './fact-merge.js';
 export const HANDSHAKE_BOUND_MS = 2_000;
 /** Whatever the scale, never less: a loaded machine answers a loopback request in far less. */
 export const HANDSHAKE_MIN_BOUND_MS = 500;
-/** Requests in flight at once. */
+/** Requests in flight at once (a hung agent holds one for the whole bound). */
 export const HANDSHAKE_CONCURRENCY = 8;
+/**
+ * Requests started per second at most, at intervalScale 1: a request costs the monitor ~0.4 ms of
+ * CPU (bench costs), so this caps the probe near 1 % of a core whatever the number of agents; up
+ * to 50 agents a round still fits in one cadence, above it a round takes longer.
+ */
+export const HANDSHAKE_RATE = 25;
 
-export type UpgradeProbe = (port: number, boundMs: number, signal: AbortSignal) => Promise<UpgradeAnswer>;
+/** How ports are asked: which of them something listens on (undefined: cannot tell, ask all), and the request. */
+export interface UpgradeProbe {
+  readonly listening: (ports: readonly number[]) => Promise<ReadonlySet<number> | undefined>;
+  readonly ask: (port: number, boundMs: number, signal: AbortSignal) => Promise<UpgradeAnswer>;
+}
+
+/** This host: its socket table, and a real request on its loopback. */
+export const LOOPBACK_UPGRADE_PROBE: UpgradeProbe = { listening: loopbackListeners, ask: probeUpgrade };
 
 export interface HandshakeOptions {
   readonly isLocal: IsLocalMachine;
@@ -31,7 +45,7 @@ export interface HandshakeOptions {
   readonly now: () => number;
   readonly intervalScale: number;
   readonly onChange: () => void;
-  /** Default: the real request on this host's loopback. */
+  /** Default: this host's socket table and a real request on its loopback. */
   readonly probe?: UpgradeProbe | undefined;
 }
 
@@ -52,6 +66,9 @@ export class HandshakeTracker {
   private targets = new Map<number, number>();
   private readonly boundMs: number;
   private readonly periodMs: number;
+  /** Between two request starts, at least. */
+  private readonly gapMs: number;
+  private nextStart = -Infinity;
   private readonly probe: UpgradeProbe;
   private timer: TimerHandle | undefined;
   private started = false;
@@ -62,7 +79,8 @@ export class HandshakeTracker {
   constructor(private readonly opts: HandshakeOptions) {
     this.boundMs = Math.max(HANDSHAKE_MIN_BOUND_MS, Math.round(HANDSHAKE_BOUND_MS * opts.intervalScale));
     this.periodMs = cadenceMs('full', opts.intervalScale);
-    this.probe = opts.probe ?? probeUpgrade;
+    this.gapMs = (1000 / HANDSHAKE_RATE) * opts.intervalScale;
+    this.probe = opts.probe ?? LOOPBACK_UPGRADE_PROBE;
   }
 
   /** Rounds run while started and some agent has a WebSocket port: no timer at all otherwise. */
@@ -115,18 +133,25 @@ export class HandshakeTracker {
 
   private async ask(): Promise<void> {
     const signal = this.controller.signal;
-    const ports: number[] = [];
+    const running: number[] = [];
     let changed = false;
     for (const [port, pid] of this.targets) {
       const f = this.opts.pidFacts(pid);
-      if (f !== undefined && isAlive(f.kill) && !isStopped(f.state)) ports.push(port);
+      if (f !== undefined && isAlive(f.kill) && !isStopped(f.state)) running.push(port);
       else if (this.facts.delete(port)) changed = true;
     }
+    // Only what listens is asked: a port nothing serves has no hang to find (the port rule says the rest).
+    const listening = running.length > 0 ? await this.probe.listening(running) : undefined;
+    if (signal.aborted) return;
+    const ports = listening === undefined ? running : running.filter((port) => listening.has(port));
+    if (listening !== undefined) for (const port of running) if (!listening.has(port) && this.facts.delete(port)) changed = true;
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < ports.length && !signal.aborted) {
         const port = ports[next++]!;
-        const answer = await this.probe(port, this.boundMs, signal);
+        await this.pace(signal);
+        if (signal.aborted) return;
+        const answer = await this.probe.ask(port, this.boundMs, signal);
         if (signal.aborted || !this.targets.has(port)) return;
         if (this.fold(port, answer)) changed = true;
       }
@@ -137,9 +162,31 @@ export class HandshakeTracker {
     if (changed) this.opts.onChange();
   }
 
-  /** One answer into the facts: a new object only when what the rule reads changed (its timing alone is not news). */
+  /** Waits until the next request may start (HANDSHAKE_RATE), and books that start; at once on abort. */
+  private pace(signal: AbortSignal): Promise<void> {
+    const now = this.opts.clock.monotonic();
+    const at = Math.max(now, this.nextStart);
+    this.nextStart = at + this.gapMs;
+    if (at <= now || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.opts.clock.clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = this.opts.clock.setTimeout(done, at - now);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /**
+   * One answer into the facts: only a port that did not answer is kept (an answer is the common
+   * case, and 10,000 answering agents then cost nothing); a new object only when what the rule
+   * reads changed (its timing alone is not news).
+   */
   private fold(port: number, answer: UpgradeAnswer): boolean {
     const prev = this.facts.get(port);
+    if (answer.result === 'answered') return this.facts.delete(port);
     const missed = answer.result === 'timeout' || answer.result === 'closed';
     const misses = missed ? (prev?.misses ?? 0) + 1 : 0;
     if (prev !== undefined && prev.result === answer.result && prev.detail === answer.detail && Math.min(prev.misses, MISSES_NOTED) === Math.min(misses, MISSES_NOTED)) return false;

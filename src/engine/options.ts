@@ -51,6 +51,8 @@ export interface EngineStats {
   readonly publishes: number;
   /** Completed probe runs of each kind (urgent full probes of new pids count as `full`). */
   readonly probes: Readonly<ProbeCounts>;
+  /** Rounds of the "answering" probe of this host's WebSocket agents, once there has been one. */
+  readonly handshakes?: number | undefined;
   /** Per host verified over ssh: connections made, request bytes sent and probe rounds completed (kill ticks, full and port probes; the bench reads them). */
   readonly ssh?: readonly { readonly machine: string; readonly connections: number; readonly bytesSent: number; readonly rounds: number; readonly linesPushed: number; readonly linesDropped: number }[] | undefined;
 }

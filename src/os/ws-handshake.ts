@@ -12,6 +12,8 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { HandshakeFacts } from '../core/types.js';
 import { sanitize } from '../core/sanitize.js';
+import { isLoopbackAddress } from './loopback.js';
+import { listeningSockets } from './proc-net.js';
 
 /** The version asked for: none (13 is the only one in use); the answer must be a refusal. */
 const NO_SUCH_VERSION = '0';
@@ -78,4 +80,23 @@ export async function probeUpgrade(port: number, boundMs: number, signal?: Abort
   const v6 = await askUpgrade('::1', port, boundMs, signal);
   if (v6.code !== undefined && NO_IPV6.has(v6.code)) return { result: 'error', detail: `127.0.0.1 refused; no IPv6 loopback (${v6.code})`, ms: v4.ms + v6.ms };
   return v6.code === 'ECONNREFUSED' ? { result: 'error', detail: '127.0.0.1 and ::1 refused', ms: v4.ms + v6.ms } : v6;
+}
+
+/** A listener that a connection to this host's loopback reaches: a loopback address, or any address. */
+function reachedOnLoopback(address: string): boolean {
+  return address === '0.0.0.0' || address === '::' || isLoopbackAddress(address);
+}
+
+/**
+ * Which of `ports` something listens on where this host's loopback reaches it, from one read of
+ * the socket table; undefined where the table cannot be read (not Linux): then every port is asked.
+ * A port nothing listens on is not asked at all: its refusal says nothing about a hang, and 600
+ * refused connects every 2 s would be most of an idle monitor's work.
+ */
+export async function loopbackListeners(ports: readonly number[]): Promise<Set<number> | undefined> {
+  const table = await listeningSockets(ports);
+  if (!table.ok) return undefined;
+  const out = new Set<number>();
+  for (const [port, sockets] of table.byPort) if (sockets.some((s) => reachedOnLoopback(s.address))) out.add(port);
+  return out;
 }

@@ -5,7 +5,9 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { askUpgrade, probeUpgrade } from '../../src/os/ws-handshake.js';
+import { networkInterfaces } from 'node:os';
+import { askUpgrade, loopbackListeners, probeUpgrade } from '../../src/os/ws-handshake.js';
+import { itOn } from '../support/platform.js';
 import { freePort } from '../support/ports.js';
 
 const closers: (() => Promise<unknown>)[] = [];
@@ -85,5 +87,18 @@ describe('the upgrade request of the answering probe', () => {
     const port = await tcpServer(() => ac.abort());
     expect(await askUpgrade('127.0.0.1', port, 60_000, ac.signal)).toMatchObject({ result: 'error', detail: 'aborted' });
     expect(await askUpgrade('127.0.0.1', port, 60_000, AbortSignal.abort())).toMatchObject({ result: 'error', detail: 'aborted' });
+  });
+});
+
+describe('which ports are asked at all', () => {
+  itOn(['linux'], 'the socket table is /proc/net/tcp')('only ports something listens on where loopback reaches: any address or a loopback one', async () => {
+    const onLoopback = await wsServer();
+    const onAny = await wsServer('0.0.0.0');
+    const nothing = await freePort();
+    // A listener on this host's own non-loopback address only: loopback does not reach it.
+    const outside = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+    const elsewhere = outside === undefined ? undefined : await wsServer(outside);
+    const ports = [onLoopback.port, onAny.port, nothing, ...(elsewhere ? [elsewhere.port] : [])];
+    expect([...(await loopbackListeners(ports))!].sort()).toEqual([onLoopback.port, onAny.port].sort());
   });
 });

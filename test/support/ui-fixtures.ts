@@ -235,7 +235,8 @@ export function costsEngine(): StaticEngine {
     [40777, { pid: 40777, kill: 'ESRCH', checkedAt: FIXED_NOW }],
   ]);
   const probe = (port: number, fields: Partial<HandshakeFacts>): [number, HandshakeFacts] => [port, { port, result: 'answered', detail: 'HTTP/1.1 400 Bad Request', ms: 2, boundMs: 2_000, misses: 0, checkedAt: FIXED_NOW, ...fields }];
-  const handshakes = new Map<number, HandshakeFacts>([probe(8101, {}), probe(8102, { ms: 41 }), probe(8105, { result: 'timeout', detail: 'no answer within 2000 ms', ms: 2_003, misses: 2 }), probe(8106, {})]);
+  // Only a port that did not answer is kept.
+  const handshakes = new Map<number, HandshakeFacts>([probe(8105, { result: 'timeout', detail: 'no answer within 2000 ms', ms: 2_003, misses: 2 })]);
   const findings = reconcile({ sessions, claims: [] }, { pids, ports: new Map(), handshakes }, FIXED_NOW, defaultPolicy(HOST, { clockText: (ms) => new Date(ms).toISOString().slice(11, 19) }));
   return new StaticEngine(findings);
 }
