@@ -5,7 +5,7 @@
 // its reading would be an old one (a burst after an idle hour would read as a fraction of a %).
 
 import type { PidFacts, ProcessUsage } from '../core/types.js';
-import { cpuPercent } from '../core/usage.js';
+import { bytesShown, cpuPercent, cpuShown } from '../core/usage.js';
 import { isAlive } from './fact-merge.js';
 
 interface Reading {
@@ -13,6 +13,15 @@ interface Reading {
   at: number;
   /** Which process it was (start ticks, else start time): a recycled pid starts a new count. */
   start: number | undefined;
+}
+
+/**
+ * `known` when it would be shown as these figures (nothing is allocated for a process whose
+ * figures stand still: an idle monitor reads hundreds of them every 2 s).
+ */
+function same(known: ProcessUsage | undefined, cpuPct: number | undefined, cpuOver: ProcessUsage['cpuOver'], rssBytes: number | undefined): ProcessUsage | undefined {
+  if (known === undefined || known.cpuOver !== cpuOver) return undefined;
+  return cpuShown(known.cpuPct) === cpuShown(cpuPct) && bytesShown(known.rssBytes) === bytesShown(rssBytes) ? known : undefined;
 }
 
 export class UsageMeter {
@@ -38,20 +47,23 @@ export class UsageMeter {
     }
     const rssBytes = next.rssBytes;
     const cpuMs = next.cpuMs;
-    if (cpuMs === undefined) return { cpuPct: undefined, cpuOver: undefined, rssBytes };
+    const known = prev !== undefined && isAlive(prev.kill) && (prev.startTicks ?? prev.startedAt) === start ? prev.usage : undefined;
+    if (cpuMs === undefined) return same(known, undefined, undefined, rssBytes) ?? { cpuPct: undefined, cpuOver: undefined, rssBytes };
     const last = this.readings.get(next.pid);
     if (last === undefined || last.start !== start) {
       this.readings.set(next.pid, { cpuMs, at: next.checkedAt, start });
       const life = next.startedAt === undefined ? undefined : cpuPercent(0, cpuMs, next.checkedAt - next.startedAt);
-      return { cpuPct: life, cpuOver: life === undefined ? undefined : 'life', rssBytes };
+      const over = life === undefined ? undefined : 'life';
+      return same(known, life, over, rssBytes) ?? { cpuPct: life, cpuOver: over, rssBytes };
     }
     const wallMs = next.checkedAt - last.at;
     // Too close to the last reading to tell anything: what is known stands (the next reading compares with the older one).
-    if (wallMs < this.minIntervalMs) return prev?.usage ?? { cpuPct: undefined, cpuOver: undefined, rssBytes };
+    if (wallMs < this.minIntervalMs) return known ?? { cpuPct: undefined, cpuOver: undefined, rssBytes };
     const cpuPct = cpuPercent(last.cpuMs, cpuMs, wallMs);
     last.cpuMs = cpuMs;
     last.at = next.checkedAt;
-    return { cpuPct, cpuOver: cpuPct === undefined ? undefined : 'interval', rssBytes };
+    const over = cpuPct === undefined ? undefined : 'interval';
+    return same(known, cpuPct, over, rssBytes) ?? { cpuPct, cpuOver: over, rssBytes };
   }
 
   /** Forget the pids no longer watched. */

@@ -18,7 +18,7 @@ describe('UsageMeter', () => {
   it('a reading too close to the last one tells nothing: what was known stands, and the next compares with the older one', () => {
     const meter = new UsageMeter(1_000);
     const first = meter.usage(undefined, reading(10_000, 0));
-    const known = { pid: 7, kill: 'ok' as const, checkedAt: 10_000, usage: first };
+    const known: PidFacts = { pid: 7, kill: 'ok', startedAt: 0, startTicks: 0, checkedAt: 10_000, usage: first };
     expect(meter.usage(known, reading(10_050, 40))).toBe(first);
     expect(meter.usage(known, reading(12_000, 1_000))).toMatchObject({ cpuPct: 50, cpuOver: 'interval' });
   });
@@ -38,6 +38,15 @@ describe('UsageMeter', () => {
     expect(meter.usage(known, { pid: 7, kill: 'ok', startedAt: 0, startTicks: 0, checkedAt: 2 })).toBe(usage);
     expect(meter.usage(known, { pid: 7, kill: 'ok', startedAt: 5, startTicks: 5, checkedAt: 2 })).toBeUndefined();
     expect(meter.usage(undefined, { pid: 7, kill: 'ok', checkedAt: 2 })).toBeUndefined();
+  });
+
+  it('a reading the table would show as before hands back the known object: nothing allocated, nothing changed', () => {
+    const meter = new UsageMeter(1_000);
+    const first = meter.usage(undefined, reading(10_000, 0));
+    const known: PidFacts = { pid: 7, kill: 'ok', startedAt: 0, startTicks: 0, checkedAt: 10_000, usage: meter.usage(undefined, reading(12_000, 0)) };
+    expect(first?.cpuOver).toBe('life');
+    expect(meter.usage(known, reading(14_000, 0.5))).toBe(known.usage); // 0.025 % shows as 0.0, like 0
+    expect(meter.usage(known, reading(16_000, 200.5))).toEqual({ cpuPct: 10, cpuOver: 'interval', rssBytes: 4096 });
   });
 
   it('memory alone (no CPU time read) is still shown', () => {
