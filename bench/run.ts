@@ -14,6 +14,7 @@ import { idleFigures } from './idle-figures.js';
 import { verdictFigures } from './verdict-figures.js';
 import { fleetFigures } from './fleet-figures.js';
 import { sshFloodFigures } from './ssh-flood-figures.js';
+import { costsFigures } from './costs-figures.js';
 
 const groups: [string, () => Promise<Figures>][] = [
   ['core', coreFigures],
@@ -27,6 +28,7 @@ const groups: [string, () => Promise<Figures>][] = [
   ['verdict', verdictFigures],
   ['fleet', fleetFigures],
   ['ssh-flood', sshFloodFigures],
+  ['costs', costsFigures],
 ];
 
 const json = process.argv.includes('--json');
