@@ -27,6 +27,12 @@ export const HANDSHAKE_CONCURRENCY = 8;
  * to 50 agents a round still fits in one cadence, above it a round takes longer.
  */
 export const HANDSHAKE_RATE = 25;
+/**
+ * The socket table is read again after this long (at intervalScale 1), or at once when a port
+ * not read yet is to be asked: reading /proc/net/tcp costs the kernel ~3.5 ms a table here (it walks
+ * every socket), which once a round was most of what the probe added to an idle monitor.
+ */
+export const LISTENING_REFRESH_MS = 30_000;
 
 /** How ports are asked: which of them something listens on (undefined: cannot tell, ask all), and the request. */
 export interface UpgradeProbe {
@@ -69,6 +75,9 @@ export class HandshakeTracker {
   /** Between two request starts, at least. */
   private readonly gapMs: number;
   private nextStart = -Infinity;
+  private readonly listeningRefreshMs: number;
+  /** The last read of which ports listen, when, and which ports it was read for. */
+  private listening: { set: ReadonlySet<number> | undefined; at: number; ports: ReadonlySet<number> } = { set: undefined, at: -Infinity, ports: new Set() };
   private readonly probe: UpgradeProbe;
   private timer: TimerHandle | undefined;
   private started = false;
@@ -80,6 +89,7 @@ export class HandshakeTracker {
     this.boundMs = Math.max(HANDSHAKE_MIN_BOUND_MS, Math.round(HANDSHAKE_BOUND_MS * opts.intervalScale));
     this.periodMs = cadenceMs('full', opts.intervalScale);
     this.gapMs = (1000 / HANDSHAKE_RATE) * opts.intervalScale;
+    this.listeningRefreshMs = LISTENING_REFRESH_MS * opts.intervalScale;
     this.probe = opts.probe ?? LOOPBACK_UPGRADE_PROBE;
   }
 
@@ -141,7 +151,7 @@ export class HandshakeTracker {
       else if (this.facts.delete(port)) changed = true;
     }
     // Only what listens is asked: a port nothing serves has no hang to find (the port rule says the rest).
-    const listening = running.length > 0 ? await this.probe.listening(running) : undefined;
+    const listening = running.length > 0 ? await this.listeningOf(running) : undefined;
     if (signal.aborted) return;
     const ports = listening === undefined ? running : running.filter((port) => listening.has(port));
     if (listening !== undefined) for (const port of running) if (!listening.has(port) && this.facts.delete(port)) changed = true;
@@ -160,6 +170,16 @@ export class HandshakeTracker {
     if (signal.aborted) return;
     this.rounds++;
     if (changed) this.opts.onChange();
+  }
+
+  /** Which of `ports` listen: the last read while it is fresh and covers them all, else a new one. */
+  private async listeningOf(ports: readonly number[]): Promise<ReadonlySet<number> | undefined> {
+    const now = this.opts.clock.monotonic();
+    const last = this.listening;
+    if (now - last.at < this.listeningRefreshMs && ports.every((p) => last.ports.has(p))) return last.set;
+    const set = await this.probe.listening(ports);
+    this.listening = { set, at: now, ports: new Set(ports) };
+    return set;
   }
 
   /** Waits until the next request may start (HANDSHAKE_RATE), and books that start; at once on abort. */

@@ -3,7 +3,7 @@
 // kept, how fast requests start (HANDSHAKE_RATE), and that there is no timer without targets.
 import { describe, expect, it } from 'vitest';
 import type { PidFacts, RegistryView, SessionEntry } from '../../src/core/types.js';
-import { HANDSHAKE_RATE, HandshakeTracker, handshakeTargets, type UpgradeProbe } from '../../src/engine/handshakes.js';
+import { HANDSHAKE_RATE, HandshakeTracker, handshakeTargets, LISTENING_REFRESH_MS, type UpgradeProbe } from '../../src/engine/handshakes.js';
 import type { UpgradeAnswer } from '../../src/os/ws-handshake.js';
 import { FakeClock } from './fake-clock.js';
 
@@ -102,14 +102,32 @@ describe('the answering probe', () => {
     state.set(101, { pid: 101, kill: 'ok', state: 'S', checkedAt: 0 });
     await clock.advance(2_000);
     expect(asked).toHaveLength(2);
+    // It stops listening: seen at the next read of the socket table.
     listening = false;
+    await clock.advance(LISTENING_REFRESH_MS);
+    const before = asked.length;
     await clock.advance(2_000);
-    expect(asked).toHaveLength(2);
+    expect(asked).toHaveLength(before);
     expect(tracker.facts.has(8001)).toBe(false);
     state.set(101, { pid: 101, kill: 'ESRCH', checkedAt: 0 });
     listening = true;
+    await clock.advance(LISTENING_REFRESH_MS);
+    expect(asked).toHaveLength(before);
+    await tracker.stop();
+  });
+
+  it('reads the socket table once per refresh, and at once for a port it has not read', async () => {
+    const reads: (readonly number[])[] = [];
+    const { clock, tracker } = setup({ listening: (ports) => (reads.push(ports), new Set(ports)) });
+    tracker.setView(view([agent(1)]));
+    tracker.start();
+    await clock.advance(10_000);
+    expect(reads).toEqual([[8001]]);
+    tracker.setView(view([agent(1), agent(2)]));
     await clock.advance(2_000);
-    expect(asked).toHaveLength(2);
+    expect(reads).toEqual([[8001], [8001, 8002]]);
+    await clock.advance(LISTENING_REFRESH_MS);
+    expect(reads).toHaveLength(3);
     await tracker.stop();
   });
 
