@@ -1,12 +1,12 @@
 // Liveness probing: kill(pid, 0) for every usable pid, plus (full mode) state and start time
 // from /proc on Linux or one `ps` spawn per batch on macOS.
-import { readFileSync } from 'node:fs';
 import type { KillResult, PidFacts } from '../core/types.js';
 import { isUsablePid } from '../core/pid.js';
 import { childProcess } from './builtins.js';
-import { ownAuxv, pageBytes, parseAuxv, readProcStat } from './proc-stat.js';
+import { linuxClock, pageBytes, readProcStat, ticksToEpochMs } from './proc-stat.js';
 
-export { parseStatBytes } from './proc-stat.js';
+// The stat line and the machine's constants to read it (boot time, clock ticks) live in proc-stat.ts.
+export { linuxClock, parseAuxvClockTicks, parseStatBytes, ticksToEpochMs } from './proc-stat.js';
 
 export interface ProbeOptions {
   /** Also read state and start time (costs a /proc read per live pid, or one ps spawn on macOS). */
@@ -92,50 +92,6 @@ export function parseProcStat(
   return { state, startTicks, ppid, comm };
 }
 
-export function ticksToEpochMs(ticks: number, btimeSec: number, clkTck: number): number {
-  return btimeSec * 1000 + Math.round((ticks * 1000) / clkTck);
-}
-
-let clockCache: { btimeSec: number; clkTck: number } | null | undefined;
-
-/** Boot time and CLK_TCK, read once: both are fixed for the life of the machine. */
-export function linuxClock(): { btimeSec: number; clkTck: number } | undefined {
-  if (clockCache !== undefined) return clockCache ?? undefined;
-  try {
-    const m = /^btime\s+(\d+)/m.exec(readFileSync('/proc/stat', 'utf8'));
-    if (!m?.[1]) throw new Error('no btime in /proc/stat');
-    clockCache = { btimeSec: Number(m[1]), clkTck: auxvClockTicks() ?? getconfClockTicks() ?? 100 };
-  } catch {
-    clockCache = null;
-  }
-  return clockCache ?? undefined;
-}
-
-/** AT_CLKTCK, the auxiliary vector's entry for sysconf(_SC_CLK_TCK). */
-const AT_CLKTCK = 17;
-
-/**
- * CLK_TCK as the kernel handed it to this process (/proc/self/auxv: pairs of native words), the
- * value getconf prints, without spawning it (a spawn is ~5 ms of every `status`).
- */
-export function parseAuxvClockTicks(auxv: Buffer, wordBytes: 4 | 8, order: 'LE' | 'BE'): number | undefined {
-  return parseAuxv(auxv, wordBytes, order, AT_CLKTCK);
-}
-
-function auxvClockTicks(): number | undefined {
-  return ownAuxv(AT_CLKTCK);
-}
-
-function getconfClockTicks(): number | undefined {
-  try {
-    const out = Number(childProcess().execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
-    return Number.isInteger(out) && out > 0 ? out : undefined;
-  } catch {
-    // getconf missing (minimal images): the caller falls back on 100, every mainstream Linux arch's value.
-    return undefined;
-  }
-}
-
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const DARWIN_LINE = /^\s*(\d+)\s+(\S+)\s+(\S+)\s+(\d+)\s+\w{3}\s+(\w{3})\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\s+(\d{4})\s*$/;
 const PS_TIME = /^(?:(\d+)-)?(\d+(?::\d+){0,2})(?:\.(\d{1,3}))?$/;
@@ -159,8 +115,7 @@ export function parsePsTime(text: string): number | undefined {
   const [, days, clock, fraction] = m;
   let seconds = 0;
   for (const part of clock!.split(':')) seconds = seconds * 60 + Number(part);
-  const ms = (Number(days ?? 0) * 86_400 + seconds) * 1000 + (fraction === undefined ? 0 : Number(fraction.padEnd(3, '0')));
-  return Number.isFinite(ms) ? ms : undefined;
+  return (Number(days ?? 0) * 86_400 + seconds) * 1000 + (fraction === undefined ? 0 : Number(fraction.padEnd(3, '0')));
 }
 
 /** Parse `LC_ALL=C ps -o pid=,stat=,time=,rss=,lstart=` output. lstart is local time, 1 s resolution; rss is KiB. */
@@ -174,7 +129,7 @@ export function parseDarwinPs(output: string): Map<number, DarwinPsRow> {
     if (month < 0) continue;
     const startedAt = new Date(Number(year), month, Number(day), Number(hh), Number(mm), Number(ss)).getTime();
     if (Number.isNaN(startedAt)) continue;
-    result.set(Number(pid), { state: (stat ?? '').charAt(0), startedAt, cpuMs: parsePsTime(time ?? ''), rssBytes: Number(rss) * 1024 });
+    result.set(Number(pid), { state: (stat ?? '').charAt(0), startedAt, cpuMs: parsePsTime(time!), rssBytes: Number(rss) * 1024 });
   }
   return result;
 }

@@ -1,9 +1,12 @@
 // One process's /proc/<pid>/stat line (Linux), read and parsed in one place: its state, parent,
 // start, CPU time and resident memory all come from the same ~300 bytes, so every figure the
 // engine shows of a process costs the one read the full probe already makes. Anything that needs
-// these fields of a process reads them here (readProcStat), not with a parser of its own.
+// these fields of a process reads them here (readProcStat), not with a parser of its own; and
+// with them the machine's constants that give them meaning: boot time and clock ticks (start, CPU
+// time), the page size (rss).
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
+import { childProcess } from './builtins.js';
 
 /** The fields of a stat line ghostwatch uses (proc(5) numbers them from 1: pid, comm, state...). */
 export interface ProcStat {
@@ -91,6 +94,50 @@ export function parseStatBytes(buf: Uint8Array, length: number): ProcStat | unde
     while (at < length && buf[at] !== 0x20 && buf[at] !== 0x0a) at++;
   }
   return undefined;
+}
+
+export function ticksToEpochMs(ticks: number, btimeSec: number, clkTck: number): number {
+  return btimeSec * 1000 + Math.round((ticks * 1000) / clkTck);
+}
+
+let clockCache: { btimeSec: number; clkTck: number } | null | undefined;
+
+/** Boot time and CLK_TCK, read once: both are fixed for the life of the machine. */
+export function linuxClock(): { btimeSec: number; clkTck: number } | undefined {
+  if (clockCache !== undefined) return clockCache ?? undefined;
+  try {
+    const m = /^btime\s+(\d+)/m.exec(readFileSync('/proc/stat', 'utf8'));
+    if (!m?.[1]) throw new Error('no btime in /proc/stat');
+    clockCache = { btimeSec: Number(m[1]), clkTck: auxvClockTicks() ?? getconfClockTicks() ?? 100 };
+  } catch {
+    clockCache = null;
+  }
+  return clockCache ?? undefined;
+}
+
+/** AT_CLKTCK, the auxiliary vector's entry for sysconf(_SC_CLK_TCK). */
+const AT_CLKTCK = 17;
+
+/**
+ * CLK_TCK as the kernel handed it to this process (/proc/self/auxv: pairs of native words), the
+ * value getconf prints, without spawning it (a spawn is ~5 ms of every `status`).
+ */
+export function parseAuxvClockTicks(auxv: Buffer, wordBytes: 4 | 8, order: 'LE' | 'BE'): number | undefined {
+  return parseAuxv(auxv, wordBytes, order, AT_CLKTCK);
+}
+
+function auxvClockTicks(): number | undefined {
+  return ownAuxv(AT_CLKTCK);
+}
+
+function getconfClockTicks(): number | undefined {
+  try {
+    const out = Number(childProcess().execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    return Number.isInteger(out) && out > 0 ? out : undefined;
+  } catch {
+    // getconf missing (minimal images): the caller falls back on 100, every mainstream Linux arch's value.
+    return undefined;
+  }
 }
 
 /** AT_PAGESZ, the auxiliary vector's entry for the page size. */
