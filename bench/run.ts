@@ -15,6 +15,7 @@ import { verdictFigures } from './verdict-figures.js';
 import { fleetFigures } from './fleet-figures.js';
 import { sshFloodFigures } from './ssh-flood-figures.js';
 import { leftoverFigures } from './leftover-figures.js';
+import { costsFigures } from './costs-figures.js';
 
 const groups: [string, () => Promise<Figures>][] = [
   ['core', coreFigures],
@@ -29,6 +30,7 @@ const groups: [string, () => Promise<Figures>][] = [
   ['fleet', fleetFigures],
   ['ssh-flood', sshFloodFigures],
   ['leftovers', leftoverFigures],
+  ['costs', costsFigures],
 ];
 
 const json = process.argv.includes('--json');

@@ -17,6 +17,7 @@ import { runToEnd, SLICE_MS, SlicedRun, type Steps } from '../plumbing/steps.js'
 import { Coalescer } from './coalesce.js';
 import { EventLog } from './event-log.js';
 import { executeEviction } from './evict.js';
+import { HandshakeTracker } from './handshakes.js';
 import { cadenceMs, OsFactsTracker } from './os-facts.js';
 import { PidDomains } from './pid-domains.js';
 import { ProbeTargets } from './probe-targets.js';
@@ -55,6 +56,8 @@ class LiveEngineImpl implements LiveEngine {
   private readonly domains: PidDomains;
   /** Remote port checks, when on. */
   private readonly remotePorts: RemotePortTracker | undefined;
+  /** This host's WebSocket agents asked, at the full cadence, whether they answer on their own ports. */
+  private readonly handshakes: HandshakeTracker;
   /** The hosts verified over ssh, each probed on its own; undefined when none is configured. */
   private readonly remote: RemoteHosts | undefined;
   private readonly coalescer: Coalescer;
@@ -110,6 +113,7 @@ class LiveEngineImpl implements LiveEngine {
     this.actor = opts.actor ?? `${currentUser()}@${opts.hostName}`;
     this.targets = new ProbeTargets(this.hostName, this.hostAliases);
     this.tracker = new OsFactsTracker({ intervalScale: this.scale, probes: this.probes, clock: this.clock, now: this.now, onChange: this.onFactsChanged });
+    this.handshakes = new HandshakeTracker({ isLocal: this.targets.isLocal, pidFacts: (pid) => this.tracker.facts.pids.get(pid), clock: this.clock, now: this.now, intervalScale: this.scale, onChange: this.onFactsChanged, probe: opts.upgradeProbe });
     this.domains = new PidDomains({ probes: this.probes, clock: this.clock, periodMs: cadenceMs('table', this.scale), onChange: this.onDomainsChanged });
     const remote = opts.ssh
       ? new RemoteHosts({ ssh: opts.ssh, hostName: this.hostName, hostAliases: this.hostAliases, isLocal: this.targets.isLocal, intervalScale: this.scale, clock: this.clock, now: this.now, onChange: this.onFactsChanged, onNotice: (line) => this.notice([line]) })
@@ -160,6 +164,7 @@ class LiveEngineImpl implements LiveEngine {
     for (const s of this.sources) s.start();
     this.tracker.start();
     this.leftovers?.start();
+    this.handshakes.start();
     this.remote?.start();
     this.remotePorts?.start();
     // A looser mode tightened or a partial line repaired is said once, where the person looks.
@@ -195,7 +200,7 @@ class LiveEngineImpl implements LiveEngine {
     await this.evictions;
     this.domains.stop();
     await this.leftoverRuns;
-    await Promise.all([this.tracker.stop(), this.leftovers?.stop(), this.remote?.stop(), this.remotePorts?.stop(), ...this.sources.map((s) => s.stop())]);
+    await Promise.all([this.tracker.stop(), this.handshakes.stop(), this.leftovers?.stop(), this.remote?.stop(), this.remotePorts?.stop(), ...this.sources.map((s) => s.stop())]);
     // Waiters on settled() learn that nothing more is coming.
     for (const w of [...this.settleWaiters]) w();
   };
@@ -357,6 +362,7 @@ class LiveEngineImpl implements LiveEngine {
     publishes: this.publishes,
     probes: { ...this.tracker.counts },
     ...(this.leftovers ? { leftovers: { ...this.leftovers.counts } } : {}),
+    ...(this.handshakes.rounds > 0 ? { handshakes: this.handshakes.rounds } : {}),
     ...(this.remote ? { ssh: this.remote.counters() } : {}),
   });
 
@@ -464,6 +470,7 @@ class LiveEngineImpl implements LiveEngine {
     const view = (this.view = mergeView(snaps));
     this.domains.setWanted(yield* this.targets.namespaces(view));
     this.tracker.setTargets(yield* this.targets.compute(view, this.domains.facts));
+    this.handshakes.setView(view);
     this.remote?.setView(view);
     this.remotePorts?.setView(this.view);
   }
@@ -477,9 +484,10 @@ class LiveEngineImpl implements LiveEngine {
     const local = this.tracker.frozen();
     const remote = this.remote?.frozen();
     const pidNamespaces = this.domains.facts;
-    if (!remote && !this.remotePorts && !pidNamespaces) return { facts: local.facts, local: local.progress };
+    const handshakes = this.handshakes.facts.size > 0 ? new Map(this.handshakes.facts) : undefined;
+    if (!remote && !this.remotePorts && !pidNamespaces && !handshakes) return { facts: local.facts, local: local.progress };
     const remotePorts = this.remotePorts ? new Map(this.remotePorts.facts) : undefined;
-    return { facts: { ...local.facts, remotes: remote?.facts, remotePorts, pidNamespaces }, local: local.progress, remote: remote?.progressOf };
+    return { facts: { ...local.facts, remotes: remote?.facts, remotePorts, pidNamespaces, handshakes }, local: local.progress, remote: remote?.progressOf };
   }
 
   /** A namespace read changed a mapping: the host pids to watch, and the verdicts resting on them. */

@@ -10,6 +10,7 @@ import type { ProbeCounts } from './os-facts.js';
 import type { SshVerified } from './remote-ports.js';
 import type { Engine, PaneJumpResult } from './types.js';
 import type { EndLeftoversRequest, EndLeftoversSummary } from './end-leftovers.js';
+import type { UpgradeProbe } from './handshakes.js';
 
 export interface EngineOptions {
   readonly sources: readonly Source[];
@@ -46,6 +47,8 @@ export interface EngineOptions {
   readonly trackLeftovers?: boolean | undefined;
   /** K and `reap --leftovers`: how long SIGTERM gets before SIGKILL. Default 5 s. */
   readonly killGraceMs?: number | undefined;
+  /** How an agent's own WebSocket port is asked whether it answers; default a real request to this host's loopback. */
+  readonly upgradeProbe?: UpgradeProbe | undefined;
 }
 
 /** Debug counters: how much work the engine has done since it was created. */
@@ -58,6 +61,8 @@ export interface EngineStats {
   readonly probes: Readonly<ProbeCounts>;
   /** What agents started: walks of their trees done, and processes remembered now (absent where not looked at). */
   readonly leftovers?: { readonly runs: number; readonly remembered: number } | undefined;
+  /** Rounds of the "answering" probe of this host's WebSocket agents, once there has been one. */
+  readonly handshakes?: number | undefined;
   /** Per host verified over ssh: connections made, request bytes sent and probe rounds completed (kill ticks, full and port probes; the bench reads them). */
   readonly ssh?: readonly { readonly machine: string; readonly connections: number; readonly bytesSent: number; readonly rounds: number; readonly linesPushed: number; readonly linesDropped: number }[] | undefined;
 }

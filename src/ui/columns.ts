@@ -6,6 +6,7 @@ import { VERDICTS_WORST_FIRST, type ClaimFinding, type Finding, type SessionFind
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { judgedPid } from '../core/rules/pid-domain.js';
 import type { TmuxPane } from '../core/tmux.js';
+import { bytesText, cpuText } from '../core/usage.js';
 import { checkingText, formatAge, shortenPath, truncate } from './text.js';
 import { ageOrigin, ageSortKey, ageText } from './ages.js';
 import { checkingOf, leftoversOf, staleOf } from '../engine/types.js';
@@ -102,7 +103,7 @@ const paneColumn: Column = {
   id: 'pane',
   title: 'PANE',
   width: 8,
-  priority: 9,
+  priority: 10,
   value: (f, ctx, w) => truncate(paneOfRow(f, ctx.panes)?.target ?? '-', w),
   sortKey: (f, ctx) => paneOfRow(f, ctx.panes)?.target ?? '',
 };
@@ -116,6 +117,31 @@ const leftColumn: Column = {
   align: 'right',
   value: (f, _c, w) => truncate(leftoverCell(leftoversOf(f)), w),
   sortKey: (f) => leftoversOf(f)?.length ?? 0,
+};
+
+/** Sorted heaviest first; rows whose cost is unknown (another host, a dead process) last. */
+const UNKNOWN_COST = Number.MAX_SAFE_INTEGER;
+
+/** CPU % of one core over the last probe interval (above 100 on several cores): optional, dropped right after PANE. */
+const cpuColumn: Column = {
+  id: 'cpu',
+  title: 'CPU%',
+  width: 5,
+  priority: 9,
+  align: 'right',
+  value: (f) => cpuText(f.evidence.usage?.cpuPct),
+  sortKey: (f) => -(f.evidence.usage?.cpuPct ?? -UNKNOWN_COST),
+};
+
+/** Resident memory: as optional as CPU%. */
+const memColumn: Column = {
+  id: 'mem',
+  title: 'MEM',
+  width: 5,
+  priority: 9,
+  align: 'right',
+  value: (f) => bytesText(f.evidence.usage?.rssBytes),
+  sortKey: (f) => -(f.evidence.usage?.rssBytes ?? -UNKNOWN_COST),
 };
 
 const sourceColumn: Column = {
@@ -140,6 +166,8 @@ export const SESSION_COLUMNS: readonly Column[] = [
   },
   pidColumn(1),
   paneColumn,
+  cpuColumn,
+  memColumn,
   {
     id: 'age',
     title: 'AGE',

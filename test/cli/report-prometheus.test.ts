@@ -121,7 +121,7 @@ describe('prometheusText', () => {
     expect(sessions).toHaveLength(2 * SESSION_VERDICTS.length);
     const here = (verdict: string) => value(samples, 'ghostwatch_sessions', { verdict, source: 'hypivisor', host: HOST });
     expect(Object.fromEntries(SESSION_VERDICTS.map((v) => [v, here(v)]))).toEqual({
-      live: 4, ghost: 2, zombie: 1, reused: 1, superseded: 1, pending: 1, offline: 1, remote: 0, unverified: 1,
+      live: 4, ghost: 2, zombie: 1, reused: 1, superseded: 1, pending: 1, offline: 1, remote: 0, unverified: 1, suspended: 0,
     });
     expect(value(samples, 'ghostwatch_sessions', { verdict: 'remote', source: 'hypivisor', host: 'laptop.lan' })).toBe(1);
     expect(value(samples, 'ghostwatch_sessions', { verdict: 'ghost', source: 'hypivisor', host: 'laptop.lan' })).toBe(0);
