@@ -14,6 +14,8 @@ import { idleFigures } from './idle-figures.js';
 import { verdictFigures } from './verdict-figures.js';
 import { fleetFigures } from './fleet-figures.js';
 import { sshFloodFigures } from './ssh-flood-figures.js';
+import { leftoverFigures } from './leftover-figures.js';
+import { costsFigures } from './costs-figures.js';
 
 const groups: [string, () => Promise<Figures>][] = [
   ['core', coreFigures],
@@ -27,6 +29,8 @@ const groups: [string, () => Promise<Figures>][] = [
   ['verdict', verdictFigures],
   ['fleet', fleetFigures],
   ['ssh-flood', sshFloodFigures],
+  ['leftovers', leftoverFigures],
+  ['costs', costsFigures],
 ];
 
 const json = process.argv.includes('--json');

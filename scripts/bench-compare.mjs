@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-const GROUPS = ['core', 'os', 'sources', 'serve', 'cli', 'ui', 'detect', 'idle', 'verdict', 'ssh-flood'];
+const GROUPS = ['core', 'os', 'sources', 'serve', 'cli', 'ui', 'detect', 'idle', 'verdict', 'ssh-flood', 'costs'];
 /** Groups that measure only a launcher (GHOSTWATCH_BENCH_BIN): this tree's bench runs them against both builds, so a figure new here has a before. */
 const LAUNCHER_GROUPS = new Set(['verdict', 'ssh-flood']);
 const args = process.argv.slice(2);

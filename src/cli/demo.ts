@@ -190,6 +190,8 @@ export async function demoCommand(argv: string[]): Promise<number> {
       sshAll: false,
       probeRemotePorts: false,
       auditLogPath,
+      // What the demo's agents start is remembered apart from what real agents started.
+      leftoverMemoryPath: join(dirname(defaultAuditLogPath()), 'demo-descendants.json'),
     };
     if (fleet) process.env.PATH = `${fleet.binDir}${delimiter}${process.env.PATH ?? ''}`;
     // In a terminal the monitor handles signals itself (and exits); without one it prints a report.

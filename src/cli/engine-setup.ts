@@ -2,6 +2,7 @@
 // from them, and the one-pass report. No Ink here: check, reap and status load only this.
 import { hostname } from 'node:os';
 import { createEngine } from '../engine/index.js';
+import { defaultLeftoverMemoryPath, leftoverMemoryFile } from '../os/leftover-memory.js';
 import type { Engine } from '../engine/types.js';
 import { AgentctlSource } from '../sources/agentctl/index.js';
 import { claudeSources } from '../sources/claude/index.js';
@@ -33,7 +34,8 @@ export function buildSources(settings: MonitorSettings): Source[] {
   return sources;
 }
 
-export function buildEngine(settings: MonitorSettings): Engine {
+/** `leftovers: false`: no look at what agents start (the tmux status line shows none of it). */
+export function buildEngine(settings: MonitorSettings, opts: { leftovers?: boolean } = {}): Engine {
   const sources = buildSources(settings);
   return createEngine({
     sources,
@@ -45,6 +47,8 @@ export function buildEngine(settings: MonitorSettings): Engine {
     probeRemotePorts: settings.probeRemotePorts,
     ...(settings.auditLogPath !== undefined ? { auditLogPath: settings.auditLogPath } : {}),
     ...(settings.sshHosts.length > 0 || settings.sshAll ? { ssh: { hosts: settings.sshHosts, all: settings.sshAll } } : {}),
+    ...(opts.leftovers === false ? { trackLeftovers: false } : { leftoverMemory: leftoverMemoryFile(settings.leftoverMemoryPath ?? defaultLeftoverMemoryPath()) }),
+    ...(settings.killGraceMs !== undefined ? { killGraceMs: settings.killGraceMs } : {}),
   });
 }
 

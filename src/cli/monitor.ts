@@ -47,6 +47,7 @@ export async function runMonitor(settings: MonitorSettings, warnings: readonly s
         absent: settings.discovery?.absent,
         // tmux's prefix (Ctrl-B) never reaches a program inside it: the help shows the keys that do.
         inTmux: (process.env.TMUX ?? '') !== '',
+        killGraceMs: settings.killGraceMs,
       }),
     ),
     RENDER_OPTIONS,

@@ -14,6 +14,7 @@ export const REAP_OPTIONS: readonly OptionSpec[] = [
   { name: 'dry-run', type: 'boolean', description: 'print what would be evicted, change nothing' },
   { name: 'yes', type: 'boolean', description: 'do not ask (required without a terminal)' },
   { name: 'only', type: 'string', repeatable: true, valueName: 'VERDICTS', description: `limit to these verdicts, comma-separated: ${REAPABLE.join(',')}` },
+  { name: 'leftovers', type: 'boolean', description: 'also end the processes dead agents left running (SIGTERM, then SIGKILL after --kill-grace), each re-checked and audited' },
   { name: 'timeout', type: 'number', valueName: 'SECONDS', description: 'longest wait for the registry and the first probe (default 10)' },
 ];
 
@@ -21,18 +22,21 @@ export function reapUsage(): string {
   return [
     'ghostwatch reap — evict every problem entry (re-verified right before, audited), for cron',
     '',
-    'Usage: ghostwatch reap [--dry-run] [--yes] [--only VERDICT,...] [options]',
+    'Usage: ghostwatch reap [--dry-run] [--yes] [--only VERDICT,...] [--leftovers] [options]',
     '',
     'Options:',
     formatOptions(REAP_OPTIONS),
     '',
     'Exit 0 when everything planned was evicted or was already gone (or the question was declined), 1 otherwise, 2 on errors.',
+    'Processes are left alone unless --leftovers is given: then what dead agents left running is ended too',
+    '(never pid 1, ghostwatch, a process a live agent also started, or another user\'s unless run as root).',
     '',
     ...REGISTRIES_HELP,
     '',
     'Examples:',
     '  ghostwatch reap --dry-run',
     '  ghostwatch reap --only ghost,zombie',
+    '  ghostwatch reap --leftovers --dry-run       # also what dead agents left running',
     '  */5 * * * * ghostwatch reap --yes --only ghost >> ~/.local/state/ghostwatch/reap.log 2>&1',
   ].join('\n');
 }
@@ -59,11 +63,14 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
   }
   const timeout = options.number('timeout') ?? 10;
   const settings = { ...monitorSettings(options), readOnly: false };
-  const [{ buildEngine }, { sourceErrors }, { sanitize }, { evictionNotes }] = await Promise.all([
+  const withLeftovers = options.flag('leftovers');
+  const [{ buildEngine }, { sourceErrors }, { sanitize }, { evictionNotes }, { leftoverTargets }, { leftoverLine }] = await Promise.all([
     import('./engine-setup.js'),
     import('./report.js'),
     import('../core/sanitize.js'),
     import('../engine/eviction-notes.js'),
+    import('../engine/leftover-rows.js'),
+    import('../ui/leftover-text.js'),
   ]);
   const engine = buildEngine(settings);
   engine.start();
@@ -87,19 +94,32 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
       const n = problems.filter((f) => f.source === name).length;
       process.stderr.write(`ghostwatch: ${n} problem${n === 1 ? '' : 's'} of ${sanitize(name, 20)} left alone: ${sanitize(why, 300)}\n`);
     }
-    if (plan.length === 0) {
+    // What dead agents left running: ended only with --leftovers; otherwise named once.
+    const left = leftoverTargets([...snap.findings, ...(snap.departed ?? [])].filter((f) => !only || only.has(f.verdict)));
+    if (!withLeftovers && left.length > 0) {
+      process.stderr.write(`ghostwatch: ${left.length} process${left.length === 1 ? '' : 'es'} dead agents left running, left alone (reap --leftovers ends them)\n`);
+    }
+    const ending = withLeftovers ? left : [];
+    if (plan.length === 0 && ending.length === 0) {
       process.stdout.write('nothing to reap\n');
       return 0;
     }
     for (const f of plan) process.stdout.write(`${line(f.verdict, f, `: ${sanitize(f.reason, 500)}`)}\n`);
+    const leftLine = (word: string, t: (typeof ending)[number], extra = '') =>
+      `${word.padEnd(12)} process ${several ? `${sanitize(t.agent.source, 28)} ` : ''}${leftoverLine(t.leftover, snap.computedAt, 120)} (left by ${sanitize(t.agent.id, 60)} pid ${t.agent.pid})${extra}`;
+    for (const t of ending) process.stdout.write(`${leftLine('leftover', t)}\n`);
+    if (ending.some((t) => t.leftover.otherUser)) process.stdout.write('note: ghostwatch runs as root: processes of other users are among them and will be signalled\n');
     for (const note of notes.notes) process.stdout.write(`note: ${sanitize(note, 500)}\n`);
+    const ends = `end ${ending.length} leftover process${ending.length === 1 ? '' : 'es'}`;
+    const what = [plan.length > 0 ? `evict ${plan.length}` : '', ending.length > 0 ? ends : ''].filter(Boolean).join(' and ');
     if (dryRun) {
-      process.stdout.write(`dry run: would evict ${plan.length}; nothing was changed\n`);
+      process.stdout.write(`dry run: would ${what}; nothing was changed\n`);
       return 0;
     }
     if (!options.flag('yes')) {
       const rl = createInterface({ input: process.stdin, output: process.stdout });
-      const answer = await rl.question(`Evict these ${plan.length}? Each is re-checked first. [y/N] `);
+      const question = plan.length === 0 ? `End these ${ending.length} leftover process${ending.length === 1 ? '' : 'es'}?` : `Evict these ${plan.length}${ending.length > 0 ? ` and ${ends}` : ''}?`;
+      const answer = await rl.question(`${question} Each is re-checked first. [y/N] `);
       rl.close();
       if (!/^y(es)?$/i.test(answer.trim())) {
         // Declining is an answer, not a failure: nothing was meant to change and nothing did.
@@ -109,6 +129,15 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
     }
     const summary = await engine.evict({ selection: plan, force: false });
     for (const r of summary.results) process.stdout.write(`${line(r.outcome, r.finding, r.detail ? `: ${sanitize(r.detail, 500)}` : '')}\n`);
+    let leftoversOk = true;
+    if (ending.length > 0) {
+      const ended = engine.endLeftovers ? await engine.endLeftovers({ selection: ending }) : undefined;
+      for (const r of ended?.results ?? []) process.stdout.write(`${leftLine(r.outcome, r.target, r.detail ? `: ${sanitize(r.detail, 300)}` : '')}\n`);
+      const c = ended?.counts;
+      leftoversOk = c !== undefined && c.skipped + c.refused + c.failed === 0;
+      if (c) process.stdout.write(`leftovers: ended ${c.ended + c.killed} (${c.killed} after SIGKILL), already gone ${c['already-gone']}, skipped ${c.skipped}, refused ${c.refused}, failed ${c.failed}\n`);
+    }
+    if (plan.length === 0) return leftoversOk ? 0 : 1;
     // What a request removed besides (agentctl's prune takes every dead record): named, never silent.
     for (const a of summary.alsoRemoved ?? []) {
       if (a.selected) continue;
@@ -121,7 +150,7 @@ export async function reapCommand(argv: readonly string[]): Promise<number> {
     process.stdout.write(
       `evicted ${c.evicted}, already gone ${c['already-gone']}, skipped ${c.skipped}, refused ${c.refused}, failed ${c.failed}${alsoText(summary.alsoRemoved)}\n`,
     );
-    return c.skipped + c.refused + c.failed === 0 ? 0 : 1;
+    return c.skipped + c.refused + c.failed === 0 && leftoversOk ? 0 : 1;
   } finally {
     await engine.stop();
   }

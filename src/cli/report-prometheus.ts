@@ -9,7 +9,7 @@
 // the textfile collector refuses files that do.
 import { sanitize } from '../core/sanitize.js';
 import { VERDICT_TRAITS, VERDICTS, type Finding, type Verdict } from '../core/types.js';
-import type { EngineSnapshot } from '../engine/types.js';
+import { leftoversOf, type EngineSnapshot } from '../engine/types.js';
 import { STATUS_TRAITS } from '../sources/types.js';
 
 /** The longest label value written, in code points: a host or source name, never a whole record. */
@@ -106,6 +106,26 @@ function countsOf(snap: EngineSnapshot, kind: (typeof KINDS)[number]): Family['s
   return samples;
 }
 
+/**
+ * Processes dead agents left running, per source and host (always this host: they are read here
+ * only). A zero is written where it is known, as for sessions: every source reading its registry
+ * now, on this host, when this host's processes are looked at (Linux); never for an ssh host.
+ */
+function leftoverCounts(snap: EngineSnapshot): Family['samples'] {
+  const host = labelValue(snap.host);
+  const counts = new Map<string, number>();
+  if (snap.os.leftoversTracked === true) {
+    for (const s of snap.sources) if (STATUS_TRAITS[s.status].reading) counts.set(labelValue(s.name), 0);
+  }
+  for (const f of [...snap.findings, ...(snap.departed ?? [])]) {
+    const n = leftoversOf(f)?.length ?? 0;
+    if (n === 0) continue;
+    const source = labelValue(f.source);
+    counts.set(source, (counts.get(source) ?? 0) + n);
+  }
+  return [...counts].map(([source, value]) => ({ labels: [['source', source], ['host', host]], value }));
+}
+
 /** 1 per source reading its registry, 0 per source `check` counts as an error; absent ones have none. */
 function sourcesUp(snap: EngineSnapshot): Family['samples'] {
   const up = new Map<string, number>();
@@ -150,6 +170,11 @@ export function prometheusText(snap: EngineSnapshot): string {
       name: 'ghostwatch_claims',
       help: 'Claims and locks by verdict, registry (source) and host, at the last check.',
       samples: countsOf(snap, 'claim'),
+    },
+    {
+      name: 'ghostwatch_leftovers',
+      help: 'Processes a dead agent started that still run (its leftovers), by the registry (source) of the agent and the host, at the last check.',
+      samples: leftoverCounts(snap),
     },
     {
       name: 'ghostwatch_problems',

@@ -2,7 +2,9 @@
 // compact table that reads without colour, problems first, and a summary line last.
 import { VERDICTS, type Finding, type Verdict } from '../core/types.js';
 import { sanitize } from '../core/sanitize.js';
-import { staleOf, type EngineSnapshot } from '../engine/types.js';
+import type { Leftover } from '../core/leftovers.js';
+import { departedOf, leftoversOf, staleOf, type EngineSnapshot } from '../engine/types.js';
+import { leftoverLine } from '../ui/leftover-text.js';
 import { STATUS_TRAITS } from '../sources/types.js';
 import { visibleRows } from '../ui/rows.js';
 import { fit, isoTime, truncate } from '../ui/text.js';
@@ -56,7 +58,7 @@ export function formatReport(snap: EngineSnapshot, width = 120, absent?: readonl
   }
   for (const h of snap.hosts ?? []) lines.push(truncate(hostLine(h), width).trimEnd());
   const rows: Finding[] = [
-    ...visibleRows(snap.findings, { tab: 'sessions', filter: '', problemsOnly: false, sortReverse: false }, { now: snap.computedAt }),
+    ...visibleRows([...snap.findings, ...(snap.departed ?? [])], { tab: 'sessions', filter: '', problemsOnly: false, sortReverse: false }, { now: snap.computedAt }),
     ...visibleRows(snap.findings, { tab: 'claims', filter: '', problemsOnly: false, sortReverse: false }, { now: snap.computedAt }),
   ];
   if (rows.length === 0 && unread.length === snap.sources.length && snap.sources.length > 0) return '';
@@ -74,12 +76,42 @@ export function formatReport(snap: EngineSnapshot, width = 120, absent?: readonl
       const pid = f.entry.pid === undefined ? '-' : sanitize(f.entry.pid, 7);
       const line = `${fit(marker + f.verdict, 12)} ${fit(f.kind, 7)} ${source(sanitize(f.source, 28))}${fit(sanitize(f.id, 200), idWidth)} ${fit(pid, 7, 'right')}  ${f.reason}`;
       lines.push(truncate(line, width).trimEnd());
+      // What its dead agent left running, one line each, under its row.
+      for (const l of leftoversOf(f) ?? []) lines.push(truncate(`${' '.repeat(13)}left running: ${leftoverLine(l, snap.computedAt)}`, width).trimEnd());
     }
   }
   lines.push('');
   const notRead = unread.length > 0 ? `; not read: ${unread.map((s) => sanitize(s.name, 32)).join(', ')}` : '';
-  lines.push(summaryLine(snap.counts, snap.problems) + notRead);
+  lines.push(summaryLine(snap.counts, snap.problems) + notRead + leftoversSummary(snap));
   return `${lines.join('\n')}\n`;
+}
+
+/** "; 3 leftovers of 2 dead agents" (K or `reap --leftovers` ends them), or nothing. */
+function leftoversSummary(snap: EngineSnapshot): string {
+  const groups = [...snap.findings, ...(snap.departed ?? [])].filter((f) => (leftoversOf(f)?.length ?? 0) > 0);
+  if (groups.length === 0) return '';
+  const n = groups.reduce((sum, f) => sum + (leftoversOf(f)?.length ?? 0), 0);
+  return `; ${n} leftover${n === 1 ? '' : 's'} of ${groups.length} dead agent${groups.length === 1 ? '' : 's'}`;
+}
+
+/** A leftover in `check --json`: the process as read, its times as ISO text. */
+export function leftoverJson(l: Leftover): Record<string, unknown> {
+  return {
+    pid: l.pid,
+    ppid: l.ppid,
+    name: l.name,
+    cmd: l.cmd,
+    state: l.state,
+    ...(l.uid !== undefined ? { uid: l.uid } : {}),
+    ...(l.user !== undefined ? { user: l.user } : {}),
+    otherUser: l.otherUser,
+    ...(l.startedAt !== undefined ? { startedAt: isoTime(l.startedAt) } : {}),
+    ...(l.startTicks !== undefined ? { startTicks: l.startTicks } : {}),
+    ...(l.cpuPct !== undefined ? { cpuPct: l.cpuPct } : {}),
+    ...(l.rssBytes !== undefined ? { rssBytes: l.rssBytes } : {}),
+    ports: l.ports ?? [],
+    agentPid: l.agentPid,
+  };
 }
 
 /** One remote host in one line: `ssh build-42 (me@build-42.internal): up, rtt 12 ms`. Its strings are sanitized by the engine. */
@@ -105,24 +137,32 @@ export function checkJson(snap: EngineSnapshot, absent?: readonly LookedFor[]): 
       ...(s.warnings?.length ? { warnings: s.warnings } : {}),
       ...(s.eviction ? { eviction: s.eviction } : {}),
     })),
-    findings: snap.findings.map((f) => ({
-      source: f.source,
-      kind: f.kind,
-      id: f.id,
-      ...(f.kind === 'claim' ? { holder: f.holder } : {}),
-      verdict: f.verdict,
-      problem: f.problem,
-      evictable: f.evictable,
-      reason: f.reason,
-      ...(f.note ? { note: f.note } : {}),
-      // What the registry says the session is doing, as the STATUS column shows it.
-      ...(f.kind === 'session' && f.entry.status !== undefined ? { status: f.entry.status } : {}),
-      ...(staleOf(f) ? { stale: { since: isoTime(staleOf(f)!.since), why: staleOf(f)!.why } } : {}),
-      evidence: f.evidence,
-      entry: f.entry.raw ?? f.entry,
-    })),
+    findings: snap.findings.map(findingJson),
+    // Agents gone from their registry whose leftovers still run: not findings of any registry.
+    ...(snap.departed && snap.departed.length > 0 ? { departed: snap.departed.map(findingJson) } : {}),
     ...(snap.hosts ? { hosts: snap.hosts } : {}),
     summary: Object.fromEntries(VERDICTS.map((v) => [v, snap.counts[v]])),
+  };
+}
+
+function findingJson(f: EngineSnapshot['findings'][number]): Record<string, unknown> {
+  return {
+    source: f.source,
+    kind: f.kind,
+    id: f.id,
+    ...(f.kind === 'claim' ? { holder: f.holder } : {}),
+    verdict: f.verdict,
+    problem: f.problem,
+    evictable: f.evictable,
+    reason: f.reason,
+    ...(f.note ? { note: f.note } : {}),
+    // What the registry says the session is doing, as the STATUS column shows it.
+    ...(f.kind === 'session' && f.entry.status !== undefined ? { status: f.entry.status } : {}),
+    ...(staleOf(f) ? { stale: { since: isoTime(staleOf(f)!.since), why: staleOf(f)!.why } } : {}),
+    evidence: f.evidence,
+    entry: f.entry.raw ?? f.entry,
+    ...(departedOf(f) ? { departed: true } : {}),
+    ...(leftoversOf(f)?.length ? { leftovers: leftoversOf(f)!.map(leftoverJson) } : {}),
   };
 }
 

@@ -30,7 +30,8 @@ export const MONITOR_OPTIONS: readonly OptionSpec[] = [
   { name: 'ssh', type: 'string', repeatable: true, valueName: 'MACHINE=DEST', description: 'verify the entries of MACHINE over ssh to DEST (repeatable; config key "hosts")' },
   { name: 'ssh-all', type: 'boolean', description: 'verify every machine over ssh, its name as the destination (~/.ssh/config aliases apply)' },
   { name: 'probe-remote-ports', type: 'boolean', description: "connect to other hosts' entries at machine:port from here: refused is a ghost, a timeout unverified (bounded; not for ssh-verified hosts)" },
-  { name: 'read-only', type: 'boolean', description: 'never evict: eviction keys explain themselves instead' },
+  { name: 'kill-grace', type: 'number', valueName: 'SECONDS', description: "ending a dead agent's leftovers (K, reap --leftovers): how long SIGTERM gets before SIGKILL (default 5)" },
+  { name: 'read-only', type: 'boolean', description: 'never evict nor signal: eviction keys explain themselves instead' },
   { name: 'no-color', type: 'boolean', description: 'no colours (also NO_COLOR=1); markers keep verdicts readable' },
   { name: 'help', type: 'boolean', description: 'show this help' },
 ];
@@ -88,6 +89,10 @@ export interface MonitorSettings {
   readonly auditLogPath?: string | undefined;
   /** Where evicted session files go; default $XDG_STATE_HOME/ghostwatch/trash. */
   readonly trashDir?: string | undefined;
+  /** K and `reap --leftovers`: SIGTERM to SIGKILL, ms (default 5 s). */
+  readonly killGraceMs?: number | undefined;
+  /** Where what agents started is kept between runs; default $XDG_STATE_HOME/ghostwatch/descendants.json. */
+  readonly leftoverMemoryPath?: string | undefined;
 }
 
 /**
@@ -222,6 +227,8 @@ export function monitorSettings(options: CommandOptions, env: NodeJS.ProcessEnv 
   if (interval < 0.05 || interval > 60) throw new UsageError(`${options.label('interval')} needs a number of seconds from 0.05 to 60`);
   const ttl = options.number('pending-ttl');
   if (ttl !== undefined && ttl <= 0) throw new UsageError(`${options.label('pending-ttl')} needs a positive number of seconds`);
+  const grace = options.number('kill-grace');
+  if (grace !== undefined && (grace < 0 || grace > 600)) throw new UsageError(`${options.label('kill-grace')} needs a number of seconds from 0 to 600`);
   return {
     kinds,
     target,
@@ -235,6 +242,7 @@ export function monitorSettings(options: CommandOptions, env: NodeJS.ProcessEnv 
     sshHosts: sshHosts(options),
     sshAll: options.flag('ssh-all'),
     probeRemotePorts: options.flag('probe-remote-ports'),
+    ...(grace !== undefined ? { killGraceMs: grace * 1000 } : {}),
   };
 }
 

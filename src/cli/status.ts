@@ -98,7 +98,7 @@ export async function statusCommand(argv: readonly string[]): Promise<number> {
  */
 async function statusViaEngine(settings: MonitorSettings, format: Format, timeoutMs: number): Promise<number> {
   const [{ buildEngine }, { sourceErrors }] = await Promise.all([import('./engine-setup.js'), import('./report.js')]);
-  const engine = buildEngine({ ...settings, readOnly: true });
+  const engine = buildEngine({ ...settings, readOnly: true }, { leftovers: false });
   engine.start();
   const snap = await engine.settled(timeoutMs);
   await engine.stop();

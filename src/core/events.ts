@@ -34,7 +34,9 @@ export type WatchEventKind =
   /** Removed by an eviction of ours. */
   | 'evicted'
   /** A registry's connection state changed. */
-  | 'source';
+  | 'source'
+  /** Processes a dead agent started were first found still running (`rows`: how many; `detail`: which). */
+  | 'leftovers';
 
 export interface WatchEvent {
   /** Local clock, epoch ms. */
@@ -206,6 +208,10 @@ export function eventText(e: WatchEvent): string {
       return `${what} judged ${e.verdict ?? '?'} (was ${e.from ?? '?'})${why}`;
     case 'evicted':
       return `${what} evicted from ${src}${why}`;
+    case 'leftovers': {
+      const n = e.rows ?? 0;
+      return `${what} (${src}) is dead and left ${grouped(n)} ${n === 1 ? 'process' : 'processes'} running${why}`;
+    }
   }
 }
 
@@ -218,6 +224,7 @@ export function eventTone(e: WatchEvent): 'problem' | 'ok' | 'warning' | 'info' 
     case 'joined':
       return e.verdict !== undefined && VERDICT_TRAITS[e.verdict].problem ? 'problem' : e.kind === 'judged' ? 'ok' : 'info';
     case 'offline':
+    case 'leftovers':
       return 'warning';
     case 'evicted':
       return 'ok';

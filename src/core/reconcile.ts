@@ -8,6 +8,7 @@
 
 import { firstHostMatching, matchHost } from './host.js';
 import { pidProblem } from './pid.js';
+import { noteAnswering } from './rules/answering.js';
 import { findHolder, indexHolders, judgeClaim } from './rules/claims.js';
 import { judgeElsewhere, judgeRemotePort } from './rules/elsewhere.js';
 import { judgeIdentity } from './rules/identity.js';
@@ -99,6 +100,8 @@ function judgeSession(entry: SessionEntry, inputs: ReconcileInputs): SessionFind
   if (os && judgement.verdict !== 'offline' && isPlaceholder(entry)) {
     judgement = judgePending(entry, judgement, inputs.now, inputs.policy, evidence);
   }
+  // Its own port's answer to a WebSocket upgrade, probed on this host only.
+  if (os && evidence.host.local) judgement = noteAnswering(entry, judgement, facts?.handshakes, evidence);
   if (os && evidence.host.ssh) judgement = verifiedVia(judgement, evidence.host.ssh);
   return sessionFinding(entry, judgement, evidence);
 }

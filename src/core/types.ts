@@ -37,6 +37,11 @@ export interface SessionEntry {
   readonly machine?: string | undefined;
   readonly cwd?: string | undefined;
   readonly port?: unknown;
+  /**
+   * What the agent serves on `port`, when its registry says (hypivisor: a WebSocket endpoint at
+   * `/`, which its proxy opens): only such a port gets the "not answering" probe.
+   */
+  readonly portProtocol?: 'websocket' | undefined;
   readonly pid?: unknown;
   /** The registry says this session is offline (what it then does with it: `cleanup`). */
   readonly offline?: boolean | undefined;
@@ -167,6 +172,42 @@ export interface PidFacts {
   readonly checkedAt: number;
   /** From the process table scan, for "who is this pid" evidence. */
   readonly process?: ProcessInfo | undefined;
+  /** As read (a probe's reading): CPU time the process has used so far, user + system, ms. */
+  readonly cpuMs?: number | undefined;
+  /** As read: resident memory, bytes. */
+  readonly rssBytes?: number | undefined;
+  /** What the process costs, from the last readings (the engine sets it from two full probes). */
+  readonly usage?: ProcessUsage | undefined;
+  /** Local clock: the first probe that found the process stopped (state T or t), while it stays stopped. */
+  readonly stoppedSince?: number | undefined;
+}
+
+/** What a process costs: CPU and resident memory, as the table shows them. */
+export interface ProcessUsage {
+  /** CPU used, % of one core (above 100 on several): over the interval between the last two full probes, or its life. */
+  readonly cpuPct?: number | undefined;
+  /** `interval`: between the last two full probes; `life`: since the process started (only one reading yet). */
+  readonly cpuOver?: 'interval' | 'life' | undefined;
+  readonly rssBytes?: number | undefined;
+}
+
+/**
+ * A WebSocket upgrade request to an agent's own port (this host only) and what came back within
+ * the bound: an HTTP answer of any status proves the process serves its port.
+ */
+export interface HandshakeFacts {
+  readonly port: number;
+  /** `answered`: an HTTP status line came; `timeout`: none within the bound; `closed`: closed without one; `error`: the connect failed. */
+  readonly result: 'answered' | 'timeout' | 'closed' | 'error';
+  /** The status line, or the error's code. */
+  readonly detail?: string | undefined;
+  /** How long the answer (or the wait) took, ms. */
+  readonly ms: number;
+  readonly boundMs: number;
+  /** Probes in a row that got no answer (timeout or closed), this one included. */
+  readonly misses: number;
+  /** Local clock. */
+  readonly checkedAt: number;
 }
 
 /** One row of the process table scan. */
@@ -222,6 +263,8 @@ export interface OsFacts {
   readonly remotes?: readonly RemoteHostFacts[] | undefined;
   /** This host's pid namespaces, read when some entry names a pid domain; absent until read (or not Linux). */
   readonly pidNamespaces?: PidNamespaceFacts | undefined;
+  /** The WebSocket probes of this host's agents' own ports (by port); absent when none were made. */
+  readonly handshakes?: ReadonlyMap<number, HandshakeFacts> | undefined;
 }
 
 /**
@@ -371,6 +414,12 @@ export interface Evidence {
   readonly underlying?: SessionVerdict | undefined;
   /** Who this pid is now, from the process table scan. */
   readonly process?: ProcessInfo | undefined;
+  /** What the process costs (CPU, resident memory), when its host reads it. */
+  readonly usage?: ProcessUsage | undefined;
+  /** Local clock: since when the process has been seen stopped (state T or t). */
+  readonly stoppedSince?: number | undefined;
+  /** The WebSocket probe of the agent's own port, when one was made. */
+  readonly handshake?: HandshakeFacts | undefined;
   /** Claims: the holder's own verdict, or why the holder is missing. */
   readonly holder?:
     | {

@@ -8,7 +8,7 @@
 export type VerdictTone = 'problem' | 'warning' | 'ok' | 'info' | 'muted';
 
 /** The text marker before a verdict, so a table reads without colour. */
-export type VerdictMarker = '!' | '?' | '-' | ' ';
+export type VerdictMarker = '!' | '?' | '-' | '=' | ' ';
 
 export interface VerdictTraits {
   /** Whether the verdict is given to session entries or to claims / locks. */
@@ -30,7 +30,7 @@ export interface VerdictTraits {
 // summary keys. `rank` gives the worst-first order of the table.
 const TABLE = {
   live: {
-    kind: 'session', problem: false, evictable: false, rank: 9, short: 'live', tone: 'ok', marker: ' ',
+    kind: 'session', problem: false, evictable: false, rank: 10, short: 'live', tone: 'ok', marker: ' ',
     meaning: 'on this host, its process alive and the one that registered',
   },
   ghost: {
@@ -54,19 +54,23 @@ const TABLE = {
     meaning: 'a pending-* placeholder past its TTL, or whose process is dead',
   },
   offline: {
-    kind: 'session', problem: false, evictable: true, rank: 7, short: 'offline', tone: 'muted', marker: '-',
+    kind: 'session', problem: false, evictable: true, rank: 8, short: 'offline', tone: 'muted', marker: '-',
     meaning: 'the registry marks it offline; its process is alive or cannot be checked',
   },
   remote: {
-    kind: 'session', problem: false, evictable: false, rank: 8, short: 'remote', tone: 'info', marker: '?',
+    kind: 'session', problem: false, evictable: false, rank: 9, short: 'remote', tone: 'info', marker: '?',
     meaning: 'on another host: not checked here',
   },
   unverified: {
-    kind: 'session', problem: false, evictable: false, rank: 6, short: 'unverified', tone: 'info', marker: '?',
+    kind: 'session', problem: false, evictable: false, rank: 7, short: 'unverified', tone: 'info', marker: '?',
     meaning: 'on this host, but no pid or port to check, or the check failed',
   },
+  suspended: {
+    kind: 'session', problem: false, evictable: false, rank: 6, short: 'suspended', tone: 'warning', marker: '=',
+    meaning: 'the registry says active, its process is stopped (Ctrl-Z, SIGSTOP): it cannot answer until continued',
+  },
   held: {
-    kind: 'claim', problem: false, evictable: false, rank: 10, short: 'held', tone: 'ok', marker: ' ',
+    kind: 'claim', problem: false, evictable: false, rank: 11, short: 'held', tone: 'ok', marker: ' ',
     meaning: 'a claim whose holder is not a problem',
   },
   'stale-claim': {
@@ -103,6 +107,7 @@ export const MARKER_MEANINGS: Readonly<Record<Exclude<VerdictMarker, ' '>, { rea
   '!': { meaning: 'a problem: evictable', named: false },
   '?': { meaning: 'cannot be checked here', named: true },
   '-': { meaning: 'the registry marks it offline', named: false },
+  '=': { meaning: 'stopped: alive, but cannot answer until continued', named: true },
 };
 
 /** The verdicts a marker stands for, in the table's order. */

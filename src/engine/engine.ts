@@ -17,16 +17,21 @@ import { runToEnd, SLICE_MS, SlicedRun, type Steps } from '../plumbing/steps.js'
 import { Coalescer } from './coalesce.js';
 import { EventLog } from './event-log.js';
 import { executeEviction } from './evict.js';
+import { HandshakeTracker } from './handshakes.js';
 import { cadenceMs, OsFactsTracker } from './os-facts.js';
 import { PidDomains } from './pid-domains.js';
 import { ProbeTargets } from './probe-targets.js';
 import { RemotePortTracker } from './remote-ports.js';
 import { RemoteHosts } from './remote-hosts.js';
 import { mergeView, policyFor } from './registry-view.js';
-import { rowChangeSteps } from './row-changes.js';
+import { reuseUnchanged, rowChangeSteps } from './row-changes.js';
 import { buildSnapshot, markProgress, markStale, nextVerdictCrossing, sameFindings, type ProbeProgress } from './snapshot.js';
+import type { Self } from '../core/leftovers.js';
+import { DEFAULT_KILL_GRACE_MS, endLeftovers, type EndLeftoversRequest, type EndLeftoversSummary } from './end-leftovers.js';
+import { agentsOf, placeLeftovers } from './leftover-rows.js';
+import { LeftoverTracker } from './leftover-tracker.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
-import { type EngineSnapshot, type EvictProgress, type EvictRequest, type EvictSummary, type PaneJumpResult } from './types.js';
+import { type EngineFinding, type EngineSnapshot, type EvictProgress, type EvictRequest, type EvictSummary, type PaneJumpResult } from './types.js';
 
 /** Publishes at least this far apart: ~30 a second at most. */
 const PUBLISH_GAP_MS = 33;
@@ -51,6 +56,8 @@ class LiveEngineImpl implements LiveEngine {
   private readonly domains: PidDomains;
   /** Remote port checks, when on. */
   private readonly remotePorts: RemotePortTracker | undefined;
+  /** This host's WebSocket agents asked, at the full cadence, whether they answer on their own ports. */
+  private readonly handshakes: HandshakeTracker;
   /** The hosts verified over ssh, each probed on its own; undefined when none is configured. */
   private readonly remote: RemoteHosts | undefined;
   private readonly coalescer: Coalescer;
@@ -87,6 +94,10 @@ class LiveEngineImpl implements LiveEngine {
   private readonly eventLog = new EventLog();
   /** Per source: whether it was last told that a problem of its is shown (showProblems). */
   private readonly problemsTold: (boolean | undefined)[];
+  /** What local agents started, and what dead ones left running; undefined where that cannot be read. */
+  private readonly leftovers: LeftoverTracker | undefined;
+  private readonly killGraceMs: number;
+  private leftoverRuns: Promise<unknown> = Promise.resolve();
 
   constructor(opts: EngineOptions) {
     this.sources = [...opts.sources];
@@ -102,6 +113,7 @@ class LiveEngineImpl implements LiveEngine {
     this.actor = opts.actor ?? `${currentUser()}@${opts.hostName}`;
     this.targets = new ProbeTargets(this.hostName, this.hostAliases);
     this.tracker = new OsFactsTracker({ intervalScale: this.scale, probes: this.probes, clock: this.clock, now: this.now, onChange: this.onFactsChanged });
+    this.handshakes = new HandshakeTracker({ isLocal: this.targets.isLocal, pidFacts: (pid) => this.tracker.facts.pids.get(pid), clock: this.clock, now: this.now, intervalScale: this.scale, onChange: this.onFactsChanged, probe: opts.upgradeProbe });
     this.domains = new PidDomains({ probes: this.probes, clock: this.clock, periodMs: cadenceMs('table', this.scale), onChange: this.onDomainsChanged });
     const remote = opts.ssh
       ? new RemoteHosts({ ssh: opts.ssh, hostName: this.hostName, hostAliases: this.hostAliases, isLocal: this.targets.isLocal, intervalScale: this.scale, clock: this.clock, now: this.now, onChange: this.onFactsChanged, onNotice: (line) => this.notice([line]) })
@@ -109,6 +121,22 @@ class LiveEngineImpl implements LiveEngine {
     this.remote = remote?.enabled ? remote : undefined;
     this.remotePorts = opts.probeRemotePorts
       ? new RemotePortTracker({ isLocal: this.targets.isLocal, sshVerified: opts.sshVerified ?? ((m) => this.remote?.verifies(m) ?? false), checker: opts.remotePortCheck, clock: this.clock, now: this.now, intervalScale: this.scale, onChange: this.onFactsChanged })
+      : undefined;
+    this.killGraceMs = opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+    const leftoverProbes = opts.trackLeftovers === false ? undefined : this.probes.leftovers;
+    this.leftovers = leftoverProbes
+      ? new LeftoverTracker({
+          probes: leftoverProbes,
+          clock: this.clock,
+          now: this.now,
+          periodMs: cadenceMs('table', this.scale),
+          facts: (pid) => this.tracker.facts.pids.get(pid),
+          awaiting: (pid) => this.tracker.awaitingPid(pid),
+          onChange: this.onFactsChanged,
+          self: () => this.self(),
+          store: opts.leftoverMemory,
+          onNotice: (line) => this.notice([line]),
+        })
       : undefined;
     this.coalescer = new Coalescer(() => this.recompute(), PUBLISH_GAP_MS, this.clock);
     this.sourceSettled = this.sources.map(() => false);
@@ -119,7 +147,7 @@ class LiveEngineImpl implements LiveEngine {
       // Before start() the sources have not begun: they are about to connect, not "stopped".
       sources: this.sources.map((s) => s.snapshot().state).map((st) => (st.status === 'stopped' ? { ...st, status: 'connecting' as const } : st)),
       host: this.hostName,
-      os: this.notices.length > 0 ? { ...this.tracker.state, notices: this.notices } : this.tracker.state,
+      os: this.osState(),
       computedAt: this.now(),
       version: 0,
       settled: false,
@@ -135,6 +163,8 @@ class LiveEngineImpl implements LiveEngine {
     this.unsubscribes = this.sources.map((s) => s.subscribe(this.onSourceChanged));
     for (const s of this.sources) s.start();
     this.tracker.start();
+    this.leftovers?.start();
+    this.handshakes.start();
     this.remote?.start();
     this.remotePorts?.start();
     // A looser mode tightened or a partial line repaired is said once, where the person looks.
@@ -169,7 +199,8 @@ class LiveEngineImpl implements LiveEngine {
     // connection must still be up for the answer. Entries after it are not sent (stopped()).
     await this.evictions;
     this.domains.stop();
-    await Promise.all([this.tracker.stop(), this.remote?.stop(), this.remotePorts?.stop(), ...this.sources.map((s) => s.stop())]);
+    await this.leftoverRuns;
+    await Promise.all([this.tracker.stop(), this.handshakes.stop(), this.leftovers?.stop(), this.remote?.stop(), this.remotePorts?.stop(), ...this.sources.map((s) => s.stop())]);
     // Waiters on settled() learn that nothing more is coming.
     for (const w of [...this.settleWaiters]) w();
   };
@@ -189,6 +220,7 @@ class LiveEngineImpl implements LiveEngine {
     void this.remotePorts?.refresh();
     this.remote?.refresh();
     await Promise.all([this.tracker.probeAllNow(), ...this.sources.map((s) => s.resync())]);
+    await this.leftovers?.refresh();
     if (this.stopped) return;
     // The recompute under way and the one asked for, to their ends now.
     this.job?.finish();
@@ -239,6 +271,57 @@ class LiveEngineImpl implements LiveEngine {
     return run;
   };
 
+  readonly endLeftovers = (request: EndLeftoversRequest): Promise<EndLeftoversSummary> => {
+    // One run at a time, like evictions; the rows are looked at again after it.
+    const run = this.leftoverRuns.then(async () => {
+      const summary = await endLeftovers(
+        {
+          probes: this.probes.leftovers,
+          audit: this.audit,
+          actor: this.actor,
+          host: this.hostName,
+          readOnly: this.readOnly,
+          self: () => this.self(),
+          now: this.now,
+          clock: this.clock,
+          live: () => ({ agents: this.liveAgentPids(), processes: this.leftovers?.liveAgentProcesses() ?? new Set() }),
+        },
+        request,
+        this.killGraceMs,
+      );
+      if (!this.stopped) await this.leftovers?.refresh();
+      return summary;
+    });
+    this.leftoverRuns = run.catch(() => undefined);
+    return run;
+  };
+
+  /** The OS side as the snapshot shows it: the probes' state, the notices, whether leftovers are looked for. */
+  private osState(): EngineSnapshot['os'] {
+    const state = this.tracker.state;
+    if (this.notices.length === 0 && !this.leftovers) return state;
+    return { ...state, ...(this.notices.length > 0 ? { notices: this.notices } : {}), ...(this.leftovers ? { leftoversTracked: true } : {}) };
+  }
+
+  /** Who runs ghostwatch: never signalled, nor anything it runs under. */
+  private self(): Self {
+    const uid = process.getuid?.();
+    const pids = new Set([process.pid, ...(this.probes.leftovers?.ancestors(process.pid) ?? [])]);
+    return { uid, root: uid === 0, pids };
+  }
+
+  /** The local agents alive now, by the liveness probes. */
+  private liveAgentPids(): Set<number> {
+    const out = new Set<number>();
+    for (const a of agentsOf(this.snapshot.findings)) {
+      const f = this.tracker.facts.pids.get(a.pid);
+      if (f === undefined || f.kill === 'ok' || f.kill === 'EPERM' || f.kill === 'error') {
+        if (f?.state !== 'Z') out.add(a.pid);
+      }
+    }
+    return out;
+  }
+
   readonly processInfo = (pid: number): ProcessInfo | undefined => this.tracker.processInfo(pid);
 
   readonly jumpToPane = async (pid: number): Promise<PaneJumpResult> => {
@@ -278,6 +361,8 @@ class LiveEngineImpl implements LiveEngine {
     recomputes: this.recomputes,
     publishes: this.publishes,
     probes: { ...this.tracker.counts },
+    ...(this.leftovers ? { leftovers: { ...this.leftovers.counts } } : {}),
+    ...(this.handshakes.rounds > 0 ? { handshakes: this.handshakes.rounds } : {}),
     ...(this.remote ? { ssh: this.remote.counters() } : {}),
   });
 
@@ -338,28 +423,34 @@ class LiveEngineImpl implements LiveEngine {
     // Rows waiting for their first probe say so; a gone process's problem row says since when.
     const reconciled = yield* reconcileSteps(this.view, facts, now, this.policy);
     const judged = markProgress(reconciled, local, remote);
+    const marked = markStale(judged, this.lastSnaps.map((s) => s.state));
+    // The trees to walk are the local agents' the rows name; a dead one's leftovers go under its row.
+    this.leftovers?.setAgents(agentsOf(marked));
+    const placed = placeLeftovers(marked, this.leftovers?.groups ?? [], this.hostName);
     yield;
     // Rows that came out as before keep the previous objects; the ones that changed are the events' news.
-    const rows = yield* rowChangeSteps(this.snapshot.findings, markStale(judged, this.lastSnaps.map((s) => s.state)));
+    const rows = yield* rowChangeSteps(this.snapshot.findings, placed.findings);
     const findings = rows.findings;
+    const departed = reuseUnchanged(this.snapshot.departed ?? [], placed.departed) as EngineFinding[];
     this.recomputes++;
     this.tellProblems(findings);
     yield;
     this.scheduleTtl(findings, now);
     yield;
-    if (!inputDriven && settled === this.snapshot.settled && sameFindings(this.snapshot.findings, findings)) return;
-    const events = this.eventLog.next(rows, this.lastSnaps.map((s) => s.state), now, settled);
+    if (!inputDriven && settled === this.snapshot.settled && sameFindings(this.snapshot.findings, findings) && sameFindings(this.snapshot.departed ?? [], departed)) return;
+    const events = this.eventLog.next(rows, this.lastSnaps.map((s) => s.state), now, settled, departed);
     this.snapshot = buildSnapshot({
       findings,
       sources: this.lastSnaps.map((s) => s.state),
       host: this.hostName,
-      os: this.notices.length > 0 ? { ...this.tracker.state, notices: this.notices } : this.tracker.state,
+      os: this.osState(),
       computedAt: now,
       version: this.snapshot.version + 1,
       settled,
       events,
       panes: this.tracker.panes,
       hosts: this.remote?.statuses(),
+      departed,
     });
     this.publishes++;
     for (const l of [...this.listeners]) l();
@@ -379,6 +470,7 @@ class LiveEngineImpl implements LiveEngine {
     const view = (this.view = mergeView(snaps));
     this.domains.setWanted(yield* this.targets.namespaces(view));
     this.tracker.setTargets(yield* this.targets.compute(view, this.domains.facts));
+    this.handshakes.setView(view);
     this.remote?.setView(view);
     this.remotePorts?.setView(this.view);
   }
@@ -392,9 +484,10 @@ class LiveEngineImpl implements LiveEngine {
     const local = this.tracker.frozen();
     const remote = this.remote?.frozen();
     const pidNamespaces = this.domains.facts;
-    if (!remote && !this.remotePorts && !pidNamespaces) return { facts: local.facts, local: local.progress };
+    const handshakes = this.handshakes.facts.size > 0 ? new Map(this.handshakes.facts) : undefined;
+    if (!remote && !this.remotePorts && !pidNamespaces && !handshakes) return { facts: local.facts, local: local.progress };
     const remotePorts = this.remotePorts ? new Map(this.remotePorts.facts) : undefined;
-    return { facts: { ...local.facts, remotes: remote?.facts, remotePorts, pidNamespaces }, local: local.progress, remote: remote?.progressOf };
+    return { facts: { ...local.facts, remotes: remote?.facts, remotePorts, pidNamespaces, handshakes }, local: local.progress, remote: remote?.progressOf };
   }
 
   /** A namespace read changed a mapping: the host pids to watch, and the verdicts resting on them. */
@@ -419,7 +512,7 @@ class LiveEngineImpl implements LiveEngine {
 
   /** Latched: every source has had its first snapshot (or failed), and every target its first probe. */
   private isSettled(): boolean {
-    if (!this.settledLatch && this.sourceSettled.every(Boolean) && this.tracker.firstProbesDone && this.domains.settled && (this.remote?.settled ?? true) && (this.remotePorts?.firstDone ?? true)) this.settledLatch = true;
+    if (!this.settledLatch && this.sourceSettled.every(Boolean) && this.tracker.firstProbesDone && this.domains.settled && (this.leftovers?.settled ?? true) && (this.remote?.settled ?? true) && (this.remotePorts?.firstDone ?? true)) this.settledLatch = true;
     return this.settledLatch;
   }
 

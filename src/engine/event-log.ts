@@ -3,10 +3,13 @@
 // removed, told once as 'evicted' and not again as leaving.
 import { changeEvents, keepLast, type EventSource, type WatchEvent } from '../core/events.js';
 import { findingKey } from '../core/evict-plan.js';
+import { identityKey } from '../core/leftovers.js';
+import { sanitize } from '../core/sanitize.js';
+import type { Finding } from '../core/types.js';
 import type { SourceState } from '../sources/types.js';
 import type { RowChanges } from './row-changes.js';
 import { eventSources } from './snapshot.js';
-import { EVENTS_KEPT, type EvictProgress } from './types.js';
+import { EVENTS_KEPT, leftoversOf, type EvictProgress } from './types.js';
 
 export class EventLog {
   private ring: readonly WatchEvent[] = [];
@@ -14,6 +17,8 @@ export class EventLog {
   private base: readonly EventSource[] | undefined;
   /** Rows our evictions removed, told as 'evicted' when sent: their leaving is not told again. */
   private readonly evictedKeys = new Set<string>();
+  /** The leftovers already told (identity keys), while they are shown. */
+  private toldLeftovers = new Set<string>();
 
   get events(): readonly WatchEvent[] {
     return this.ring;
@@ -34,8 +39,9 @@ export class EventLog {
   /**
    * The events up to this snapshot: `rows` are its rows against the last snapshot published. The
    * first settled one is the base: its registries only (each one's rows are told as one count).
+   * Leftovers are told the first time they are shown, under a row or a departed agent's.
    */
-  next(rows: RowChanges, sources: readonly SourceState[], now: number, settled: boolean): readonly WatchEvent[] {
+  next(rows: RowChanges, sources: readonly SourceState[], now: number, settled: boolean, departed: readonly Finding[] = []): readonly WatchEvent[] {
     if (!settled) return this.ring;
     const after = eventSources(sources);
     const first = this.base === undefined;
@@ -45,6 +51,7 @@ export class EventLog {
       now,
       { evicted: this.evictedKeys, limit: EVENTS_KEPT },
     );
+    added.push(...this.newLeftovers([rows.findings, departed], now));
     this.base = after;
     if (this.evictedKeys.size > 0) {
       const present = new Set(rows.findings.map(findingKey));
@@ -52,5 +59,27 @@ export class EventLog {
     }
     this.ring = keepLast(this.ring, added, EVENTS_KEPT);
     return this.ring;
+  }
+
+  /** One event per row whose dead agent's leftovers are shown for the first time, naming the new ones. */
+  private newLeftovers(lists: readonly (readonly Finding[])[], now: number): WatchEvent[] {
+    const events: WatchEvent[] = [];
+    const shown = new Set<string>();
+    for (const rows of lists) {
+      for (const f of rows) {
+        const list = leftoversOf(f);
+        if (!list || list.length === 0) continue;
+        const fresh = list.filter((l) => !this.toldLeftovers.has(identityKey(l)));
+        for (const l of list) shown.add(identityKey(l));
+        if (fresh.length === 0) continue;
+        const which = fresh
+          .slice(0, 4)
+          .map((l) => `pid ${l.pid} ${sanitize(l.name, 16)}${l.ports && l.ports.length > 0 ? ` :${l.ports.join(',:')}` : ''}`)
+          .join(', ');
+        events.push({ at: now, kind: 'leftovers', source: f.source, rowKind: f.kind, id: f.id, verdict: f.verdict, rows: fresh.length, detail: fresh.length > 4 ? `${which}, ...` : which });
+      }
+    }
+    this.toldLeftovers = shown;
+    return events;
   }
 }

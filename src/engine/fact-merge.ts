@@ -2,20 +2,22 @@
 // "Keep" means: reuse the previous object, so nothing downstream sees a change and nothing is
 // recomputed. Only differences reconcile can see count (design.md: an idle engine does no work).
 
-import type { KillResult, PidFacts, PortFacts, ProcessInfo } from '../core/types.js';
+import type { KillResult, PidFacts, PortFacts, ProcessInfo, ProcessUsage } from '../core/types.js';
+import { isStopped, sameShownUsage } from '../core/usage.js';
 
 export function isAlive(kill: KillResult): boolean {
   return kill === 'ok' || kill === 'EPERM';
 }
 
 /**
- * Reconcile only tells a zombie from every other state, so R <-> S <-> D flapping of a busy
- * agent is not a change: otherwise every busy agent would republish every two seconds.
+ * Reconcile only tells a zombie and a stopped process from every other state, so R <-> S <-> D
+ * flapping of a busy agent is not a change: otherwise every busy agent would republish every two
+ * seconds. T <-> t is none either: stopped is stopped.
  */
 function sameState(a: string | undefined, b: string | undefined): boolean {
   if (a === b) return true;
   if (a === undefined || b === undefined) return false;
-  return (a === 'Z') === (b === 'Z');
+  return (a === 'Z') === (b === 'Z') && isStopped(a) === isStopped(b);
 }
 
 /** Start times from two readings of one process agree within this (ps-list and lstart have 1 s resolution). */
@@ -36,9 +38,12 @@ function facts(
   detailsHidden: string | undefined = undefined,
   startTicks: number | undefined = undefined,
   invalidStart: string | undefined = undefined,
+  usage: ProcessUsage | undefined = undefined,
+  stoppedSince: number | undefined = undefined,
 ): PidFacts {
-  // One literal, every field, one order: all facts objects share one hidden class.
-  return { pid, kill, error, state, startedAt, startTicks, detailsHidden, invalidStart, checkedAt, process };
+  // One literal, every field, one order: all facts objects share one hidden class. The readings
+  // (cpuMs, rssBytes) are the probe's: what the engine keeps of them is `usage`.
+  return { pid, kill, error, state, startedAt, startTicks, detailsHidden, invalidStart, checkedAt, process, cpuMs: undefined, rssBytes: undefined, usage, stoppedSince };
 }
 
 export type KillMerge =
@@ -58,15 +63,19 @@ export function mergeKill(prev: PidFacts | undefined, next: PidFacts): KillMerge
     if (prev === undefined || !isAlive(prev.kill)) return FULL;
     if (prev.kill === next.kill) return KEEP;
     // ok <-> EPERM: the same process changed owner (setuid); its state and start time still hold.
-    return { kind: 'store', facts: facts(next.pid, next.kill, undefined, prev.state, prev.startedAt, next.checkedAt, prev.process, prev.detailsHidden, prev.startTicks, prev.invalidStart) };
+    return { kind: 'store', facts: facts(next.pid, next.kill, undefined, prev.state, prev.startedAt, next.checkedAt, prev.process, prev.detailsHidden, prev.startTicks, prev.invalidStart, prev.usage, prev.stoppedSince) };
   }
   if (prev !== undefined && prev.kill === next.kill && prev.error === next.error) return KEEP;
   // Gone, or the probe failed: whatever state, start time and process we had belong to the past.
   return { kind: 'store', facts: facts(next.pid, next.kill, next.error, undefined, undefined, next.checkedAt, undefined) };
 }
 
-/** Fold a full result (kill + state + start time) into the previous facts: undefined = keep the previous. */
-export function mergeFull(prev: PidFacts | undefined, next: PidFacts): PidFacts | undefined {
+/**
+ * Fold a full result (kill + state + start time) into the previous facts: undefined = keep the
+ * previous. `usage`: what the process costs by this reading (the engine's meter works it out from
+ * the readings before); a change the table would not show is none.
+ */
+export function mergeFull(prev: PidFacts | undefined, next: PidFacts, usage: ProcessUsage | undefined = next.usage): PidFacts | undefined {
   if (prev !== undefined) {
     if (next.checkedAt < prev.checkedAt) return undefined;
     if (
@@ -76,20 +85,22 @@ export function mergeFull(prev: PidFacts | undefined, next: PidFacts): PidFacts 
       prev.startedAt === next.startedAt &&
       prev.startTicks === next.startTicks &&
       prev.detailsHidden === next.detailsHidden &&
-      prev.invalidStart === next.invalidStart
+      prev.invalidStart === next.invalidStart &&
+      sameShownUsage(prev.usage, usage)
     ) {
       return undefined;
     }
   }
-  return withProcessOf(prev, next);
+  return withProcessOf(prev, next, usage);
 }
 
-/** `next` as a complete literal, carrying the previous process info when it is the same process. */
-export function withProcessOf(prev: PidFacts | undefined, next: PidFacts): PidFacts {
-  const sameProcess =
-    prev?.process !== undefined && isAlive(prev.kill) && isAlive(next.kill) && sameStart(prev.startedAt, next.startedAt);
-  const process = sameProcess ? prev?.process : next.process;
-  return facts(next.pid, next.kill, next.error, next.state, next.startedAt, next.checkedAt, process, next.detailsHidden, next.startTicks, next.invalidStart);
+/** `next` as a complete literal, carrying the previous process info (and the start of its stop) when it is the same process. */
+export function withProcessOf(prev: PidFacts | undefined, next: PidFacts, usage: ProcessUsage | undefined = next.usage): PidFacts {
+  const same = prev !== undefined && isAlive(prev.kill) && isAlive(next.kill) && sameStart(prev.startedAt, next.startedAt);
+  const process = same && prev.process !== undefined ? prev.process : next.process;
+  // Stopped since the first probe that found it so, for as long as it stays stopped.
+  const stoppedSince = !isStopped(next.state) ? undefined : same && isStopped(prev.state) ? (prev.stoppedSince ?? next.stoppedSince ?? next.checkedAt) : (next.stoppedSince ?? next.checkedAt);
+  return facts(next.pid, next.kill, next.error, next.state, next.startedAt, next.checkedAt, process, next.detailsHidden, next.startTicks, next.invalidStart, isAlive(next.kill) ? usage : undefined, stoppedSince);
 }
 
 function sameProcessInfo(a: ProcessInfo | undefined, b: ProcessInfo | undefined): boolean {
@@ -103,7 +114,7 @@ export function mergeProcess(prev: PidFacts, row: ProcessInfo | undefined): PidF
   // A dead pid has no process; a row whose start time disagrees is another process on that pid.
   const info = row !== undefined && isAlive(prev.kill) && sameStart(prev.startedAt, row.startedAt) ? row : undefined;
   if (sameProcessInfo(prev.process, info)) return undefined;
-  return facts(prev.pid, prev.kill, prev.error, prev.state, prev.startedAt, prev.checkedAt, info, prev.detailsHidden, prev.startTicks, prev.invalidStart);
+  return facts(prev.pid, prev.kill, prev.error, prev.state, prev.startedAt, prev.checkedAt, info, prev.detailsHidden, prev.startTicks, prev.invalidStart, prev.usage, prev.stoppedSince);
 }
 
 /** Fold a port probe result: undefined = keep the previous object. */

@@ -1,5 +1,6 @@
 // What createEngine takes, and what it returns beyond the Engine contract: debug counters.
 
+import type { LeftoverMemoryStore } from '../os/leftover-memory.js';
 import type { ProbeProvider } from '../os/provider.js';
 import type { RemotePortCheck } from '../os/remote-port-check.js';
 import type { Source } from '../sources/types.js';
@@ -8,6 +9,8 @@ import type { SshSettings } from './remote-hosts.js';
 import type { ProbeCounts } from './os-facts.js';
 import type { SshVerified } from './remote-ports.js';
 import type { Engine, PaneJumpResult } from './types.js';
+import type { EndLeftoversRequest, EndLeftoversSummary } from './end-leftovers.js';
+import type { UpgradeProbe } from './handshakes.js';
 
 export interface EngineOptions {
   readonly sources: readonly Source[];
@@ -38,6 +41,14 @@ export interface EngineOptions {
    * own): their entries get the same verdicts as local ones. None: every other machine is `remote`.
    */
   readonly ssh?: SshSettings | undefined;
+  /** Where what agents started is kept between runs (a `check` from cron learns it for the next). Default: this run only. */
+  readonly leftoverMemory?: LeftoverMemoryStore | undefined;
+  /** Look at what agents start (their trees, a dead one's leftovers). Default true; `status` has no use for it. */
+  readonly trackLeftovers?: boolean | undefined;
+  /** K and `reap --leftovers`: how long SIGTERM gets before SIGKILL. Default 5 s. */
+  readonly killGraceMs?: number | undefined;
+  /** How an agent's own WebSocket port is asked whether it answers; default a real request to this host's loopback. */
+  readonly upgradeProbe?: UpgradeProbe | undefined;
 }
 
 /** Debug counters: how much work the engine has done since it was created. */
@@ -48,6 +59,10 @@ export interface EngineStats {
   readonly publishes: number;
   /** Completed probe runs of each kind (urgent full probes of new pids count as `full`). */
   readonly probes: Readonly<ProbeCounts>;
+  /** What agents started: walks of their trees done, and processes remembered now (absent where not looked at). */
+  readonly leftovers?: { readonly runs: number; readonly remembered: number } | undefined;
+  /** Rounds of the "answering" probe of this host's WebSocket agents, once there has been one. */
+  readonly handshakes?: number | undefined;
   /** Per host verified over ssh: connections made, request bytes sent and probe rounds completed (kill ticks, full and port probes; the bench reads them). */
   readonly ssh?: readonly { readonly machine: string; readonly connections: number; readonly bytesSent: number; readonly rounds: number; readonly linesPushed: number; readonly linesDropped: number }[] | undefined;
 }
@@ -55,4 +70,5 @@ export interface EngineStats {
 export interface LiveEngine extends Engine {
   stats(): EngineStats;
   jumpToPane(pid: number): Promise<PaneJumpResult>;
+  endLeftovers(request: EndLeftoversRequest): Promise<EndLeftoversSummary>;
 }

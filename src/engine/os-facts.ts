@@ -14,6 +14,7 @@ import { ProbeRunner } from './probe-runner.js';
 import type { Targets } from './probe-targets.js';
 import { ProcessRows } from './process-rows.js';
 import type { ProbeProgress } from './snapshot.js';
+import { UsageMeter } from './usage-meter.js';
 import type { OsState } from './types.js';
 
 export interface OsFactsOptions {
@@ -55,7 +56,9 @@ type Probe = 'kill' | 'full' | 'ports' | 'table' | 'panes' | 'urgentPids' | 'urg
 export type ProbeCounts = Record<'kill' | 'full' | 'ports' | 'table', number>;
 
 export class OsFactsTracker {
-  private readonly pids = new FactTable<PidFacts>(mergeFull);
+  /** CPU % from two readings at least half a full cadence apart. */
+  private readonly meter: UsageMeter;
+  private readonly pids = new FactTable<PidFacts>((prev, next) => mergeFull(prev, next, this.meter.usage(prev, next)));
   private readonly ports = new FactTable<PortFacts>(mergePort);
   /** Handed to reconcile as is: the maps are only replaced into, never copied. */
   readonly facts: OsFacts = { pids: this.pids.facts, ports: this.ports.facts };
@@ -86,6 +89,7 @@ export class OsFactsTracker {
   private readonly goneFirst = new WeakSet<PidFacts>();
 
   constructor(private readonly opts: OsFactsOptions) {
+    this.meter = new UsageMeter(cadenceMs('full', opts.intervalScale) / 2);
     this.probes = opts.probes;
     this.clock = opts.clock;
   }
@@ -227,6 +231,7 @@ export class OsFactsTracker {
       pids = all;
     }
     const addedPids = this.pids.watch(pids);
+    this.meter.retain(pids);
     const addedPorts = this.ports.watch(view.ports);
     if (!(addedPids || addedPorts) || !this.live) return;
     this.probeUrgent();

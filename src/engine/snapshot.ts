@@ -7,7 +7,7 @@ import type { TmuxPane } from '../core/tmux.js';
 import { isUsablePid } from '../core/pid.js';
 import { VERDICTS, type Finding, type Verdict } from '../core/types.js';
 import { STATUS_TRAITS, type SourceState } from '../sources/types.js';
-import { checkingOf, deadSinceOf, goneAtFirstProbeOf, staleOf, type EngineFinding, type EngineSnapshot, type HostStatus, type OsState, type Staleness } from './types.js';
+import { checkingOf, deadSinceOf, goneAtFirstProbeOf, leftoversOf, staleOf, type EngineFinding, type EngineSnapshot, type HostStatus, type OsState, type Staleness } from './types.js';
 
 export interface SnapshotInput {
   readonly findings: readonly Finding[];
@@ -20,6 +20,7 @@ export interface SnapshotInput {
   readonly events?: readonly WatchEvent[] | undefined;
   readonly panes?: ReadonlyMap<number, TmuxPane> | undefined;
   readonly hosts?: readonly HostStatus[] | undefined;
+  readonly departed?: readonly EngineFinding[] | undefined;
 }
 
 export function zeroCounts(): Record<Verdict, number> {
@@ -51,6 +52,7 @@ export function buildSnapshot(input: SnapshotInput): EngineSnapshot {
     events: input.events,
     ...(input.panes !== undefined && input.panes.size > 0 ? { panes: input.panes } : {}),
     ...(input.hosts !== undefined ? { hosts: input.hosts } : {}),
+    ...(input.departed !== undefined && input.departed.length > 0 ? { departed: input.departed } : {}),
   };
 }
 
@@ -86,7 +88,7 @@ export function markStale(findings: readonly Finding[], sources: readonly Source
   return any ? out : findings;
 }
 
-type Marks = Partial<Pick<EngineFinding, 'evictable' | 'stale' | 'checking' | 'deadSince' | 'goneAtFirstProbe'>>;
+type Marks = Partial<Pick<EngineFinding, 'evictable' | 'stale' | 'checking' | 'deadSince' | 'goneAtFirstProbe' | 'leftovers' | 'departed'>>;
 
 /**
  * A finding with the engine's marks (and the marks it had already), written as one literal per
@@ -102,10 +104,12 @@ export function withMarks(f: EngineFinding, m: Marks): EngineFinding {
   const checking = m.checking ?? f.checking;
   const deadSince = m.deadSince ?? f.deadSince;
   const goneAtFirstProbe = m.goneAtFirstProbe ?? f.goneAtFirstProbe;
+  const leftovers = m.leftovers ?? f.leftovers;
+  const departed = m.departed ?? f.departed;
   const { source, id, problem, reason, note, evidence } = f;
   return f.kind === 'session'
-    ? { kind: 'session', source, id, verdict: f.verdict, problem, evictable, reason, note, evidence, entry: f.entry, stale, checking, deadSince, goneAtFirstProbe }
-    : { kind: 'claim', source, id, holder: f.holder, verdict: f.verdict, problem, evictable, reason, note, evidence, entry: f.entry, stale, checking, deadSince, goneAtFirstProbe };
+    ? { kind: 'session', source, id, verdict: f.verdict, problem, evictable, reason, note, evidence, entry: f.entry, stale, checking, deadSince, goneAtFirstProbe, leftovers, departed }
+    : { kind: 'claim', source, id, holder: f.holder, verdict: f.verdict, problem, evictable, reason, note, evidence, entry: f.entry, stale, checking, deadSince, goneAtFirstProbe, leftovers, departed };
 }
 
 /** What the engine knows of the OS beyond the facts reconcile reads. */
@@ -177,6 +181,7 @@ export function sameFindings(a: readonly Finding[], b: readonly Finding[]): bool
     if (x.verdict !== y.verdict || x.reason !== y.reason || x.note !== y.note) return false;
     if (staleOf(x)?.since !== staleOf(y)?.since || staleOf(x)?.why !== staleOf(y)?.why) return false;
     if (checkingOf(x) !== checkingOf(y) || deadSinceOf(x) !== deadSinceOf(y) || goneAtFirstProbeOf(x) !== goneAtFirstProbeOf(y)) return false;
+    if (leftoversOf(x) !== leftoversOf(y)) return false;
   }
   return true;
 }

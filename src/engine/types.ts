@@ -3,7 +3,9 @@
 
 import type { WatchEvent } from '../core/events.js';
 import type { TmuxPane } from '../core/tmux.js';
+import type { Leftover } from '../core/leftovers.js';
 import type { Finding, ProcessInfo, Verdict } from '../core/types.js';
+import type { EndLeftoversRequest, EndLeftoversSummary } from './end-leftovers.js';
 import type { SourceState } from '../sources/types.js';
 
 export interface OsState {
@@ -14,6 +16,8 @@ export interface OsState {
   readonly lastProbeAt?: number | undefined;
   /** Found on start, one line each, sanitized: the audit log's mode tightened, a partial line repaired. */
   readonly notices?: readonly string[] | undefined;
+  /** What local agents start is looked at here (Linux /proc): a dead agent's leftovers are known. */
+  readonly leftoversTracked?: boolean | undefined;
 }
 
 /**
@@ -45,7 +49,21 @@ export type EngineFinding = Finding & {
    * some moment before `deadSince`, not at it (the AGE is then a lower bound, shown with "≥").
    */
   readonly goneAtFirstProbe?: true | undefined;
+  /** Processes this row's dead agent started that still run: its leftovers (K ends them). */
+  readonly leftovers?: readonly Leftover[] | undefined;
+  /** The entry is gone from its registry; the row is shown only for its leftovers (nothing to evict). */
+  readonly departed?: true | undefined;
 };
+
+/** The processes this row's dead agent left running, if any. */
+export function leftoversOf(f: Finding): readonly Leftover[] | undefined {
+  return (f as EngineFinding).leftovers;
+}
+
+/** The row stands for an agent gone from its registry, kept for its leftovers. */
+export function departedOf(f: Finding): boolean {
+  return (f as EngineFinding).departed === true;
+}
 
 /** The row waits for its first probe: say "checking", not `unverified`. */
 export function checkingOf(f: Finding): boolean {
@@ -93,6 +111,11 @@ export interface EngineSnapshot {
   readonly panes?: ReadonlyMap<number, TmuxPane> | undefined;
   /** The remote hosts verified over ssh, in configuration order; absent when none is configured. */
   readonly hosts?: readonly HostStatus[] | undefined;
+  /**
+   * Agents gone from their registry whose leftovers still run, each as a row (`departed`, verdict
+   * ghost, not a problem, not evictable): not among `findings` or `counts`, which are the registries'.
+   */
+  readonly departed?: readonly EngineFinding[] | undefined;
 }
 
 /** A remote host verified over ssh, as the header and `check --json` show it. Strings are sanitized. */
@@ -209,4 +232,6 @@ export interface Engine {
   settled(timeoutMs: number): Promise<EngineSnapshot>;
   /** Switch the tmux client to the pane this local pid runs (or last ran) in. */
   jumpToPane?(pid: number): Promise<PaneJumpResult>;
+  /** End dead agents' leftovers: SIGTERM, then SIGKILL after the grace, each re-verified and audited. */
+  endLeftovers?(request: EndLeftoversRequest): Promise<EndLeftoversSummary>;
 }

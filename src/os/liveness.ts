@@ -1,10 +1,12 @@
 // Liveness probing: kill(pid, 0) for every usable pid, plus (full mode) state and start time
 // from /proc on Linux or one `ps` spawn per batch on macOS.
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
-import { endianness } from 'node:os';
 import type { KillResult, PidFacts } from '../core/types.js';
 import { isUsablePid } from '../core/pid.js';
 import { childProcess } from './builtins.js';
+import { linuxClock, pageBytes, readProcStat, ticksToEpochMs } from './proc-stat.js';
+
+// The stat line and the machine's constants to read it (boot time, clock ticks) live in proc-stat.ts.
+export { linuxClock, parseAuxvClockTicks, parseStatBytes, ticksToEpochMs } from './proc-stat.js';
 
 export interface ProbeOptions {
   /** Also read state and start time (costs a /proc read per live pid, or one ps spawn on macOS). */
@@ -90,80 +92,44 @@ export function parseProcStat(
   return { state, startTicks, ppid, comm };
 }
 
-export function ticksToEpochMs(ticks: number, btimeSec: number, clkTck: number): number {
-  return btimeSec * 1000 + Math.round((ticks * 1000) / clkTck);
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const DARWIN_LINE = /^\s*(\d+)\s+(\S+)\s+(\S+)\s+(\d+)\s+\w{3}\s+(\w{3})\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\s+(\d{4})\s*$/;
+const PS_TIME = /^(?:(\d+)-)?(\d+(?::\d+){0,2})(?:\.(\d{1,3}))?$/;
+
+/** What one `ps -o pid=,stat=,time=,rss=,lstart=` line says of a process. */
+export interface DarwinPsRow {
+  readonly state: string;
+  readonly startedAt: number;
+  /** user + system time so far, ms. */
+  readonly cpuMs?: number | undefined;
+  readonly rssBytes: number;
 }
-
-let clockCache: { btimeSec: number; clkTck: number } | null | undefined;
-
-/** Boot time and CLK_TCK, read once: both are fixed for the life of the machine. */
-export function linuxClock(): { btimeSec: number; clkTck: number } | undefined {
-  if (clockCache !== undefined) return clockCache ?? undefined;
-  try {
-    const m = /^btime\s+(\d+)/m.exec(readFileSync('/proc/stat', 'utf8'));
-    if (!m?.[1]) throw new Error('no btime in /proc/stat');
-    clockCache = { btimeSec: Number(m[1]), clkTck: auxvClockTicks() ?? getconfClockTicks() ?? 100 };
-  } catch {
-    clockCache = null;
-  }
-  return clockCache ?? undefined;
-}
-
-/** AT_CLKTCK, the auxiliary vector's entry for sysconf(_SC_CLK_TCK). */
-const AT_CLKTCK = 17;
 
 /**
- * CLK_TCK as the kernel handed it to this process (/proc/self/auxv: pairs of native words), the
- * value getconf prints, without spawning it (a spawn is ~5 ms of every `status`).
+ * ps's cumulative CPU time in ms: macOS writes "[[hh:]mm:]ss.hh" ("0:01.23", "123:45.67"),
+ * procps "[dd-]hh:mm:ss" ("00:00:01", "2-03:04:05"); undefined for anything else.
  */
-export function parseAuxvClockTicks(auxv: Buffer, wordBytes: 4 | 8, order: 'LE' | 'BE'): number | undefined {
-  const word = (at: number): number =>
-    wordBytes === 8 ? Number(order === 'LE' ? auxv.readBigUInt64LE(at) : auxv.readBigUInt64BE(at)) : order === 'LE' ? auxv.readUInt32LE(at) : auxv.readUInt32BE(at);
-  for (let at = 0; at + 2 * wordBytes <= auxv.length; at += 2 * wordBytes) {
-    const type = word(at);
-    if (type === 0) return undefined; // AT_NULL: the end
-    if (type === AT_CLKTCK) {
-      const ticks = word(at + wordBytes);
-      return Number.isInteger(ticks) && ticks > 0 ? ticks : undefined;
-    }
-  }
-  return undefined;
+export function parsePsTime(text: string): number | undefined {
+  const m = PS_TIME.exec(text);
+  if (!m) return undefined;
+  const [, days, clock, fraction] = m;
+  let seconds = 0;
+  for (const part of clock!.split(':')) seconds = seconds * 60 + Number(part);
+  return (Number(days ?? 0) * 86_400 + seconds) * 1000 + (fraction === undefined ? 0 : Number(fraction.padEnd(3, '0')));
 }
 
-function auxvClockTicks(): number | undefined {
-  try {
-    const wordBytes = process.arch === 'ia32' || process.arch === 'arm' ? 4 : 8;
-    return parseAuxvClockTicks(readFileSync('/proc/self/auxv'), wordBytes, endianness());
-  } catch {
-    return undefined;
-  }
-}
-
-function getconfClockTicks(): number | undefined {
-  try {
-    const out = Number(childProcess().execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
-    return Number.isInteger(out) && out > 0 ? out : undefined;
-  } catch {
-    // getconf missing (minimal images): the caller falls back on 100, every mainstream Linux arch's value.
-    return undefined;
-  }
-}
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const DARWIN_LINE = /^\s*(\d+)\s+(\S+)\s+\w{3}\s+(\w{3})\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\s+(\d{4})\s*$/;
-
-/** Parse `LC_ALL=C ps -o pid=,stat=,lstart=` output. lstart is local time, 1 s resolution. */
-export function parseDarwinPs(output: string): Map<number, { state: string; startedAt: number }> {
-  const result = new Map<number, { state: string; startedAt: number }>();
+/** Parse `LC_ALL=C ps -o pid=,stat=,time=,rss=,lstart=` output. lstart is local time, 1 s resolution; rss is KiB. */
+export function parseDarwinPs(output: string): Map<number, DarwinPsRow> {
+  const result = new Map<number, DarwinPsRow>();
   for (const line of output.split('\n')) {
     const m = DARWIN_LINE.exec(line);
     if (!m) continue;
-    const [, pid, stat, mon, day, hh, mm, ss, year] = m;
+    const [, pid, stat, time, rss, mon, day, hh, mm, ss, year] = m;
     const month = MONTHS.indexOf(mon ?? '');
     if (month < 0) continue;
     const startedAt = new Date(Number(year), month, Number(day), Number(hh), Number(mm), Number(ss)).getTime();
     if (Number.isNaN(startedAt)) continue;
-    result.set(Number(pid), { state: (stat ?? '').charAt(0), startedAt });
+    result.set(Number(pid), { state: (stat ?? '').charAt(0), startedAt, cpuMs: parsePsTime(time!), rssBytes: Number(rss) * 1024 });
   }
   return result;
 }
@@ -182,50 +148,6 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
 
 export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/** One buffer for every /proc/<pid>/stat read: a stat line is ~300 bytes (the name is at most 16). */
-const STAT_BUFFER = Buffer.allocUnsafe(4096);
-
-/**
- * open, one read, close: readFileSync on a /proc file also fstat()s it (size 0) and reads until
- * an empty read, five system calls where three do; at 600 live pids every 2 s this halves the
- * full probe's cost (~20 µs to ~10 µs a pid, measured).
- */
-function readProcStatFile(pid: number): number {
-  const fd = openSync(`/proc/${pid}/stat`, 'r');
-  try {
-    return readSync(fd, STAT_BUFFER, 0, STAT_BUFFER.length, 0);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * State (field 3) and start time (field 22) straight from the bytes of a stat line, with no
- * string made but the one-letter state (V8 keeps those): the full probe reads hundreds of these
- * every 2 s, and the field strings of a split were most of an idle monitor's garbage. As
- * parseProcStat: the name may hold spaces and parentheses, so fields start after the LAST ')'.
- */
-export function parseStatBytes(buf: Uint8Array, length: number): { state: string; startTicks: number } | undefined {
-  let at = length - 1;
-  while (at >= 0 && buf[at] !== 0x29) at--; // ')'
-  if (at < 0) return undefined;
-  let field = 2;
-  let state: string | undefined;
-  for (at++; at < length; ) {
-    while (at < length && (buf[at] === 0x20 || buf[at] === 0x0a)) at++;
-    if (at >= length) break;
-    field++;
-    if (field === 3) state = String.fromCharCode(buf[at]!);
-    if (field === 22) {
-      let ticks = 0;
-      for (; at < length && buf[at]! >= 0x30 && buf[at]! <= 0x39; at++) ticks = ticks * 10 + (buf[at]! - 0x30);
-      return state === undefined ? undefined : { state, startTicks: ticks };
-    }
-    while (at < length && buf[at] !== 0x20 && buf[at] !== 0x0a) at++;
-  }
-  return undefined;
-}
-
 /**
  * Whether a child we started has ended: gone, or a zombie its parent has not reaped yet. tmux
  * 3.3a can leave a window's exited process a zombie for as long as no other child of its server
@@ -236,7 +158,7 @@ export function hasEnded(pid: number): boolean {
   if (!stillRunning(pid)) return true;
   if (process.platform !== 'linux') return false;
   try {
-    return parseStatBytes(STAT_BUFFER, readProcStatFile(pid))?.state === 'Z';
+    return readProcStat(pid)?.state === 'Z';
   } catch {
     return !stillRunning(pid);
   }
@@ -244,9 +166,9 @@ export function hasEnded(pid: number): boolean {
 
 function readLinuxDetails(facts: Mutable<PidFacts>): void {
   const clock = linuxClock();
-  let length: number;
+  let parsed: ReturnType<typeof readProcStat>;
   try {
-    length = readProcStatFile(facts.pid);
+    parsed = readProcStat(facts.pid);
   } catch (err) {
     const code = errorCode(err);
     if (code === 'ENOENT' || code === 'ESRCH' || code === 'EACCES') {
@@ -261,21 +183,25 @@ function readLinuxDetails(facts: Mutable<PidFacts>): void {
     facts.error = `reading /proc/${facts.pid}/stat: ${code ?? errorText(err)}`;
     return;
   }
-  const parsed = parseStatBytes(STAT_BUFFER, length);
   if (!parsed) {
     facts.error = `unparseable /proc/${facts.pid}/stat`;
     return;
   }
   facts.state = parsed.state;
   facts.startTicks = parsed.startTicks;
-  if (clock) facts.startedAt = ticksToEpochMs(parsed.startTicks, clock.btimeSec, clock.clkTck);
+  // What it costs, from the same line: CPU time so far and resident memory.
+  facts.rssBytes = parsed.rssPages * pageBytes();
+  if (clock) {
+    facts.startedAt = ticksToEpochMs(parsed.startTicks, clock.btimeSec, clock.clkTck);
+    facts.cpuMs = (parsed.cpuTicks * 1000) / clock.clkTck;
+  }
 }
 
 function runPs(pids: readonly number[]): Promise<string> {
   return new Promise((resolve, reject) => {
     childProcess().execFile(
       'ps',
-      ['-o', 'pid=,stat=,lstart=', '-p', pids.join(',')],
+      ['-o', 'pid=,stat=,time=,rss=,lstart=', '-p', pids.join(',')],
       { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' }, maxBuffer: 16 * 1024 * 1024 },
       (err, stdout) => {
         // ps exits 1 when some pid vanished meanwhile; its stdout still lists the others.
@@ -290,7 +216,7 @@ async function readDarwinDetails(alive: Mutable<PidFacts>[], signal: AbortSignal
   for (let i = 0; i < alive.length; i += PS_BATCH) {
     throwIfAborted(signal);
     const batch = alive.slice(i, i + PS_BATCH);
-    let parsed: Map<number, { state: string; startedAt: number }>;
+    let parsed: Map<number, DarwinPsRow>;
     try {
       parsed = parseDarwinPs(await runPs(batch.map((f) => f.pid)));
     } catch (err) {
@@ -303,6 +229,8 @@ async function readDarwinDetails(alive: Mutable<PidFacts>[], signal: AbortSignal
       if (row) {
         f.state = row.state;
         f.startedAt = row.startedAt;
+        f.cpuMs = row.cpuMs;
+        f.rssBytes = row.rssBytes;
       } else {
         // Not listed: it probably died since kill(); ask kill again rather than guess.
         Object.assign(f, killZero(f.pid));

@@ -146,9 +146,23 @@ export async function listeningSockets(
   }
 }
 
+/** Every listening socket of both tables, whatever its port (what a process listens on); unavailable as listeningSockets says. */
+export async function allListeningSockets(paths: ProcNetPaths = PROC_NET_PATHS): Promise<{ readonly ok: true; readonly sockets: ListeningSocket[] } | { readonly ok: false; readonly unavailable: string }> {
+  if (paths === PROC_NET_PATHS && process.platform !== 'linux') {
+    return { ok: false, unavailable: `listening sockets need Linux /proc/net/tcp (this is ${process.platform})` };
+  }
+  const [v4, v6] = await Promise.all([readOrError(paths.tcp), readOrError(paths.tcp6)]);
+  try {
+    const read = tablesRead([], paths, v4, v6, true);
+    return read.ok ? { ok: true, sockets: [...read.byPort.values()].flat() } : read;
+  } finally {
+    for (const t of [v4, v6]) if (isLent(t)) t.release();
+  }
+}
+
 const isLent = (v: unknown): v is Lent => typeof v === 'object' && v !== null && (v as Partial<Lent>).bytes instanceof Uint8Array;
 
-function tablesRead(ports: readonly number[], paths: ProcNetPaths, v4: unknown, v6: unknown): ListeningSocketsResult {
+function tablesRead(ports: readonly number[], paths: ProcNetPaths, v4: unknown, v6: unknown, everyPort = false): ListeningSocketsResult {
   if (!isLent(v4)) {
     return { ok: false, unavailable: `cannot read ${paths.tcp} (${errorCode(v4) ?? errorText(v4)})` };
   }
@@ -163,7 +177,11 @@ function tablesRead(ports: readonly number[], paths: ProcNetPaths, v4: unknown, 
   let malformed = 0;
   for (const parse of parses) {
     malformed += parse.malformed;
-    for (const s of parse.sockets) byPort.get(s.port)?.push(s);
+    for (const s of parse.sockets) {
+      const list = byPort.get(s.port);
+      if (list) list.push(s);
+      else if (everyPort) byPort.set(s.port, [s]);
+    }
   }
   return { ok: true, byPort, malformed };
 }

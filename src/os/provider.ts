@@ -11,6 +11,7 @@ import { probePortFacts } from './port-facts.js';
 import { createOwnerHints } from './port-owner.js';
 import { scanProcessTable, type ProcessTableResult } from './process-table.js';
 import { createTmux, type PaneJump, type PaneLookup, type TmuxPane } from './tmux.js';
+import { ancestorsOf, checkSame, listeningPortsOf, ProcessIndex, readProcesses, signalIfSame, treeWalkAvailable, walkDescendants, type DescendantsResult, type ProcessSample, type SameCheck, type SignalResult } from './process-tree.js';
 
 export interface PidProbeOptions {
   /** Also read state and start time, not only whether the pid exists. */
@@ -29,6 +30,25 @@ export interface TableScanOptions {
   readonly signal?: AbortSignal;
   /** Only the rows of these pids are wanted. */
   readonly pids?: readonly number[];
+}
+
+/**
+ * What a dead agent left running: its descendants walked while it lives, the remembered ones read
+ * again, their listening ports, and a signal sent only to the same process (exact start re-read
+ * right before it). This host only (Linux).
+ */
+export interface LeftoverProbes {
+  /** Each root's live descendants; a root whose exact start is no longer the one given gets none. Throws only on abort. */
+  descendants(rootStarts: ReadonlyMap<number, number>, opts: { readonly signal?: AbortSignal }): Promise<DescendantsResult>;
+  /** Each pid as it is now (null: gone). Throws only on abort. */
+  processes(pids: readonly number[], opts: { readonly signal?: AbortSignal }): Promise<ReadonlyMap<number, ProcessSample | null>>;
+  /** The TCP ports each listens on. Throws only on abort. */
+  listeningPorts(pids: readonly number[], opts: { readonly signal?: AbortSignal }): Promise<ReadonlyMap<number, readonly number[]>>;
+  /** The parents of a pid, nearest first. */
+  ancestors(pid: number): number[];
+  signal(who: { readonly pid: number; readonly startTicks?: number | undefined }, signal: 'SIGTERM' | 'SIGKILL'): SignalResult;
+  /** Still the same process (exact start read now), or why not. */
+  checkSame(who: { readonly pid: number; readonly startTicks?: number | undefined }): SameCheck;
 }
 
 export interface ProbeProvider {
@@ -58,6 +78,22 @@ export interface ProbeProvider {
    * provider without it places no record of another namespace: those stay unverified.
    */
   pidNamespaces?(wanted: ReadonlySet<string>): Promise<PidNamespaceFacts>;
+  /** The processes agents started (Linux, this host). A provider without it shows no leftovers. */
+  readonly leftovers?: LeftoverProbes | undefined;
+}
+
+/** This host's leftover probes, when /proc can tell; its process index is kept between walks (only new processes are read). */
+export function localLeftoverProbes(): LeftoverProbes | undefined {
+  if (treeWalkAvailable() !== undefined) return undefined;
+  const index = new ProcessIndex();
+  return {
+    descendants: (roots, opts) => walkDescendants(roots, { ...opts, index }),
+    processes: (pids, opts) => readProcesses(pids, opts),
+    listeningPorts: (pids, opts) => listeningPortsOf(pids, opts),
+    ancestors: ancestorsOf,
+    signal: signalIfSame,
+    checkSame,
+  };
 }
 
 /**
@@ -79,5 +115,6 @@ export function localProbeProvider(host: string = hostname()): ProbeProvider {
     findPanes: (pids, opts) => tmux.findPanes(pids, opts),
     jumpToPane: (pane) => tmux.jumpToPane(pane),
     pidNamespaces: (wanted: ReadonlySet<string>) => Promise.resolve(process.platform === 'linux' ? readPidNamespaces(wanted) : ONE_PID_TABLE),
+    leftovers: localLeftoverProbes(),
   };
 }

@@ -18,10 +18,10 @@
 // `+P …` and `+L …`, the shapes of P and L answers behind a `+` (no answer starts with one). It
 // pushes its first full reading of every pid or port, then a line only when what reconcile can
 // see changes: a pid watcher runs kill -0 every 0.5 s (`sleep 1` where `sleep 0.5` fails) and
-// reads state and start time every 4 s, pushing when the kill result, zombie or not, or the start
-// time differs; a port watcher reads the listeners every 2 s. An idle host sends nothing, so the
-// engine arms the watchers once per target change and polls P and L only as a slow net (the
-// eviction re-probe is always a fresh P request). Each pushed line is one write far below
+// reads state and start time every 4 s, pushing when the kill result, zombie or stopped or
+// neither, or the start time differs; a port watcher reads the listeners every 2 s. An idle host
+// sends nothing, so the engine arms the watchers once per target change and polls P and L only
+// as a slow net (the eviction re-probe is always a fresh P request). Each pushed line is one write far below
 // PIPE_BUF, so lines never interleave. Watchers end with the loop: it stops them on exit (stdin
 // closed, Q, HUP/TERM), signalling only pids that are still its own children, and each checks
 // every round that the loop still runs (`kill -0 $$`), so a SIGKILLed loop leaves no watcher
@@ -68,7 +68,7 @@ read -r s </proc/$1/stat 2>/dev/null
 r=@{s##*)}
 set -- $1 $r
 if [ $# -ge 21 ]; then
-case $2 in Z*) y=Z;; *) y=-;; esac
+case $2 in Z*) y=Z;; [Tt]*) y=T;; *) y=-;; esac
 o="P $1 $k $2 @{21}"; z="$k $y @{21}"
 else o="P $1 $k - -"; z="$k -"; fi
 else
@@ -76,7 +76,7 @@ p=$1
 o=$(ps -o stat=,lstart= -p "$1" 2>/dev/null | head -n 1)
 set -- $o
 if [ $# -gt 0 ]; then
-case $1 in Z*) y=Z;; *) y=-;; esac
+case $1 in Z*) y=Z;; [Tt]*) y=T;; *) y=-;; esac
 t=$1; shift; o="P $p $k $t $*"; z="$k $y $*"
 else o="P $p $k - -"; z="$k -"; fi
 fi

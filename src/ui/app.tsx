@@ -5,7 +5,9 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { findingKey } from '../core/evict-plan.js';
 import type { Finding } from '../core/types.js';
 import { sanitize } from '../core/sanitize.js';
-import type { Engine, EvictProgress } from '../engine/types.js';
+import { leftoversOf, type Engine, type EvictProgress } from '../engine/types.js';
+import { DEFAULT_KILL_GRACE_MS, leftoverSummaryText } from '../engine/end-leftovers.js';
+import { leftoverConfirmLines } from './leftover-dialog.js';
 import { columnNeeds, columnsFor, layoutColumns, paneOfRow, samePlacement, type CellContext, type PlacedColumn } from './columns.js';
 import { guardedLines, PartBoundary } from './components/boundary.js';
 import { Confirm, confirmLines, confirmView, wrapConfirm, type ConfirmLine } from './components/confirm.js';
@@ -43,6 +45,8 @@ export interface AppProps {
   readonly absent?: readonly AbsentRegistry[] | undefined;
   /** Running inside tmux ($TMUX): its prefix key (Ctrl-B) never reaches us, and the help says the keys that do. */
   readonly inTmux?: boolean | undefined;
+  /** K: how long SIGTERM gets before SIGKILL, as the dialog says it (the engine's). */
+  readonly killGraceMs?: number | undefined;
 }
 
 /** A row's id and a claim's holder as the table's cutters read them. */
@@ -60,7 +64,7 @@ export const MIN_ROWS = 6;
 /** Titles, status line, footer; the header's height comes on top. */
 const CHROME = 3;
 
-export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState, kept, onKeep, absent, inTmux = false }: AppProps) {
+export function App({ engine, readOnly = false, home, now = Date.now, size: fixedSize, onQuit, initialState, kept, onKeep, absent, inTmux = false, killGraceMs = DEFAULT_KILL_GRACE_MS }: AppProps) {
   const snap = useEngineSnapshot(engine);
   const size = useTerminalSize(fixedSize);
   const { stdout } = useStdout();
@@ -79,10 +83,13 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   // Every snapshot has new source states; the offsets (and so the cells' context) change far less often.
   const offsetsText = snap.sources.map((s) => `${s.name}\u0000${s.clockOffsetMs}`).join('\u0000');
   const clockOffsetMs = useMemo(() => Object.fromEntries(snap.sources.map((s) => [s.name, s.clockOffsetMs])), [offsetsText]);
+  // The registries' rows, and those of agents gone from them whose leftovers still run.
+  const findings = useMemo(() => (snap.departed && snap.departed.length > 0 ? [...snap.findings, ...snap.departed] : snap.findings), [snap.findings, snap.departed]);
+  const withLeftovers = useMemo(() => findings.some((f) => (leftoversOf(f)?.length ?? 0) > 0), [findings]);
   // Sort keys do not move with the clock (an age sorts by its origin): the rows need no "now".
   const sortCtx: CellContext = useMemo(() => ({ now: 0, home, clockOffsetMs, panes: snap.panes }), [home, clockOffsetMs, snap.panes]);
-  const rows = useTableRows(snap.findings, state, sortCtx);
-  const columns = useMemo(() => columnsFor(state.tab, snap.panes, sourceCount), [state.tab, snap.panes, sourceCount]);
+  const rows = useTableRows(findings, state, sortCtx);
+  const columns = useMemo(() => columnsFor(state.tab, snap.panes, sourceCount, withLeftovers), [state.tab, snap.panes, sourceCount, withLeftovers]);
   // Ids cut so that the rows on screen tell apart (UUIDv7 ids share their start): chosen from those
   // rows, not all 37,000, which a flood of registrations would have listed again on every snapshot.
   const shorteners = useRef<RowShorteners | undefined>(undefined);
@@ -111,7 +118,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   }, [columns, width, needs, state.sortColumn]);
   const sortable = useMemo(() => layoutColumns(columns, width).map((p) => p.column.id), [columns, width]);
   const tableCtx: CellContext = useMemo(() => ({ ...ctxCells, shortId: cut.shortId, shortHolder: cut.shortHolder }), [ctxCells, cut]);
-  const detailFinding = mode === 'detail' ? snap.findings.find((f) => findingKey(f) === state.detailKey) : undefined;
+  const detailFinding = mode === 'detail' ? findings.find((f) => findingKey(f) === state.detailKey) : undefined;
   // Ages in the detail view and a retry countdown in the header tick; nothing else does.
   const tickNow = useSecondTicks((mode === 'detail' && detailFinding !== undefined) || headerTicks(snap.sources), now);
   const overlay = useMemo(() => {
@@ -143,15 +150,16 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   const events = useMemo(() => (mode === 'events' ? guardedLines('events', () => eventLines(snap.events, minute, snap.settled), eventsError) : undefined), [mode, snap.events, snap.settled, minute]);
 
   const dialog = state.confirm && (mode === 'confirm' || mode === 'confirm-force' || mode === 'evicting' || mode === 'cancelling') ? state.confirm : undefined;
-  const dialogLines = useMemo(
-    () => (dialog ? guardedLines('dialog', () => wrapConfirm(confirmLines(dialog, mode === 'confirm-force', snap.sources, home), width), dialogError) : undefined),
-    [dialog, mode, snap.sources, home, width],
-  );
+  const leftoverDialog = state.leftoverConfirm && (mode === 'confirm-leftovers' || mode === 'ending') ? state.leftoverConfirm : undefined;
+  const dialogLines = useMemo(() => {
+    if (leftoverDialog) return guardedLines('dialog', () => wrapConfirm(leftoverConfirmLines(leftoverDialog.targets, killGraceMs, mode === 'ending'), width), dialogError);
+    return dialog ? guardedLines('dialog', () => wrapConfirm(confirmLines(dialog, mode === 'confirm-force', snap.sources, home), width), dialogError) : undefined;
+  }, [dialog, leftoverDialog, killGraceMs, mode, snap.sources, home, width]);
   const dialogRoom = dialogLines ? confirmView(dialogLines, bodyHeight + 1, 0).listRoom : undefined;
 
   const facts: ScreenFacts = {
     rows,
-    all: snap.findings,
+    all: findings,
     pageSize: bodyHeight,
     readOnly,
     overlayLines: dialogLines ? dialogLines.list.length : (overlay?.length ?? events?.lines.length ?? 0),
@@ -159,6 +167,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     panes: snap.panes,
     sourceCount,
     sortable,
+    withLeftovers,
   };
   const latest = useRef({ state, facts });
   latest.current = { state, facts };
@@ -185,6 +194,28 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
             ? { type: 'message', text: `copied ${effect.text} (OSC 52)`, tone: 'info' }
             : { type: 'message', text: 'cannot copy: the output is not an interactive terminal', tone: 'warn' },
         );
+      } else if (effect.type === 'end-leftovers') {
+        const cancel = new AbortController();
+        cancelRun.current = cancel;
+        const end = engine.endLeftovers;
+        if (!end) {
+          dispatch({ type: 'ended', text: 'processes cannot be signalled from here', tone: 'warn' });
+          return;
+        }
+        const onProgress = (p: { phase: string; left: number; graceMs: number }): void => {
+          const text = p.phase === 'waiting' ? `SIGTERM sent; ${p.left} still running, SIGKILL after ${Math.round(p.graceMs / 100) / 10} s` : p.phase === 'kill' ? `sending SIGKILL to ${p.left} still running` : 'sending SIGTERM';
+          dispatch({ type: 'message', text, tone: 'info' });
+        };
+        void end
+          .call(engine, { selection: effect.selection, onProgress, signal: cancel.signal })
+          .then((summary) => {
+            cancelRun.current = undefined;
+            dispatch({ type: 'ended', ...leftoverSummaryText(summary) });
+          })
+          .catch((error: unknown) => {
+            cancelRun.current = undefined;
+            dispatch({ type: 'ended', text: `ending leftovers stopped: ${sanitize((error as Error).message, 200)}`, tone: 'error' });
+          });
       } else {
         const cancel = new AbortController();
         cancelRun.current = cancel;
@@ -256,7 +287,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
         <EventsPane title={events.title} lines={events.lines} scroll={overlayScroll(state)} height={bodyHeight + 1} width={width} />
       </PartBoundary>
     );
-  } else if (dialog) {
+  } else if (dialog || leftoverDialog) {
     body = (
       <PartBoundary part="dialog" width={width}>
         <Confirm all={dialogLines!} height={bodyHeight + 1} width={width} scroll={state.confirmScroll} />

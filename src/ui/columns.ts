@@ -6,9 +6,11 @@ import { VERDICTS_WORST_FIRST, type ClaimFinding, type Finding, type SessionFind
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { judgedPid } from '../core/rules/pid-domain.js';
 import type { TmuxPane } from '../core/tmux.js';
+import { bytesText, cpuText } from '../core/usage.js';
 import { checkingText, formatAge, shortenPath, truncate } from './text.js';
 import { ageOrigin, ageSortKey, ageText } from './ages.js';
-import { checkingOf, staleOf } from '../engine/types.js';
+import { checkingOf, leftoversOf, staleOf } from '../engine/types.js';
+import { leftoverCell } from '../core/leftovers.js';
 import { STALE_MARKER, verdictMarker } from './theme.js';
 
 export type Tab = 'sessions' | 'claims';
@@ -101,9 +103,45 @@ const paneColumn: Column = {
   id: 'pane',
   title: 'PANE',
   width: 8,
-  priority: 9,
+  priority: 10,
   value: (f, ctx, w) => truncate(paneOfRow(f, ctx.panes)?.target ?? '-', w),
   sortKey: (f, ctx) => paneOfRow(f, ctx.panes)?.target ?? '',
+};
+
+/** What a dead agent left running: how many processes, and the first port one listens on ("2 :3000"). Shown while some row has leftovers. */
+const leftColumn: Column = {
+  id: 'left',
+  title: 'LEFT',
+  width: 8,
+  priority: 1.5,
+  align: 'right',
+  value: (f, _c, w) => truncate(leftoverCell(leftoversOf(f)), w),
+  sortKey: (f) => leftoversOf(f)?.length ?? 0,
+};
+
+/** Sorted heaviest first; rows whose cost is unknown (another host, a dead process) last. */
+const UNKNOWN_COST = Number.MAX_SAFE_INTEGER;
+
+/** CPU % of one core over the last probe interval (above 100 on several cores): optional, dropped right after PANE. */
+const cpuColumn: Column = {
+  id: 'cpu',
+  title: 'CPU%',
+  width: 5,
+  priority: 9,
+  align: 'right',
+  value: (f) => cpuText(f.evidence.usage?.cpuPct),
+  sortKey: (f) => -(f.evidence.usage?.cpuPct ?? -UNKNOWN_COST),
+};
+
+/** Resident memory: as optional as CPU%. */
+const memColumn: Column = {
+  id: 'mem',
+  title: 'MEM',
+  width: 5,
+  priority: 9,
+  align: 'right',
+  value: (f) => bytesText(f.evidence.usage?.rssBytes),
+  sortKey: (f) => -(f.evidence.usage?.rssBytes ?? -UNKNOWN_COST),
 };
 
 const sourceColumn: Column = {
@@ -128,6 +166,8 @@ export const SESSION_COLUMNS: readonly Column[] = [
   },
   pidColumn(1),
   paneColumn,
+  cpuColumn,
+  memColumn,
   {
     id: 'age',
     title: 'AGE',
@@ -238,13 +278,16 @@ const SESSION_COLUMNS_NO_PANE_ONE_SOURCE = SESSION_COLUMNS_NO_PANE.filter((c) =>
 
 /**
  * The columns of a tab. PANE only while some agent runs in a tmux pane; SOURCE only when more than
- * one registry is read (with one, the header names it and the column would repeat it on every row).
+ * one registry is read (with one, the header names it and the column would repeat it on every row);
+ * LEFT only while some row has leftovers (after PID).
  */
-export function columnsFor(tab: Tab, panes?: ReadonlyMap<number, TmuxPane>, sourceCount = 2): readonly Column[] {
+export function columnsFor(tab: Tab, panes?: ReadonlyMap<number, TmuxPane>, sourceCount = 2, withLeftovers = false): readonly Column[] {
   if (tab === 'claims') return CLAIM_COLUMNS;
   const withPanes = panes !== undefined && panes.size > 0;
-  if (sourceCount > 1) return withPanes ? SESSION_COLUMNS : SESSION_COLUMNS_NO_PANE;
-  return withPanes ? SESSION_COLUMNS_ONE_SOURCE : SESSION_COLUMNS_NO_PANE_ONE_SOURCE;
+  const columns = sourceCount > 1 ? (withPanes ? SESSION_COLUMNS : SESSION_COLUMNS_NO_PANE) : withPanes ? SESSION_COLUMNS_ONE_SOURCE : SESSION_COLUMNS_NO_PANE_ONE_SOURCE;
+  if (!withLeftovers) return columns;
+  const at = columns.findIndex((c) => c.id === 'pid') + 1;
+  return [...columns.slice(0, at), leftColumn, ...columns.slice(at)];
 }
 
 /** Cells before the first column: the cursor and the mark. */

@@ -5,8 +5,11 @@ import { sanitize } from '../core/sanitize.js';
 import { INVALID_TIME, invalidTimesText, isTime, TIME_RANGE_MS } from '../core/time.js';
 import type { TmuxPane } from '../core/tmux.js';
 import type { Evidence, Finding, ProcessInfo } from '../core/types.js';
-import { checkingOf, deadSinceOf, goneAtFirstProbeOf, staleOf } from '../engine/types.js';
+import { bytesText, cpuText } from '../core/usage.js';
+import { checkingOf, deadSinceOf, departedOf, goneAtFirstProbeOf, leftoversOf, staleOf } from '../engine/types.js';
 import { ageOrigin } from './ages.js';
+import { keysOf } from './keymap.js';
+import { commandText, leftoverFacts } from './leftover-text.js';
 import { isoTime, momentText } from './text.js';
 
 export interface DetailLine {
@@ -75,6 +78,15 @@ export function detailLines(f: Finding, now: number, process?: ProcessInfo, cloc
       value: `${sanitize(stale.source, 20)} is not connected (${stale.why}): this is the last known row, current as of ${momentText(stale.since, now)}; not evictable until it reads the registry again`,
     });
   }
+  if (departedOf(f)) lines.push({ label: 'not in the registry', value: `${sanitize(f.source, 40)} no longer lists it; it is shown for what its agent left running (nothing to evict)` });
+  const leftovers = leftoversOf(f);
+  if (leftovers && leftovers.length > 0) {
+    lines.push({ label: 'left running', value: `${leftovers.length} process${leftovers.length === 1 ? '' : 'es'} its dead agent started; ${keysOf('leftovers.end', 'detail')} ends them (asks first)`, heading: true });
+    for (const l of leftovers) {
+      lines.push({ label: `pid ${l.pid}`, value: commandText(l, 1000).replace(/^pid \d+ /, '') });
+      lines.push({ label: '', value: leftoverFacts(l, now) });
+    }
+  }
   if (pane) {
     const gone = f.evidence.kill === 'ESRCH';
     lines.push({ label: 'tmux pane', value: `${pane.target} (${pane.id})${gone ? ', where it ran' : ''}; o goes there` });
@@ -125,6 +137,9 @@ function evidenceLines(e: Evidence, now: number, clockOffsetMs: number, lastChec
   if (e.pidDomain) add('pid domain', pidDomainText(e.pidDomain));
   if (e.kill) add('kill(pid, 0)', e.kill === 'ok' ? 'exists' : e.kill === 'EPERM' ? 'EPERM: exists, another user owns it' : e.kill === 'ESRCH' ? 'ESRCH: no such process' : `error: ${e.killError ?? '?'}`);
   if (e.state) add('state', e.state === 'Z' ? 'Z (zombie: exited, not reaped)' : e.state);
+  if (e.stoppedSince !== undefined) add('stopped since', `${momentText(e.stoppedSince, now)}: the first probe that found it stopped`);
+  if (e.usage) out.push(...usageLines(e.usage));
+  if (e.handshake) add('port answers', handshakeText(e.handshake));
   if (e.start) {
     const rel = e.start.deltaMs >= 0 ? `${formatDuration(e.start.deltaMs)} after` : `${formatDuration(-e.start.deltaMs)} before`;
     add('process started', `${iso(e.start.processStartedAt)}, ${rel} ${e.start.reference.replace('_', ' ')} ${iso(e.start.referenceAt)} (tolerance ${formatDuration(e.start.toleranceMs)})`);
@@ -157,6 +172,26 @@ function evidenceLines(e: Evidence, now: number, clockOffsetMs: number, lastChec
   const checked = lastChecked ?? e.checkedAt;
   if (checked !== undefined) add('checked', checkedText(checked, now));
   return out;
+}
+
+/** What the process costs, as the probe last read it. */
+function usageLines(u: NonNullable<Evidence['usage']>): DetailLine[] {
+  const lines: DetailLine[] = [];
+  if (u.cpuPct !== undefined) {
+    const over = u.cpuOver === 'life' ? 'on average since it started (one reading so far)' : 'between the last two probes';
+    lines.push({ label: 'CPU', value: `${cpuText(u.cpuPct)} % of one core, ${over}` });
+  }
+  if (u.rssBytes !== undefined) lines.push({ label: 'memory', value: `${bytesText(u.rssBytes)} resident (${u.rssBytes.toLocaleString('en-US')} bytes)` });
+  return lines;
+}
+
+/** The WebSocket probe of the agent's own port: what came back, and when. */
+function handshakeText(h: NonNullable<Evidence['handshake']>): string {
+  const row = h.misses > 1 ? `, ${h.misses} times in a row` : '';
+  if (h.result === 'answered') return `port ${h.port}: answered an upgrade request in ${formatDuration(h.ms)}${h.detail ? ` (${sanitize(h.detail, 60)})` : ''}`;
+  if (h.result === 'timeout') return `port ${h.port}: no answer to an upgrade request within ${formatDuration(h.boundMs)}${row}`;
+  if (h.result === 'closed') return `port ${h.port}: closed without answering an upgrade request${row}`;
+  return `port ${h.port}: could not be asked (${sanitize(h.detail ?? 'error', 80)})`;
 }
 
 const DOMAIN_WORDS: Record<NonNullable<Evidence['pidDomain']>['status'], string> = {

@@ -2,7 +2,7 @@
 // (keymap.ts helpGroups), then what the markers and verdicts mean. Pure, like the detail view's.
 import { MARKER_MEANINGS, VERDICT_TRAITS, VERDICTS_WORST_FIRST, verdictsMarked, type VerdictMarker } from '../core/verdicts.js';
 import type { DetailLine } from './detail.js';
-import { bindingKeys, helpGroups, type KeyPlace } from './keymap.js';
+import { bindingKeys, helpGroups, keysOf, type KeyPlace } from './keymap.js';
 
 /** The help overlay: every binding of the keymap under its view, nothing else; inside tmux, the keys that reach us. */
 export function helpLines(place: KeyPlace = {}): DetailLine[] {
@@ -19,6 +19,7 @@ export function helpLines(place: KeyPlace = {}): DetailLine[] {
     { label: 'checking', value: 'in place of a verdict: its process has not had its first probe yet' },
     { label: 'AGE', value: 'of a problem whose process is gone: how long it has been gone; else how long the registry has had it (whole units, never rounded up)' },
     { label: '≥', value: 'before an AGE: its process was already gone when ghostwatch first looked; at least this long (from the registry\'s offline_since when earlier)' },
+    { label: 'LEFT', value: `processes a dead agent started that still run, and the first port one listens on ("2 :3000"); ${keysOf('leftovers.end', 'table')} ends them` },
     { label: 'verdicts', value: '', heading: true },
     ...VERDICTS_WORST_FIRST.map((v) => ({ label: `${VERDICT_TRAITS[v].marker}${v}`, value: VERDICT_TRAITS[v].meaning })),
   ];

@@ -6,9 +6,9 @@
  * A view that takes the keys while it is on top of the mode stack (view-state.ts): the table at
  * the bottom, then what is opened over it (filter, detail, events, help, the confirm dialog).
  */
-export type Mode = 'table' | 'filter' | 'detail' | 'events' | 'help' | 'confirm' | 'confirm-force' | 'evicting' | 'cancelling';
+export type Mode = 'table' | 'filter' | 'detail' | 'events' | 'help' | 'confirm' | 'confirm-force' | 'evicting' | 'cancelling' | 'confirm-leftovers' | 'ending';
 
-export const MODES: readonly Mode[] = ['table', 'filter', 'detail', 'events', 'help', 'confirm', 'confirm-force', 'evicting', 'cancelling'];
+export const MODES: readonly Mode[] = ['table', 'filter', 'detail', 'events', 'help', 'confirm', 'confirm-force', 'evicting', 'cancelling', 'confirm-leftovers', 'ending'];
 
 export type Command =
   | 'nav.up'
@@ -33,6 +33,7 @@ export type Command =
   | 'evict.selected'
   | 'evict.problems'
   | 'evict.cancel'
+  | 'leftovers.end'
   | 'view.problems'
   | 'view.details'
   | 'view.tab'
@@ -94,11 +95,11 @@ export interface Binding {
 
 const BROWSE: Mode[] = ['table'];
 const SCROLLS: Mode[] = ['table', 'detail', 'events', 'help'];
-/** Everywhere but during an eviction (there Ctrl-C cancels first; a second one quits). */
-const ANY_BUT_EVICTING: Mode[] = MODES.filter((m) => m !== 'evicting' && m !== 'cancelling');
-const DIALOG: Mode[] = ['confirm', 'confirm-force'];
+/** Everywhere but during an eviction or while leftovers are ended (there Ctrl-C cancels first). */
+const ANY_BUT_EVICTING: Mode[] = MODES.filter((m) => m !== 'evicting' && m !== 'cancelling' && m !== 'ending');
+const DIALOG: Mode[] = ['confirm', 'confirm-force', 'confirm-leftovers'];
 /** The confirm dialog, asking or running: its list scrolls. */
-const DIALOG_SCROLLS: Mode[] = [...DIALOG, 'evicting', 'cancelling'];
+const DIALOG_SCROLLS: Mode[] = [...DIALOG, 'evicting', 'cancelling', 'ending'];
 const SCROLLS_ALL: Mode[] = [...SCROLLS, ...DIALOG_SCROLLS];
 
 export const KEYMAP: readonly Binding[] = [
@@ -130,6 +131,14 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'evict.selected', keys: [{ char: 'd' }, { ctrl: 'd' }], footer: 'evict', description: 'evict the marked rows, or the current row', modes: ['table', 'detail'], evicts: true },
   { command: 'evict.problems', keys: [{ char: 'X' }], description: 'evict every problem shown (the filter and problems-only apply)', modes: BROWSE, evicts: true },
   { command: 'evict.cancel', keys: [{ key: 'esc' }, { ctrl: 'c' }, { char: 'q' }], footer: 'cancel', description: 'cancel the eviction after the entry being sent', modes: ['evicting'] },
+  {
+    command: 'leftovers.end',
+    keys: [{ char: 'K' }],
+    description: 'end the processes a dead agent left running (asks first; SIGTERM, then SIGKILL after a grace)',
+    modes: ['table', 'detail'],
+    evicts: true,
+  },
+  { command: 'evict.cancel', keys: [{ key: 'esc' }, { ctrl: 'c' }, { char: 'q' }], footer: 'cancel', description: 'stop ending leftovers: no more SIGTERM, no SIGKILL', modes: ['ending'] },
   { command: 'app.quit', keys: [{ ctrl: 'c' }], footer: 'quit', description: 'quit once the entry being sent is done (nothing more is sent)', modes: ['cancelling'] },
   { command: 'view.tab', keys: [{ key: 'tab' }], footer: 'claims', description: 'switch between sessions and claims', modes: BROWSE },
   { command: 'view.events', keys: [{ char: 'e' }], footer: 'events', description: 'what happened: the last 200 events, newest first', modes: BROWSE },

@@ -154,7 +154,7 @@ interface RowOrder {
 function rowOrder(q: RowQuery, ctx: CellContext): RowOrder {
   const kind = q.tab === 'sessions' ? 'session' : 'claim';
   const needle = q.filter.trim().toLowerCase();
-  const column = q.sortColumn === undefined ? undefined : columnsFor(q.tab, ctx.panes).find((c) => c.id === q.sortColumn);
+  const column = q.sortColumn === undefined ? undefined : columnsFor(q.tab, ctx.panes, 2, true).find((c) => c.id === q.sortColumn);
   const dir = q.sortReverse ? -1 : 1;
   return {
     shows: (f) => f.kind === kind && (!q.problemsOnly || f.problem) && (needle === '' || haystack(f).includes(needle)),

@@ -9,6 +9,8 @@ import type { Finding } from '../core/types.js';
 import { isUsablePid } from '../core/pid.js';
 import { columnsFor, paneKeyOfRow, type Tab } from './columns.js';
 import { confirmFor, type ConfirmState } from './confirm-state.js';
+import { departedOf, leftoversOf } from '../engine/types.js';
+import type { LeftoverTarget } from '../engine/end-leftovers.js';
 import { anchor, currentKey, moveTo, type CursorState, type RowsOnScreen } from './cursor.js';
 import { keysOf, type Command, type Mode } from './keymap.js';
 import { matchesFilter } from './rows.js';
@@ -30,6 +32,8 @@ export interface ViewState extends CursorState {
   /** How far the confirm dialog's list of entries is scrolled. */
   readonly confirmScroll: number;
   readonly confirm: ConfirmState | undefined;
+  /** The K dialog: the leftovers it asks about, each with its agent. */
+  readonly leftoverConfirm?: { readonly targets: readonly LeftoverTarget[] } | undefined;
   /** One line for the person: what happened, or why a key did nothing. */
   readonly message: { readonly text: string; readonly tone: 'info' | 'warn' | 'error' } | undefined;
 }
@@ -43,7 +47,9 @@ export type Effect =
   /** Switch the tmux client to the pane this pid runs (or ran) in. */
   | { readonly type: 'jump'; readonly pid: number }
   /** Put this text (already sanitized) on the clipboard. */
-  | { readonly type: 'copy'; readonly text: string };
+  | { readonly type: 'copy'; readonly text: string }
+  /** End these leftovers: SIGTERM, then SIGKILL after the grace. */
+  | { readonly type: 'end-leftovers'; readonly selection: readonly LeftoverTarget[] };
 
 /** What the reducer needs to know of the screen: the rows shown, the page, the overlay's length. */
 export interface ScreenFacts extends RowsOnScreen {
@@ -58,6 +64,8 @@ export interface ScreenFacts extends RowsOnScreen {
   readonly overlayPage?: number;
   /** The ids of the columns shown at this width: `<` `>` sort by these only. Default every column of the tab. */
   readonly sortable?: readonly string[] | undefined;
+  /** Some row has leftovers: the table has its LEFT column to sort by. */
+  readonly withLeftovers?: boolean | undefined;
 }
 
 export type Action =
@@ -67,6 +75,8 @@ export type Action =
   | { readonly type: 'rows' }
   | { readonly type: 'evicted'; readonly text: string; readonly tone: 'info' | 'warn' | 'error' }
   | { readonly type: 'message'; readonly text: string; readonly tone: 'info' | 'warn' | 'error' }
+  /** A K run is over: what became of the leftovers, in one line. */
+  | { readonly type: 'ended'; readonly text: string; readonly tone: 'info' | 'warn' | 'error' }
   /** This message has been shown long enough (the App's timer): it goes, unless another replaced it. */
   | { readonly type: 'message-expired'; readonly message: ViewState['message'] };
 
@@ -111,13 +121,14 @@ export function keptOf(s: ViewState): KeptView {
 
 /** Kept choices as view state; a column the tab does not have is the default order. */
 export function fromKept(k: KeptView): Partial<ViewState> {
-  const known = k.sortColumn !== undefined && columnsFor(k.tab).some((c) => c.id === k.sortColumn);
+  const known = k.sortColumn !== undefined && columnsFor(k.tab, undefined, 2, true).some((c) => c.id === k.sortColumn);
   return { tab: k.tab, sortColumn: known ? k.sortColumn : undefined, sortReverse: k.sortReverse, problemsOnly: k.problemsOnly };
 }
 
 export const READ_ONLY_MESSAGE = 'read-only: eviction is off (started with --read-only)';
 /** Marks are for evicting: in --read-only they would promise what no key does. */
 export const READ_ONLY_MARKS = 'read-only: no marks (they are for evicting, which is off)';
+export const READ_ONLY_LEFTOVERS_MESSAGE = 'read-only: no process is signalled (started with --read-only); K would end what a dead agent left running';
 
 /** The mode on top of the stack: the one that takes the keys and draws the footer. */
 export function modeOf(s: ViewState): Mode {
@@ -139,7 +150,7 @@ function replaceTop(s: ViewState, mode: Mode): ViewState {
   return { ...s, stack: [...s.stack.slice(0, -1), mode] };
 }
 
-const DIALOG: ReadonlySet<Mode> = new Set(['confirm', 'confirm-force', 'evicting', 'cancelling']);
+const DIALOG: ReadonlySet<Mode> = new Set(['confirm', 'confirm-force', 'evicting', 'cancelling', 'confirm-leftovers', 'ending']);
 
 export function reduce(state: ViewState, action: Action, facts: ScreenFacts): ViewTransition {
   switch (action.type) {
@@ -154,6 +165,8 @@ export function reduce(state: ViewState, action: Action, facts: ScreenFacts): Vi
     }
     case 'evicted':
       return { state: anchor({ ...closeDialog(state), marks: new Set(), message: { text: action.text, tone: action.tone } }, facts) };
+    case 'ended':
+      return { state: anchor({ ...closeDialog(state), message: { text: action.text, tone: action.tone } }, facts) };
     case 'command':
       return command(state, action.command, action.text ?? '', facts);
   }
@@ -164,7 +177,7 @@ function closeDialog(s: ViewState): ViewState {
   const selection = s.confirm?.selection ?? [];
   let next: ViewState = DIALOG.has(modeOf(s)) ? pop(s) : s;
   if (modeOf(next) === 'detail' && selection.some((f) => findingKey(f) === s.detailKey)) next = pop(next);
-  return { ...next, confirm: undefined };
+  return { ...next, confirm: undefined, leftoverConfirm: undefined };
 }
 
 const MOVES: ReadonlySet<Command> = new Set(['nav.up', 'nav.down', 'nav.pageUp', 'nav.pageDown', 'nav.top', 'nav.bottom', 'mark.toggle']);
@@ -227,10 +240,13 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
     case 'evict.problems':
       return askToEvict(s, facts.rows.filter((f) => f.problem), facts, problemsEmpty(s, facts), problemsScope(s, facts));
     case 'evict.cancel':
+      if (modeOf(s) === 'ending') return { state: { ...s, message: { text: 'stopping: no more SIGTERM, and no SIGKILL', tone: 'warn' } }, effect: { type: 'cancel' } };
       return {
         state: { ...replaceTop(s, 'cancelling'), message: { text: `cancelling: stops after the entry being sent; ${keysOf('app.quit', 'cancelling')} again quits`, tone: 'warn' } },
         effect: { type: 'cancel' },
       };
+    case 'leftovers.end':
+      return askToEnd(s, facts);
     case 'view.problems':
       return { state: anchor({ ...cleared, problemsOnly: !s.problemsOnly }, facts) };
     case 'view.details': {
@@ -257,6 +273,10 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
     case 'app.quit':
       return { state: s, effect: { type: 'quit' } };
     case 'confirm.yes': {
+      if (modeOf(s) === 'confirm-leftovers') {
+        const targets = s.leftoverConfirm?.targets ?? [];
+        return { state: replaceTop(s, 'ending'), effect: { type: 'end-leftovers', selection: targets } };
+      }
       const c = s.confirm;
       if (!c) return { state: s };
       if (modeOf(s) === 'confirm' && c.needsForce.length > 0) return { state: replaceTop(s, 'confirm-force') };
@@ -270,6 +290,7 @@ function command(s: ViewState, cmd: Command, text: string, facts: ScreenFacts): 
       return { state: replaceTop(base, 'evicting'), effect: { type: 'evict', selection: c.selection, force: true } };
     }
     case 'confirm.no':
+      if (modeOf(s) === 'confirm-leftovers') return { state: { ...pop(s), leftoverConfirm: undefined, message: { text: 'cancelled: no process signalled', tone: 'info' } } };
       return { state: { ...pop(s), confirm: undefined, message: { text: 'cancelled: nothing evicted', tone: 'info' } } };
   }
 }
@@ -280,8 +301,25 @@ function onlyForced(c: ConfirmState): string {
   return `nothing sent: ${all} force; ${keysOf('confirm.force', 'confirm-force')} evicts anyway`;
 }
 
-function askToEvict(s: ViewState, selection: Finding[], facts: ScreenFacts, empty: string, scope?: string): ViewTransition {
+/** K: the leftovers of the detail view's row, the marked rows, or the current row, in a dialog that asks first. */
+function askToEnd(s: ViewState, facts: ScreenFacts): ViewTransition {
+  if (facts.readOnly) return { state: { ...s, message: { text: READ_ONLY_LEFTOVERS_MESSAGE, tone: 'warn' } } };
+  const rows = selected(s, facts);
+  const targets: LeftoverTarget[] = rows.flatMap((f) => (leftoversOf(f) ?? []).map((leftover) => ({ leftover, agent: { source: f.source, id: f.id, pid: leftover.agentPid } })));
+  if (targets.length === 0) {
+    const text = rows.length === 0 ? 'no row here' : `nothing to end: ${rows.length === 1 ? 'this row has' : 'these rows have'} no leftovers (processes a dead agent started that still run)`;
+    return { state: { ...s, message: { text, tone: 'info' } } };
+  }
+  return { state: { ...push(s, 'confirm-leftovers'), leftoverConfirm: { targets }, confirmScroll: 0, message: undefined } };
+}
+
+function askToEvict(s: ViewState, chosen: Finding[], facts: ScreenFacts, empty: string, scope?: string): ViewTransition {
   if (facts.readOnly) return { state: { ...s, message: { text: READ_ONLY_MESSAGE, tone: 'warn' } } };
+  // A row gone from its registry is shown for its leftovers only: there is nothing to evict.
+  const selection = chosen.filter((f) => !departedOf(f));
+  if (selection.length === 0 && chosen.length > 0) {
+    return { state: { ...s, message: { text: `nothing to evict: no longer in its registry (${keysOf('leftovers.end', 'table')} ends what it left running)`, tone: 'info' } } };
+  }
   if (selection.length === 0) return { state: { ...s, message: { text: empty, tone: 'info' } } };
   const confirm = confirmFor(selection, scope);
   if ('refused' in confirm) return { state: { ...s, message: { text: confirm.refused, tone: 'warn' } } };
@@ -354,7 +392,7 @@ function jumpTo(s: ViewState, facts: ScreenFacts): ViewTransition {
 function sortBy(s: ViewState, dir: 1 | -1, facts: ScreenFacts): ViewState {
   const current = s.sortColumn ?? VERDICT_COLUMN;
   const shown = facts.sortable === undefined ? undefined : new Set(facts.sortable);
-  const ids = columnsFor(s.tab, facts.panes, facts.sourceCount)
+  const ids = columnsFor(s.tab, facts.panes, facts.sourceCount, facts.withLeftovers)
     .map((c) => c.id)
     .filter((id) => shown === undefined || shown.has(id) || id === current);
   const at = ids.indexOf(current);

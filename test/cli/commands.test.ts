@@ -83,6 +83,26 @@ describe.runIf(built)('check, reap, status', () => {
     expect(g.entry).toMatchObject({ id: 'ghost-a', status: 'active' });
   });
 
+  it('check --json: a stopped agent is suspended (no problem, reap leaves it), and each live local row says what it costs', async () => {
+    const paused = spawnSleep(60);
+    kids.push(paused);
+    await register('paused', paused.pid!);
+    process.kill(paused.pid!, 'SIGSTOP');
+    const out = JSON.parse((await gw(['check', '--json'])).stdout);
+    const f = out.findings.find((x: { id: string }) => x.id === 'paused');
+    expect(f).toMatchObject({ verdict: 'suspended', problem: false, evictable: false, evidence: { kill: 'ok', state: 'T', stoppedSince: expect.any(Number) } });
+    expect(f.reason).toMatch(new RegExp(`^pid ${paused.pid} is stopped \\(state T, Ctrl-Z or SIGSTOP\\) since .*; o jumps to its pane: fg there, or kill -CONT ${paused.pid}$`));
+    expect(out.summary).toMatchObject({ suspended: 1, live: 1, ghost: 2 });
+    // One pass has one reading: CPU over the process's life so far, and its resident memory.
+    const alive = out.findings.find((x: { id: string }) => x.id === 'alive');
+    expect(alive.evidence.usage).toMatchObject({ cpuOver: 'life', cpuPct: expect.any(Number), rssBytes: expect.any(Number) });
+    expect(alive.evidence.usage.rssBytes).toBeGreaterThan(0);
+    expect(out.findings.find((x: { id: string }) => x.id === 'far').evidence.usage).toBeUndefined();
+    await gw(['reap', '--yes']);
+    expect(ids()).toContain('paused');
+    process.kill(paused.pid!, 'SIGCONT');
+  });
+
   it('check exits 0 without problems and 2, with one line, when the registry named is unreachable', async () => {
     await gw(['reap', '--yes']);
     expect((await gw(['check'])).code).toBe(0);

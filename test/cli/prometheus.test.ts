@@ -155,6 +155,7 @@ describeLinux('check --format prometheus with promtool and node_exporter', () =>
     expect(valueOf(all, 'ghostwatch_sessions', { verdict: 'remote', source: 'hypivisor', host: 'evil"\\^J^[[31m} ghostwatch_problems 0 #' })).toBe(1);
     expect(all.filter((s) => s.name === 'ghostwatch_problems')).toEqual([{ name: 'ghostwatch_problems', labels: {}, value: 1 }]);
     expect(valueOf(all, 'ghostwatch_source_up', { source: 'hypivisor' })).toBe(1);
+    expect(valueOf(all, 'ghostwatch_leftovers', here)).toBe(0);
     expect(valueOf(all, 'ghostwatch_check_settled')).toBe(1);
     expect(Math.abs(valueOf(all, 'ghostwatch_check_timestamp_seconds')! - Date.now() / 1000)).toBeLessThan(600);
   });

@@ -8,7 +8,7 @@ import { escapeLabelValue, LABEL_VALUE_MAX, labelValue, prometheusText } from '.
 import { defaultPolicy, reconcile, useAsciiEllipsis, VERDICT_TRAITS, VERDICTS, type Finding, type SessionEntry } from '../../src/core/index.js';
 import type { EngineSnapshot } from '../../src/engine/types.js';
 import { hostileString, unsafeOutput } from '../support/hostile.js';
-import { demoFindings, FIXED_NOW, fleetEngine, HOST, snapshotOf, source } from '../support/ui-fixtures.js';
+import { demoFindings, FIXED_NOW, fleetEngine, HOST, leftoverSnapshot, snapshotOf, source } from '../support/ui-fixtures.js';
 
 interface Sample {
   readonly name: string;
@@ -121,7 +121,7 @@ describe('prometheusText', () => {
     expect(sessions).toHaveLength(2 * SESSION_VERDICTS.length);
     const here = (verdict: string) => value(samples, 'ghostwatch_sessions', { verdict, source: 'hypivisor', host: HOST });
     expect(Object.fromEntries(SESSION_VERDICTS.map((v) => [v, here(v)]))).toEqual({
-      live: 4, ghost: 2, zombie: 1, reused: 1, superseded: 1, pending: 1, offline: 1, remote: 0, unverified: 1,
+      live: 4, ghost: 2, zombie: 1, reused: 1, superseded: 1, pending: 1, offline: 1, remote: 0, unverified: 1, suspended: 0,
     });
     expect(value(samples, 'ghostwatch_sessions', { verdict: 'remote', source: 'hypivisor', host: 'laptop.lan' })).toBe(1);
     expect(value(samples, 'ghostwatch_sessions', { verdict: 'ghost', source: 'hypivisor', host: 'laptop.lan' })).toBe(0);
@@ -236,6 +236,20 @@ describe('prometheusText', () => {
     for (const host of ['build-42', 'gpu-7', 'build-99', HOST]) expect(SESSION_VERDICTS.every((v) => on(host, v) !== undefined), host).toBe(true);
     const connecting = snapshotOf([], { hosts: [{ machine: 'new-box', dest: 'new-box', transport: 'ssh', state: 'connecting', connections: 0 }] });
     expect(value(parse(prometheusText(connecting)), 'ghostwatch_ssh_host_up', { host: 'new-box' })).toBe(0);
+  });
+
+  it('ghostwatch_leftovers, right after the claims: per source on this host, departed rows too; 0 for a reading source only where leftovers are looked at', () => {
+    const { findings, fields } = leftoverSnapshot();
+    const text = prometheusText(snapshotOf(findings, fields));
+    const samples = parse(text);
+    // The ghost's two and the departed agent's one, all of hypivisor, on this host.
+    expect(samples.filter((s) => s.name === 'ghostwatch_leftovers')).toEqual([{ name: 'ghostwatch_leftovers', labels: { source: 'hypivisor', host: HOST }, value: 3 }]);
+    const families = [...text.matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]);
+    expect(families.indexOf('ghostwatch_leftovers')).toBe(families.indexOf('ghostwatch_claims') + 1);
+    // None left: 0 for the reading source, where they are looked at; nothing where they are not (not Linux, status).
+    const none = parse(prometheusText(snapshotOf(demoFindings(), { os: { processTable: 'ok', leftoversTracked: true } })));
+    expect(none.filter((s) => s.name === 'ghostwatch_leftovers')).toEqual([{ name: 'ghostwatch_leftovers', labels: { source: 'hypivisor', host: HOST }, value: 0 }]);
+    expect(prometheusText(snapshotOf(demoFindings()))).not.toContain('ghostwatch_leftovers');
   });
 
   it('writes no sample timestamps (node_exporter refuses files with them) and describes every family once', () => {

@@ -22,12 +22,13 @@ const DESIGN = [
   ['offline',     'session', false,  true,     'offline',    'muted',   '-'],
   ['remote',      'session', false,  false,    'remote',     'info',    '?'],
   ['unverified',  'session', false,  false,    'unverified', 'info',    '?'],
+  ['suspended',   'session', false,  false,    'suspended',  'warning', '='],
   ['held',        'claim',   false,  false,    'held',       'ok',      ' '],
   ['stale-claim', 'claim',   true,   true,     'stale',      'problem', '!'],
 ] as const;
 
 /** Worst first, as the table sorts and the header counts. */
-const WORST_FIRST = ['ghost', 'zombie', 'stale-claim', 'reused', 'superseded', 'pending', 'unverified', 'offline', 'remote', 'live', 'held'];
+const WORST_FIRST = ['ghost', 'zombie', 'stale-claim', 'reused', 'superseded', 'pending', 'suspended', 'unverified', 'offline', 'remote', 'live', 'held'];
 
 describe('VERDICT_TRAITS', () => {
   it.each(DESIGN.map((row) => [row[0], row] as const))('%s has the traits design.md gives it', (verdict, row) => {
@@ -44,7 +45,7 @@ describe('VERDICT_TRAITS', () => {
     expect(VERDICTS).toEqual(DESIGN.map((r) => r[0]));
     expect(Object.keys(VERDICT_TRAITS)).toEqual(DESIGN.map((r) => r[0]));
     const ofKind = (kind: 'session' | 'claim') => VERDICTS.filter((v) => VERDICT_TRAITS[v].kind === kind);
-    expect(ofKind('session')).toEqual(['live', 'ghost', 'zombie', 'reused', 'superseded', 'pending', 'offline', 'remote', 'unverified']);
+    expect(ofKind('session')).toEqual(['live', 'ghost', 'zombie', 'reused', 'superseded', 'pending', 'offline', 'remote', 'unverified', 'suspended']);
     expect(ofKind('claim')).toEqual(['held', 'stale-claim']);
   });
 
@@ -54,7 +55,7 @@ describe('VERDICT_TRAITS', () => {
   });
 
   it('never lets what cannot be checked be a problem or evictable without force', () => {
-    for (const v of ['unverified', 'remote', 'live', 'held'] as const) {
+    for (const v of ['unverified', 'remote', 'live', 'held', 'suspended'] as const) {
       expect(VERDICT_TRAITS[v]).toMatchObject({ problem: false, evictable: false });
     }
   });
@@ -64,8 +65,9 @@ describe('VERDICT_TRAITS', () => {
     expect(verdictsMarked('!')).toEqual(PROBLEM_VERDICTS);
     expect(verdictsMarked('?')).toEqual(['remote', 'unverified']);
     expect(verdictsMarked('-')).toEqual(['offline']);
+    expect(verdictsMarked('=')).toEqual(['suspended']);
     expect(verdictsMarked(' ')).toEqual(['live', 'held']);
-    expect(Object.keys(MARKER_MEANINGS)).toEqual(['!', '?', '-']);
+    expect(Object.keys(MARKER_MEANINGS)).toEqual(['!', '?', '-', '=']);
   });
 
   it('counts the problems for the status line by their short names, in the table\'s order', () => {

@@ -51,6 +51,38 @@ describe('mergeFull (state and start time)', () => {
   });
 });
 
+describe('mergeFull: a stop, and what the process costs', () => {
+  const MIB = 1024 * 1024;
+  it('running -> stopped is a change that starts "stopped since"; still stopped keeps the object; T <-> t is none; continued ends it', () => {
+    const running = facts({ kill: 'ok', state: 'S', startedAt: 500 });
+    const stopped = mergeFull(running, facts({ kill: 'ok', state: 'T', startedAt: 500, checkedAt: 2000 }))!;
+    expect(stopped).toMatchObject({ state: 'T', stoppedSince: 2000, checkedAt: 2000 });
+    expect(mergeFull(stopped, facts({ kill: 'ok', state: 'T', startedAt: 500, checkedAt: 4000 }))).toBeUndefined();
+    expect(mergeFull(stopped, facts({ kill: 'ok', state: 't', startedAt: 500, checkedAt: 4000 }))).toBeUndefined();
+    expect(mergeFull(stopped, facts({ kill: 'ok', state: 'R', startedAt: 500, checkedAt: 6000 }))).toMatchObject({ state: 'R', stoppedSince: undefined });
+    // A new process on the pid that is stopped too: stopped since this reading, not the old one's.
+    expect(mergeFull(stopped, facts({ kill: 'ok', state: 'T', startedAt: 90_000, checkedAt: 8000 }))).toMatchObject({ stoppedSince: 8000 });
+  });
+
+  it('"stopped since" stays through a change of what it costs and of its owner (EPERM)', () => {
+    const stopped = mergeFull(undefined, facts({ kill: 'ok', state: 'T', startedAt: 500, checkedAt: 2000 }))!;
+    const grown = mergeFull(stopped, facts({ kill: 'ok', state: 'T', startedAt: 500, checkedAt: 4000 }), { rssBytes: 50 * MIB })!;
+    expect(grown).toMatchObject({ stoppedSince: 2000, usage: { rssBytes: 50 * MIB } });
+    expect(mergeKill(grown, facts({ kill: 'EPERM', checkedAt: 6000 }))).toMatchObject({ kind: 'store', facts: { stoppedSince: 2000, usage: { rssBytes: 50 * MIB } } });
+  });
+
+  it('a cost the table would show alike is no change; one it would show otherwise is; a gone pid costs nothing', () => {
+    const prev = mergeFull(undefined, facts({ kill: 'ok', state: 'S', startedAt: 500 }), { cpuPct: 12.2, cpuOver: 'interval', rssBytes: 100 * MIB })!;
+    const again = facts({ kill: 'ok', state: 'R', startedAt: 500, checkedAt: 2000 });
+    expect(mergeFull(prev, again, { cpuPct: 12.4, cpuOver: 'interval', rssBytes: 100 * MIB + 8192 })).toBeUndefined();
+    expect(mergeFull(prev, again, { cpuPct: 35, cpuOver: 'interval', rssBytes: 100 * MIB })).toMatchObject({ usage: { cpuPct: 35 } });
+    expect(mergeFull(prev, again, { cpuPct: 12.2, cpuOver: 'interval', rssBytes: 140 * MIB })).toMatchObject({ usage: { rssBytes: 140 * MIB } });
+    // The probe's own readings are not kept in the facts: usage is what the engine keeps of them.
+    expect(mergeFull(undefined, facts({ kill: 'ok', state: 'S', cpuMs: 5, rssBytes: 7 }), { rssBytes: 7 })).toMatchObject({ cpuMs: undefined, rssBytes: undefined, usage: { rssBytes: 7 } });
+    expect(mergeKill(prev, facts({ kill: 'ESRCH', checkedAt: 2000 }))).toMatchObject({ kind: 'store', facts: { usage: undefined } });
+  });
+});
+
 describe('mergeProcess and mergePort', () => {
   it('attaches a process row once, and only to a live pid whose start time agrees', () => {
     const prev = facts({ kill: 'ok', state: 'S', startedAt: 500 });

@@ -260,7 +260,7 @@ describe('withMarks', () => {
     const copy = withMarks(f, { deadSince: 9 });
     expect(copy).not.toBe(f);
     for (const [k, v] of Object.entries(f)) expect([k, (copy as unknown as Record<string, unknown>)[k]]).toEqual([k, v]);
-    expect(Object.keys(copy).filter((k) => !(k in f)).sort()).toEqual(['checking', 'deadSince', 'goneAtFirstProbe', 'stale']);
+    expect(Object.keys(copy).filter((k) => !(k in f)).sort()).toEqual(['checking', 'deadSince', 'departed', 'goneAtFirstProbe', 'leftovers', 'stale']);
     expect([deadSinceOf(copy), checkingOf(copy), staleOf(copy)]).toEqual([9, false, undefined]);
   });
 

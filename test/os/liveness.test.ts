@@ -7,8 +7,9 @@ import { afterEach, describe, expect, it, type TestContext, vi } from 'vitest';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import type { PidFacts } from '../../src/core/types.js';
-import { hasEnded, killResultFromError, linuxClock, parseAuxvClockTicks, parseDarwinPs, parseProcStat, parseStatBytes, probePids, ticksToEpochMs } from '../../src/os/liveness.js';
-import { isLinux, killAndReap, otherUsersPid, spawnSleep, zombie as stagedZombie } from '../support/processes.js';
+import { hasEnded, killResultFromError, linuxClock, parseAuxvClockTicks, parseDarwinPs, parseProcStat, parsePsTime, parseStatBytes, probePids, ticksToEpochMs } from '../../src/os/liveness.js';
+import { allocator, burner, isLinux, killAndReap, otherUsersPid, spawnSleep, zombie as stagedZombie } from '../support/processes.js';
+import { until } from '../support/wait.js';
 import { itOn } from '../support/platform.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,6 +70,27 @@ describe('probePids on real processes', () => {
     expect(hasEnded(live.pid)).toBe(false);
     expect(hasEnded(process.pid)).toBe(false);
     await killAndReap(live);
+  });
+
+  itOn(['linux'], 'the stat line is /proc\'s')('full mode reads CPU time and resident memory from the stat line it reads anyway: a burner\'s grows, an allocation shows, a stopped child is T', async () => {
+    const hot = burner();
+    const big = await allocator(64);
+    const paused = spawnSleep();
+    spawned.push(paused);
+    await new Promise((r) => paused.once('spawn', r));
+    process.kill(paused.pid, 'SIGSTOP');
+    const read = async () => probePids([hot.pid, big.pid, paused.pid], { full: true });
+    // A signal is taken when the process next runs: wait for the stop to show.
+    const first = await until(async () => {
+      const r = await read();
+      return r.get(paused.pid)?.state === 'T' ? r : undefined;
+    }, 10_000, 'the stopped child to read T');
+    expect(first.get(hot.pid)?.cpuMs).toBeGreaterThanOrEqual(0);
+    await until(async () => ((await read()).get(hot.pid)?.cpuMs ?? 0) > (first.get(hot.pid)?.cpuMs ?? 0) + 100, 10_000, 'the burner\'s CPU time to grow');
+    expect(first.get(big.pid)?.rssBytes).toBeGreaterThanOrEqual(64 * 1024 * 1024);
+    expect(first.get(paused.pid)).toMatchObject({ kill: 'ok', state: 'T', cpuMs: expect.any(Number), rssBytes: expect.any(Number) });
+    // The kill-only tick reads nothing more than before.
+    expect((await probePids([hot.pid])).get(hot.pid)).toEqual({ pid: hot.pid, kill: 'ok', error: undefined, checkedAt: expect.any(Number) });
   });
 
   it('never signals unusable pids and leaves them out of the result', async () => {
@@ -151,16 +173,21 @@ describe('parseProcStat', () => {
     expect(parseProcStat('1234 (x) S')).toBeUndefined();
     expect(parseProcStat('1234 no parens at all')).toBeUndefined();
   });
-  it('reads state and start time from the bytes alike, name tricks, garbage and all', () => {
+  it('reads state, parent and start time from the bytes alike, name tricks, garbage and all; and CPU time (14 + 15) and rss (24)', () => {
     const bytes = (t: string) => Buffer.from(t, 'utf8');
     for (const line of [`1234 (a) b (c)) S ${tail}`, `77 (Web Content) Z 5 ${tail.slice(2)}\n`, `9 (\u00e9t\u00e9 ) ) R ${tail}`]) {
       const b = bytes(line);
-      const { state, startTicks } = parseProcStat(line)!;
-      expect(parseStatBytes(b, b.length)).toEqual({ state, startTicks });
+      const { state, startTicks, ppid } = parseProcStat(line)!;
+      expect(parseStatBytes(b, b.length)).toEqual({ state, ppid, startTicks, cpuTicks: 1 + 2, rssPages: 200 });
     }
     // Only the first `length` bytes count (the buffer is shared and longer).
     const long = Buffer.concat([bytes(`5 (x) D ${tail}`), bytes(' 999 (y) Z 1 2 3')]);
-    expect(parseStatBytes(long, bytes(`5 (x) D ${tail}`).length)).toEqual({ state: 'D', startTicks: 98765 });
+    expect(parseStatBytes(long, bytes(`5 (x) D ${tail}`).length)).toEqual({ state: 'D', ppid: 1, startTicks: 98765, cpuTicks: 3, rssPages: 200 });
+    // A kernel thread's rss is 0; a line that ends at field 23 has no rss and is not read.
+    const kthread = bytes(`2 (kthreadd) S 0 ${tail.slice(2).replace(/ 200$/, ' 0')}`);
+    expect(parseStatBytes(kthread, kthread.length)).toMatchObject({ ppid: 0, rssPages: 0 });
+    const short = bytes(`5 (x) S ${tail.replace(/ 200$/, '')}`);
+    expect(parseStatBytes(short, short.length)).toBeUndefined();
     for (const bad of ['', '1234 (x) S', '1234 no parens at all']) expect(parseStatBytes(bytes(bad), bytes(bad).length)).toBeUndefined();
   });
   it('converts clock ticks to epoch ms', () => {
@@ -170,22 +197,33 @@ describe('parseProcStat', () => {
 });
 
 describe('parseDarwinPs', () => {
-  // Recorded shape of `LC_ALL=C ps -o pid=,stat=,lstart= -p ...` on macOS (pid column right-aligned).
+  // Recorded shape of `LC_ALL=C ps -o pid=,stat=,time=,rss=,lstart= -p ...` on macOS (pid column
+  // right-aligned; time is [[hh:]mm:]ss.hh there, rss KiB).
   const output = [
-    '    1 Ss   Mon Nov 22 02:47:13 2026',
-    '  412 S<s  Sun Nov  1 09:05:00 2026',
-    ' 8123 Z+   Tue Dec 31 23:59:59 2024',
-    '54321 R+   Wed Jan  7 00:00:01 2026',
+    '    1 Ss     12:34.56  20480 Mon Nov 22 02:47:13 2026',
+    '  412 S<s     0:00.03   1320 Sun Nov  1 09:05:00 2026',
+    ' 8123 Z+      0:00.00      0 Tue Dec 31 23:59:59 2024',
+    '54321 R+   1:02:03.04 512000 Wed Jan  7 00:00:01 2026',
+    '    7 T       0:01.50   2048 Wed Jan  7 00:00:01 2026',
     'garbage line',
     '',
   ].join('\n');
-  it('reads pid, state letter and local start time', () => {
+  it('reads pid, state letter, local start time, CPU time and rss', () => {
     const rows = parseDarwinPs(output);
-    expect([...rows.keys()]).toEqual([1, 412, 8123, 54321]);
-    expect(rows.get(1)).toEqual({ state: 'S', startedAt: new Date(2026, 10, 22, 2, 47, 13).getTime() });
-    expect(rows.get(412)).toEqual({ state: 'S', startedAt: new Date(2026, 10, 1, 9, 5, 0).getTime() });
-    expect(rows.get(8123)?.state).toBe('Z');
-    expect(rows.get(54321)).toEqual({ state: 'R', startedAt: new Date(2026, 0, 7, 0, 0, 1).getTime() });
+    expect([...rows.keys()]).toEqual([1, 412, 8123, 54321, 7]);
+    expect(rows.get(1)).toEqual({ state: 'S', startedAt: new Date(2026, 10, 22, 2, 47, 13).getTime(), cpuMs: (12 * 60 + 34) * 1000 + 560, rssBytes: 20480 * 1024 });
+    expect(rows.get(412)).toEqual({ state: 'S', startedAt: new Date(2026, 10, 1, 9, 5, 0).getTime(), cpuMs: 30, rssBytes: 1320 * 1024 });
+    expect(rows.get(8123)).toMatchObject({ state: 'Z', cpuMs: 0, rssBytes: 0 });
+    expect(rows.get(54321)).toEqual({ state: 'R', startedAt: new Date(2026, 0, 7, 0, 0, 1).getTime(), cpuMs: 3_723_040, rssBytes: 512000 * 1024 });
+    expect(rows.get(7)?.state).toBe('T');
+  });
+  it("reads ps's CPU time as macOS and procps write it", () => {
+    expect(parsePsTime('0:00.03')).toBe(30);
+    expect(parsePsTime('123:45.67')).toBe((123 * 60 + 45) * 1000 + 670);
+    expect(parsePsTime('00:00:01')).toBe(1000);
+    expect(parsePsTime('2-03:04:05')).toBe(((2 * 24 + 3) * 3600 + 4 * 60 + 5) * 1000);
+    expect(parsePsTime('7.5')).toBe(7500);
+    for (const bad of ['', '-', 'abc', '1:2:3:4', '1-']) expect(parsePsTime(bad)).toBeUndefined();
   });
   it('ignores empty output', () => {
     expect(parseDarwinPs('').size).toBe(0);
@@ -230,9 +268,9 @@ const NEVER = (n: number) => Array.from({ length: n }, (_, i) => 0x7fff0000 + i)
 /** The macOS path on this machine's ps, or skip when this ps cannot print lstart. */
 function asDarwin(ctx: TestContext): void {
   try {
-    execFileSync('ps', ['-o', 'pid=,stat=,lstart=', '-p', String(process.pid)], { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, LC_ALL: 'C' } });
+    execFileSync('ps', ['-o', 'pid=,stat=,time=,rss=,lstart=', '-p', String(process.pid)], { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, LC_ALL: 'C' } });
   } catch {
-    ctx.skip('not on this platform: this ps cannot print `-o pid=,stat=,lstart=`');
+    ctx.skip('not on this platform: this ps cannot print `-o pid=,stat=,time=,rss=,lstart=`');
   }
   Object.defineProperty(process, 'platform', { ...realPlatform, value: 'darwin' });
 }
@@ -264,6 +302,20 @@ describe('the macOS path: state and start time from one ps per batch', () => {
     // lstart is whole seconds, counted from a boot time in whole seconds: up to 2 s early.
     expect(facts?.startedAt).toBeGreaterThan(spawnAt - 2_100);
     expect(facts?.startedAt).toBeLessThan(spawnAt + 1_000);
+  });
+
+  it('a stopped child is T to ps, with its CPU time and resident memory from the same line', async (ctx) => {
+    asDarwin(ctx);
+    const child = spawnSleep();
+    spawned.push(child);
+    await new Promise((r) => child.once('spawn', r));
+    process.kill(child.pid, 'SIGSTOP');
+    const facts = await until(async () => {
+      const f = (await probePids([child.pid], { full: true })).get(child.pid);
+      return f?.state === 'T' ? f : undefined;
+    }, 10_000, 'T from ps');
+    expect(facts).toMatchObject({ kill: 'ok', state: 'T', cpuMs: expect.any(Number) });
+    expect(facts?.rssBytes).toBeGreaterThan(0);
   });
 
   it('a real zombie is ok to kill(pid, 0) and Z to ps', async (ctx) => {
@@ -377,7 +429,7 @@ describe('abort reasons', () => {
 
 describe('what the parsers refuse', () => {
   it('a ps line in a month name ps would not print under LC_ALL=C is skipped, not misread', () => {
-    const rows = parseDarwinPs(['  10 S    Mon Okt  5 09:05:00 2026', '  11 R    Mon Oct  5 09:05:00 2026'].join('\n'));
+    const rows = parseDarwinPs(['  10 S    0:00.01 100 Mon Okt  5 09:05:00 2026', '  11 R    0:00.01 100 Mon Oct  5 09:05:00 2026'].join('\n'));
     expect([...rows.keys()]).toEqual([11]);
   });
 

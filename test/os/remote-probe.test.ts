@@ -171,6 +171,19 @@ describe('the remote probe loop under the local sh', () => {
     expect(await until(() => (watchers.some(running) ? undefined : true), 10_000)).toBe(true);
   });
 
+  itOn(['linux'], 'the loop reads /proc on Linux')('a watcher pushes a pid that is stopped (SIGSTOP: T) and again once it is continued', async () => {
+    const agent = spawnSleep();
+    spawned.push(agent);
+    const loop = openLoop();
+    loop.send(`W ${agent.pid}`);
+    await loop.waitLine(new RegExp(`^\\+P ${agent.pid} ok S `));
+    const hs = parseHandshake(loop.lines[0] ?? '') as Handshake;
+    process.kill(agent.pid, 'SIGSTOP');
+    expect(parsePush(await loop.waitLine(new RegExp(`^\\+P ${agent.pid} ok T `)), hs)).toMatchObject({ kind: 'pid', pid: agent.pid, kill: 'ok', state: 'T' });
+    process.kill(agent.pid, 'SIGCONT');
+    await until(() => loop.lines.filter((l) => l.startsWith(`+P ${agent.pid} ok S `)).length === 2, 15_000, 'a second S push after SIGCONT');
+  });
+
   it.each(['stdin closed', 'Q', 'the loop SIGKILLed'])('watchers end with the loop: %s', async (how) => {
     const live = spawnSleep();
     spawned.push(live);

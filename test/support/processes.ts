@@ -111,3 +111,34 @@ export function otherUsersPid(): number | undefined {
   }
   return undefined;
 }
+
+/**
+ * A child that burns one core (a shell's busy loop), killed and reaped when the current test ends,
+ * and ending by itself once its parent is gone. On a machine busy with other sessions' work the
+ * scheduler shares the cores between sessions (autogroups), whatever a process's own nice: the
+ * burner runs in a session of its own, and as root raises that session to nice -20, so that it
+ * really gets most of a core.
+ */
+export function burner(): LiveChild {
+  const script = `echo -20 > /proc/self/autogroup 2>/dev/null; p=$PPID; while kill -0 $p 2>/dev/null; do :; done`;
+  const child = spawn('sh', ['-c', script], { stdio: 'ignore', detached: true });
+  if (child.pid === undefined) throw new Error('spawn sh failed');
+  afterThisTest.push(child);
+  return child as LiveChild;
+}
+
+/**
+ * A node child that holds `mib` MiB of memory it has written (resident, not just reserved), and
+ * prints "ready" once it does; killed and reaped when the current test ends.
+ */
+export async function allocator(mib: number): Promise<LiveChild> {
+  const script = `globalThis.kept = Buffer.alloc(${mib} * 1024 * 1024, 1); process.stdout.write('ready\\n'); setInterval(() => {}, 60000);`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
+  if (child.pid === undefined) throw new Error('spawn node failed');
+  afterThisTest.push(child);
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => String(d).includes('ready') && resolve());
+    child.once('exit', (code) => reject(new Error(`the allocator exited (${code}) before it was ready`)));
+  });
+  return child as LiveChild;
+}

@@ -5,7 +5,7 @@ import { render } from 'ink-testing-library';
 import { App } from '../../src/ui/app.js';
 import { ansiToSvg } from './svg.js';
 import { firstFrame, typeKeys } from './ink-keys.js';
-import { downEngine, eventsEngine, FIXED_NOW, fleetEngine, multiSourceEngine, StaticEngine } from './ui-fixtures.js';
+import { costsEngine, downEngine, eventsEngine, FIXED_NOW, fleetEngine, leftoverEngine, multiSourceEngine, StaticEngine } from './ui-fixtures.js';
 
 // Local times in the frames (the detail view, "since 12:03:04"): one zone wherever they are rendered.
 process.env.TZ = 'UTC';
@@ -39,8 +39,16 @@ export const SCREENS: readonly Screen[] = [
   { name: 'confirm-sources-120x30', title: 'ghostwatch: the confirm dialog says what each registry does on eviction', columns: 120, rows: 30, keys: ['X'], engine: () => multiSourceEngine({ agentctlDown: false }) },
   { name: 'down-120x30', title: 'ghostwatch: the registry refuses the token; its last known rows stay, stale (~), not evictable', columns: 120, rows: 30, keys: [], engine: () => downEngine({ cause: 'token refused (401)', status: 'auth-refused', kept: true, lastError: 'the registry refused the token (HTTP 401); check HYPI_TOKEN or --token-file' }) },
   { name: 'down-empty-100x16', title: 'ghostwatch: nothing listens at the registry address: "not connected", never "no sessions"', columns: 100, rows: 16, keys: [], engine: () => downEngine({ cause: 'connection refused', status: 'unreachable', kept: false, lastError: 'nothing listens at the registry address (connect ECONNREFUSED 127.0.0.1:31415)' }) },
+  { name: 'costs-200x50', title: 'ghostwatch: what each agent costs (CPU%, MEM), one stopped with Ctrl-Z (suspended), one not answering', columns: 200, rows: 50, keys: [], engine: costsEngine },
+  { name: 'costs-80x24', title: 'ghostwatch at 80x24: CPU% and MEM dropped first, the suspended rows after the problems', columns: 80, rows: 24, keys: [], engine: costsEngine },
+  { name: 'suspended-detail-120x30', title: 'ghostwatch: a suspended agent, since when, the way out, and what it costs', columns: 120, rows: 30, keys: ['j', '\r'], engine: costsEngine },
   { name: 'down-80x24', title: 'ghostwatch at 80x24 with the registry gone: "not connected since" first, no count it cannot know', columns: 80, rows: 24, keys: [], engine: () => downEngine({ cause: 'connection refused', status: 'unreachable', kept: true, lastError: 'nothing listens at the registry address (connect ECONNREFUSED 127.0.0.1:31415)' }) },
   { name: 'fleet-120x30', title: 'ghostwatch over ssh: build-42 judged on its own facts, gpu-7 down and build-99 under another name unverified', columns: 120, rows: 30, keys: [], engine: fleetEngine },
+  { name: 'leftovers-80x24', title: 'ghostwatch: a dead agent left a dev server on :3000 and a test watcher; LEFT says so', columns: 80, rows: 24, keys: [], engine: leftoverEngine },
+  { name: 'leftovers-confirm-80x24', title: "ghostwatch: K asks before ending a dead agent's leftovers, naming each process", columns: 80, rows: 24, keys: ['K'], engine: leftoverEngine },
+  { name: 'leftovers-200x50', title: 'ghostwatch: leftovers under a ghost, and an agent gone from its registry whose browser still runs', columns: 200, rows: 50, keys: [], engine: leftoverEngine },
+  { name: 'leftovers-confirm-200x50', title: "ghostwatch as root: K on two marked rows; one process is another user's, and the dialog says so", columns: 200, rows: 50, keys: [' ', '/', 'swept', '\r', ' ', 'K'], engine: () => leftoverEngine({ otherUser: true }) },
+  { name: 'leftovers-detail-120x30', title: 'ghostwatch: the detail view lists what the dead agent left running', columns: 120, rows: 30, keys: ['\r'], engine: leftoverEngine },
 ];
 
 export async function renderScreen(screen: Screen): Promise<string> {

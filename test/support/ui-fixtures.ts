@@ -1,10 +1,13 @@
 // Findings for UI tests and screenshots: the real reconcile over a fixed registry and fixed OS
 // facts, shown through an engine whose snapshot the test sets. The App is the real one.
-import { defaultPolicy, reconcile, VERDICTS, type Finding, type OsFacts, type PidFacts, type PortFacts, type RegistryView, type RemoteHostFacts, type SessionEntry, type Verdict } from '../../src/core/index.js';
+import { defaultPolicy, reconcile, VERDICTS, type Finding, type HandshakeFacts, type OsFacts, type PidFacts, type PortFacts, type RegistryView, type RemoteHostFacts, type SessionEntry, type Verdict } from '../../src/core/index.js';
 import type { WatchEvent } from '../../src/core/events.js';
-import { markStale } from '../../src/engine/snapshot.js';
+import type { Leftover } from '../../src/core/leftovers.js';
+import type { EndLeftoversRequest, EndLeftoversSummary } from '../../src/engine/end-leftovers.js';
+import { departedRow } from '../../src/engine/leftover-rows.js';
+import { markStale, withMarks } from '../../src/engine/snapshot.js';
 import { checkingOf } from '../../src/engine/types.js';
-import type { Engine, EngineSnapshot, EvictRequest, EvictSummary, HostStatus } from '../../src/engine/types.js';
+import type { Engine, EngineFinding, EngineSnapshot, EvictRequest, EvictSummary, HostStatus } from '../../src/engine/types.js';
 import type { SourceState } from '../../src/sources/types.js';
 import { emptyCounters } from '../../src/sources/types.js';
 
@@ -52,7 +55,10 @@ export function demoView(): { view: RegistryView; facts: OsFacts } {
     { source: 'hypivisor', resource: `${home}/work/ghostwatch`, holder: '7f3a9c1e-live-agent', acquiredAt: S(40) },
     { source: 'hypivisor', resource: `${home}/work/hyper-pi`, holder: 'c0ffee00-ghost', acquiredAt: S(290) },
   ];
-  const alive = (pid: number, startedMinutesAgo: number, state = 'S') => [pid, { pid, kill: 'ok' as const, state, startedAt: S(startedMinutesAgo), checkedAt: FIXED_NOW }] as const;
+  // What each live process costs, as the engine's meter would say after two probes.
+  const costs: Record<number, { cpuPct: number; rssMib: number }> = { 41001: { cpuPct: 3.2, rssMib: 212 }, 41002: { cpuPct: 41, rssMib: 388 }, 40888: { cpuPct: 0, rssMib: 0 }, 40999: { cpuPct: 0.4, rssMib: 18 }, 41010: { cpuPct: 0.1, rssMib: 164 }, 41020: { cpuPct: 12, rssMib: 96 } };
+  const usage = (pid: number) => (costs[pid] ? { cpuPct: costs[pid].cpuPct, cpuOver: 'interval' as const, rssBytes: costs[pid].rssMib * 1024 * 1024 } : undefined);
+  const alive = (pid: number, startedMinutesAgo: number, state = 'S') => [pid, { pid, kill: 'ok' as const, state, startedAt: S(startedMinutesAgo), checkedAt: FIXED_NOW, usage: usage(pid) }] as const;
   const pids = new Map([
     alive(41001, 43),
     alive(41002, 126),
@@ -108,6 +114,34 @@ export function demoFindings(): Finding[] {
   return reconcile(view, facts, FIXED_NOW, defaultPolicy(HOST));
 }
 
+/** What the demo's ghost (c0ffee00, pid 40777) left running: a dev server on :3000 and a test watcher at full CPU. */
+export function demoLeftovers(): Leftover[] {
+  const base = { ppid: 1, state: 'S', uid: 1000, user: 'ana', agentPid: 40777, otherUser: false } as const;
+  return [
+    { ...base, pid: 40790, startTicks: 9_120_300, startedAt: S(290), name: 'node', cmd: `node ${home}/work/hyper-pi/node_modules/.bin/vite --port 3000`, rssBytes: 88_612_864, cpuPct: 0.3, ports: [3000, 24678] },
+    { ...base, pid: 40791, startTicks: 9_120_412, startedAt: S(289), state: 'R', name: 'node', cmd: 'node --test --watch test/', rssBytes: 43_044_864, cpuPct: 98.7, ports: [] },
+  ];
+}
+
+/** A pi agent gone from the registry (swept after it died) whose browser still runs (`otherUser`: as another user, ghostwatch running as root). */
+export function departedLeftovers(otherUser = false): Leftover[] {
+  const owner = otherUser ? { uid: 33, user: 'www-data', otherUser: true } : { uid: 1000, user: 'ana', otherUser: false };
+  return [{ pid: 40920, ppid: 1, state: 'S', ...owner, agentPid: 40900, startTicks: 9_130_000, startedAt: S(75), name: 'chrome', cmd: '/opt/google/chrome/chrome --headless --remote-debugging-port=9222', rssBytes: 212_860_928, cpuPct: 1.2, ports: [9222] }];
+}
+
+/** The demo's rows with leftovers under the ghost, and (unless told not to) a departed agent's row. */
+export function leftoverSnapshot(opts: { departed?: boolean; otherUser?: boolean } = {}): { findings: EngineFinding[]; fields: Partial<EngineSnapshot> } {
+  const findings: EngineFinding[] = demoFindings().map((f) => (f.id === 'c0ffee00-ghost' ? withMarks(f, { leftovers: demoLeftovers() }) : f));
+  const departed = departedRow({ agent: { pid: 40900, startTicks: 9_129_000 }, refs: [{ source: 'hypivisor', id: '5e5e5e5e-swept', machine: HOST, cwd: `${home}/work/e2e` }], leftovers: departedLeftovers(opts.otherUser) }, HOST);
+  const os = { processTable: 'ok' as const, lastProbeAt: FIXED_NOW, leftoversTracked: true };
+  return { findings, fields: opts.departed === false ? { os } : { departed: [departed], os } };
+}
+
+export function leftoverEngine(opts: { departed?: boolean; otherUser?: boolean } = {}): StaticEngine {
+  const { findings, fields } = leftoverSnapshot(opts);
+  return new StaticEngine(findings, fields);
+}
+
 /** An engine whose snapshot the test sets; evictions are recorded, not sent anywhere. */
 export class StaticEngine implements Engine {
   private snap: EngineSnapshot;
@@ -130,6 +164,12 @@ export class StaticEngine implements Engine {
   };
   async refresh(): Promise<void> {
     this.refreshes++;
+  }
+  readonly endings: EndLeftoversRequest[] = [];
+  async endLeftovers(request: EndLeftoversRequest): Promise<EndLeftoversSummary> {
+    this.endings.push(request);
+    const results = request.selection.map((target) => ({ target, outcome: 'ended' as const, detail: 'gone after SIGTERM' }));
+    return { results, counts: { ended: results.length, killed: 0, 'already-gone': 0, skipped: 0, refused: 0, failed: 0 } };
   }
   async evict(request: EvictRequest): Promise<EvictSummary> {
     this.evictions.push(request);
@@ -201,6 +241,44 @@ export function multiSourceEngine(opts: { agentctlDown: boolean }): StaticEngine
     source({ name: 'claude-sessions', url: `${home}/.claude-sessions`, status: 'watching', claims: undefined, eviction: { available: true, note: 'claude-sessions: eviction moves the whole session file, its claim with it, to the ghostwatch trash' } }),
   ];
   return new StaticEngine(findings, { sources });
+}
+
+/**
+ * What each agent costs, and the ones that cannot answer: a busy agent, idle ones, one stopped
+ * with Ctrl-Z 18 minutes ago (suspended), one held by a debugger (t), one whose event loop hangs
+ * (its port let the bound pass twice: "not answering"), a ghost and a remote row (no figures).
+ */
+export function costsEngine(): StaticEngine {
+  const e = (id: string, f: Partial<SessionEntry>): SessionEntry => {
+    const entry = { source: 'hypivisor', id, machine: HOST, status: 'active', portProtocol: 'websocket', ...f } as SessionEntry;
+    return { ...entry, raw: { id, machine: entry.machine, cwd: f.cwd, port: f.port, pid: f.pid, status: entry.status } as Record<string, unknown> };
+  };
+  const sessions: SessionEntry[] = [
+    e('7f3a9c1e-refactor-parser', { pid: 41001, port: 8101, cwd: `${home}/work/ghostwatch`, registeredAt: S(42) }),
+    e('b21d44aa-build-gateway', { pid: 41002, port: 8102, cwd: `${home}/work/api-server/packages/gateway`, registeredAt: S(125) }),
+    e('3c3c3c3c-paused-in-pane', { pid: 41030, port: 8103, cwd: `${home}/work/hyper-pi`, registeredAt: S(64) }),
+    e('4d4d4d4d-under-gdb', { pid: 41031, port: 8104, cwd: `${home}/work/native-addon`, registeredAt: S(20) }),
+    e('5e5e5e5e-hung-loop', { pid: 41032, port: 8105, cwd: `${home}/work/infra/terraform`, registeredAt: S(33) }),
+    e('6f6f6f6f-docs-writer', { pid: 41033, port: 8106, cwd: `${home}/work/docs`, registeredAt: S(8) }),
+    e('c0ffee00-ghost', { pid: 40777, port: 8107, cwd: `${home}/work/old`, registeredAt: S(300) }),
+    e('9e9e9e9e-remote', { pid: 5123, port: 8111, cwd: '/home/ana/work/ghostwatch', machine: 'laptop.lan', registeredAt: S(15) }),
+  ];
+  const MIB = 1024 * 1024;
+  const run = (pid: number, started: number, cpuPct: number, rssMib: number, more: Partial<PidFacts> = {}): [number, PidFacts] => [pid, { pid, kill: 'ok', state: 'S', startedAt: S(started), checkedAt: FIXED_NOW, usage: { cpuPct, cpuOver: 'interval', rssBytes: rssMib * MIB }, ...more }];
+  const pids = new Map<number, PidFacts>([
+    run(41001, 43, 2.7, 214),
+    run(41002, 126, 97, 1_310, { state: 'R' }),
+    run(41030, 65, 0, 236, { state: 'T', stoppedSince: S(18) }),
+    run(41031, 21, 0, 88, { state: 't', stoppedSince: S(2) }),
+    run(41032, 34, 100, 612, { state: 'R' }),
+    run(41033, 9, 0.3, 151),
+    [40777, { pid: 40777, kill: 'ESRCH', checkedAt: FIXED_NOW }],
+  ]);
+  const probe = (port: number, fields: Partial<HandshakeFacts>): [number, HandshakeFacts] => [port, { port, result: 'answered', detail: 'HTTP/1.1 400 Bad Request', ms: 2, boundMs: 2_000, misses: 0, checkedAt: FIXED_NOW, ...fields }];
+  // Only a port that did not answer is kept.
+  const handshakes = new Map<number, HandshakeFacts>([probe(8105, { result: 'timeout', detail: 'no answer within 2000 ms', ms: 2_003, misses: 2 })]);
+  const findings = reconcile({ sessions, claims: [] }, { pids, ports: new Map(), handshakes }, FIXED_NOW, defaultPolicy(HOST, { clockText: (ms) => new Date(ms).toISOString().slice(11, 19) }));
+  return new StaticEngine(findings);
 }
 
 /**

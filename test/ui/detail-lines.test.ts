@@ -117,6 +117,40 @@ describe('the detail view says what the evidence says', () => {
   });
 });
 
+describe('the detail view of a stopped agent: since when, what it costs, whether its port answers', () => {
+  const f = reconcile(
+    { sessions: [{ source: 'hypivisor', id: 'paused', machine: HOST, pid: 4300, port: 8300 }], claims: [] },
+    {
+      pids: new Map([[4300, alive(4300, { state: 'T', stoppedSince: NOW - 3 * MIN, usage: { cpuPct: 0, cpuOver: 'interval', rssBytes: 123 * 1024 * 1024 } })]]),
+      ports: new Map(),
+      handshakes: new Map([[8300, { port: 8300, result: 'timeout' as const, detail: 'no answer within 2000 ms', ms: 2004, boundMs: 2000, misses: 2, checkedAt: NOW - 1000 }]]),
+    },
+    NOW,
+    defaultPolicy(HOST, { clockText: () => '11:57:00' }),
+  )[0]!;
+
+  it('says it is suspended, since when, the way out, and what it costs', () => {
+    const l = Object.fromEntries(detailLines(f, NOW).map((x) => [x.label, x.value]));
+    expect(l.verdict).toBe('suspended, evictable only with force');
+    expect(l.why).toBe('pid 4300 is stopped (state T, Ctrl-Z or SIGSTOP) since 11:57:00: it cannot answer until continued; o jumps to its pane: fg there, or kill -CONT 4300');
+    expect(l['stopped since']).toBe(`${momentText(NOW - 3 * MIN, NOW)}: the first probe that found it stopped`);
+    expect(l.CPU).toBe('0.0 % of one core, between the last two probes');
+    expect(l.memory).toBe('123M resident (128,974,848 bytes)');
+    expect(l['port answers']).toBe('port 8300: no answer to an upgrade request within 2s, 2 times in a row');
+  });
+
+  it('an answering port, a first reading over the process\'s life, a port that could not be asked', () => {
+    const with_ = (usage: PidFacts['usage'], h: Partial<NonNullable<Finding['evidence']['handshake']>>) =>
+      Object.fromEntries(detailLines({ ...f, evidence: { ...f.evidence, usage, handshake: { ...f.evidence.handshake!, ...h } } }, NOW).map((x) => [x.label, x.value]));
+    const answered = with_({ cpuPct: 2.5, cpuOver: 'life' }, { result: 'answered', detail: 'HTTP/1.1 400 Bad Request', ms: 3, misses: 0 });
+    expect(answered.CPU).toBe('2.5 % of one core, on average since it started (one reading so far)');
+    expect(answered.memory).toBeUndefined();
+    expect(answered['port answers']).toBe('port 8300: answered an upgrade request in 3ms (HTTP/1.1 400 Bad Request)');
+    expect(with_(undefined, { result: 'closed', misses: 1 })['port answers']).toBe('port 8300: closed without answering an upgrade request');
+    expect(with_(undefined, { result: 'error', detail: '127.0.0.1 and ::1 refused\u001b[2J' })['port answers']).toBe('port 8300: could not be asked (127.0.0.1 and ::1 refused^[[2J)');
+  });
+});
+
 describe('the detail view of a Claude Code record', () => {
   const MACHINE = 'a'.repeat(32);
   const started = NOW - 10 * MIN;

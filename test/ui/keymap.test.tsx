@@ -6,12 +6,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
+import type { EndLeftoversRequest, EndLeftoversSummary } from '../../src/engine/end-leftovers.js';
 import type { EvictRequest, EvictSummary } from '../../src/engine/types.js';
 import { App } from '../../src/ui/app.js';
 import { helpLines } from '../../src/ui/help.js';
 import { bindingFor, bindingKeys, footerFor, KEYMAP, MODES, type KeyPress, type Mode } from '../../src/ui/keymap.js';
 import { KeyReader } from '../../src/ui/keys.js';
-import { FIXED_NOW, StaticEngine } from '../support/ui-fixtures.js';
+import { FIXED_NOW, leftoverSnapshot, StaticEngine } from '../support/ui-fixtures.js';
 
 const dir = join(import.meta.dirname, '../../src/ui');
 const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => /\.tsx?$/.test(f));
@@ -57,12 +58,21 @@ function readPresses(sequences: readonly string[]): Map<string, KeyPress> {
   return out;
 }
 
-/** An engine whose evictions wait until released: the App stays in the `evicting` mode. */
+/** An engine whose evictions (and K runs) wait until released: the App stays in the `evicting` (`ending`) mode. The ghost has leftovers. */
 class HeldEngine extends StaticEngine {
   private releaseAll: (() => void)[] = [];
+  constructor() {
+    const { findings, fields } = leftoverSnapshot({ departed: false });
+    super(findings, fields);
+  }
   override async evict(request: EvictRequest): Promise<EvictSummary> {
     await new Promise<void>((r) => this.releaseAll.push(r));
     return super.evict(request);
+  }
+  override async endLeftovers(request: EndLeftoversRequest): Promise<EndLeftoversSummary> {
+    const done = super.endLeftovers(request); // recorded at once; answered once released
+    await new Promise<void>((r) => this.releaseAll.push(r));
+    return done;
   }
   release(): void {
     for (const r of this.releaseAll.splice(0)) r();
@@ -80,6 +90,8 @@ const INTO: Record<Mode, readonly string[]> = {
   'confirm-force': ['G', 'k', 'k', ' ', 'g', ' ', 'd', 'y'],
   evicting: ['d', 'y'],
   cancelling: ['d', 'y', '\u001b'],
+  'confirm-leftovers': ['K'],
+  ending: ['K', 'y'],
 };
 
 describe('the App does nothing for a key the keymap does not list for the mode on top', () => {
@@ -109,7 +121,7 @@ describe('the App does nothing for a key the keymap does not list for the mode o
       await sleep(60);
       // Every frame drawn meanwhile, not only the last: a key could open a view that a later key closes.
       for (const frame of [...r.frames.slice(drawn), r.lastFrame()]) expect(frame, `a key not in the keymap for ${mode} changed the screen`).toBe(before);
-      expect([quits, engine.refreshes, engine.evictions.length]).toEqual([0, 0, evictions]);
+      expect([quits, engine.refreshes, engine.evictions.length, engine.endings.length]).toEqual([0, 0, evictions, mode === 'ending' ? 1 : 0]);
     } finally {
       engine.release();
       r.unmount();
@@ -147,6 +159,6 @@ describe('every binding is a key a terminal sends, in the footer or the help', (
   });
 
   it('Ctrl-C quits from every mode but a running eviction, which it cancels first (a second one quits)', () => {
-    for (const mode of MODES) expect(bindingFor({ input: 'c', ctrl: true }, mode)?.command).toBe(mode === 'evicting' ? 'evict.cancel' : 'app.quit');
+    for (const mode of MODES) expect(bindingFor({ input: 'c', ctrl: true }, mode)?.command).toBe(mode === 'evicting' || mode === 'ending' ? 'evict.cancel' : 'app.quit');
   });
 });

@@ -1,7 +1,9 @@
 import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
-import { CLAIM_COLUMNS, GUTTER, layoutColumns, samePlacement, SESSION_COLUMNS, type PlacedColumn } from '../../src/ui/columns.js';
+import { CLAIM_COLUMNS, columnsFor, GUTTER, layoutColumns, samePlacement, SESSION_COLUMNS, type PlacedColumn } from '../../src/ui/columns.js';
 import { helpLines } from '../../src/ui/help.js';
+import { visibleRows } from '../../src/ui/rows.js';
+import { defaultPolicy, reconcile, type PidFacts } from '../../src/core/index.js';
 import { bindingKeys, footerFor, keyCommand, KEYMAP } from '../../src/ui/keymap.js';
 import { fit, formatAge, headCells, shortenPath, tailCells, truncate } from '../../src/ui/text.js';
 
@@ -48,6 +50,48 @@ describe('columns', () => {
     const ids = layoutColumns(SESSION_COLUMNS, 60, { keep: 'source' }).map((p) => p.column.id);
     expect(ids).toContain('source');
     expect(ids.slice(0, 2)).toEqual(['verdict', 'id']);
+  });
+});
+
+describe('what each agent costs: CPU% and MEM', () => {
+  const NOW = 1_800_000_000_000;
+  const facts = (pid: number, usage: PidFacts['usage']): [number, PidFacts] => [pid, { pid, kill: 'ok', state: 'S', startedAt: NOW - 60_000, checkedAt: NOW, usage }];
+  const findings = reconcile(
+    {
+      sessions: [
+        { source: 'hypivisor', id: 'hot', machine: 'devbox', pid: 11 },
+        { source: 'hypivisor', id: 'idle', machine: 'devbox', pid: 12 },
+        { source: 'hypivisor', id: 'big', machine: 'devbox', pid: 13 },
+        { source: 'hypivisor', id: 'far', machine: 'elsewhere', pid: 14 },
+      ],
+      claims: [],
+    },
+    { pids: new Map([facts(11, { cpuPct: 97.4, cpuOver: 'interval', rssBytes: 80 * 1024 * 1024 }), facts(12, { cpuPct: 0, cpuOver: 'interval', rssBytes: 900 * 1024 }), facts(13, { cpuPct: 1.25, cpuOver: 'life', rssBytes: 3 * 1024 ** 3 })]), ports: new Map() },
+    NOW,
+    defaultPolicy('devbox'),
+  );
+  const cell = (column: string, id: string) => {
+    const c = SESSION_COLUMNS.find((x) => x.id === column)!;
+    return c.value(findings.find((f) => f.id === id)!, { now: NOW }, c.width);
+  };
+
+  it('shows CPU % of a core and resident memory, "-" where unknown (another host)', () => {
+    expect(['hot', 'idle', 'big', 'far'].map((id) => cell('cpu', id))).toEqual(['97', '0.0', '1.3', '-']);
+    expect(['hot', 'idle', 'big', 'far'].map((id) => cell('mem', id))).toEqual(['80M', '900K', '3.0G', '-']);
+  });
+
+  it('sorts heaviest first, the unknown last', () => {
+    const order = (sortColumn: string) => visibleRows(findings, { tab: 'sessions', filter: '', problemsOnly: false, sortColumn, sortReverse: false }, { now: NOW }).map((f) => f.id);
+    expect(order('cpu')).toEqual(['hot', 'big', 'idle', 'far']);
+    expect(order('mem')).toEqual(['big', 'hot', 'idle', 'far']);
+  });
+
+  it('are optional: shown from 100 columns, dropped at 80 like the other optional columns', () => {
+    const ids = (width: number) => layoutColumns(columnsFor('sessions', undefined, 1), width).map((p) => p.column.id);
+    expect(ids(80)).not.toContain('cpu');
+    expect(ids(80)).not.toContain('mem');
+    expect(ids(100)).toEqual(expect.arrayContaining(['cpu', 'mem']));
+    expect(ids(200)).toEqual(['verdict', 'id', 'pid', 'cpu', 'mem', 'age', 'cwd', 'host', 'port', 'status']);
   });
 });
 

@@ -5,6 +5,7 @@
 import { formatDuration } from '../duration.js';
 import type { PidFacts, Policy, SessionEntry, StartReference } from '../types.js';
 import { judged, noteInvalidTimes, PROCESS_START_FIELD, toLocal, type EvidenceDraft, type Judgement } from './judgement.js';
+import { judgeSuspended } from './suspended.js';
 
 /** Judge `entry` by the process `pid`, of which the OS said `facts` (undefined: not probed yet). */
 export function judgeIdentity(
@@ -26,6 +27,7 @@ export function judgeIdentity(
     return judged('unverified', `${name} could not be checked: ${facts.error ?? 'unknown error'}`);
   }
   evidence.state = facts.state;
+  evidence.usage = facts.usage;
   if (facts.invalidStart !== undefined) noteInvalidTimes(evidence, [{ field: PROCESS_START_FIELD, value: facts.invalidStart }]);
   if (facts.state === 'Z') return judged('zombie', `${name} is a zombie: it exited and its parent never reaped it`);
   const exact = entry.pidStartTicks !== undefined && facts.startTicks !== undefined;
@@ -52,6 +54,9 @@ export function judgeIdentity(
       return judged('unverified', `${name} belongs to a process started ${before} before the registered start time: identity unclear`);
     }
   }
+  // The one that registered, there, and stopped: it cannot answer, and it is no ghost.
+  const stopped = judgeSuspended(name, pid, facts, policy, evidence);
+  if (stopped) return stopped;
   const alive = facts.kill === 'EPERM' ? `${name} is alive (EPERM: another user owns it)` : `${name} is alive`;
   if (facts.detailsHidden !== undefined) {
     // kill found it: alive. Its state and start time are hidden, so identity is unchecked.

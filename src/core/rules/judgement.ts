@@ -26,7 +26,7 @@ export type EvidenceDraft = { -readonly [K in keyof Evidence]: Evidence[K] };
  * which JSON omits); rare fields (pending, siblings, port, ...) are added only where they apply.
  */
 export function newEvidence(host: Evidence['host']): EvidenceDraft {
-  return { host, kill: undefined, state: undefined, start: undefined, process: undefined, checkedAt: undefined };
+  return { host, kill: undefined, state: undefined, start: undefined, process: undefined, usage: undefined, checkedAt: undefined };
 }
 
 /** What a host answered as a process's start, when it is no time. */

@@ -136,6 +136,8 @@ export function toSessionEntry(
     machine: text(node.machine),
     cwd: text(node.cwd),
     port: node.port,
+    // hypivisor's agents serve WebSocket there: its proxy opens ws://<machine>:<port>/ (protocols.md §1).
+    portProtocol: 'websocket',
     pid: node.pid,
     offline: status === 'offline',
     ended: undefined,

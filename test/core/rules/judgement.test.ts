@@ -45,7 +45,7 @@ describe('newEvidence', () => {
   it('starts with the host and the common fields unset, and takes more fields after them', () => {
     const host = { machine: 'devbox', local: true, matchedAs: 'exact' } as const;
     const e = newEvidence(host);
-    expect(Object.keys(e)).toEqual(['host', 'kill', 'state', 'start', 'process', 'checkedAt']);
+    expect(Object.keys(e)).toEqual(['host', 'kill', 'state', 'start', 'process', 'usage', 'checkedAt']);
     expect(e.host).toBe(host);
     expect(JSON.stringify(e)).toBe('{"host":{"machine":"devbox","local":true,"matchedAs":"exact"}}');
     e.kill = 'ESRCH';
