@@ -268,9 +268,12 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
 
   if (width < MIN_COLUMNS || size.rows < MIN_ROWS) return <TooSmall columns={width} rows={size.rows} />;
 
-  // What the footer offers first: evicting, when that is what the row (or the marks) wants.
+  // What the footer offers first: ending leftovers or evicting, when that is what the row (or the marks) wants.
   const underCursor = mode === 'detail' ? detailFinding : mode === 'table' ? rows[state.cursor] : undefined;
-  const footerNeed: FooterNeed = (mode === 'table' && state.marks.size > 0) || (underCursor?.problem === true && underCursor.evictable) ? 'evict' : undefined;
+  const footerNeed: FooterNeed = {
+    evict: (mode === 'table' && state.marks.size > 0) || (underCursor?.problem === true && underCursor.evictable),
+    leftovers: underCursor !== undefined && (leftoversOf(underCursor)?.length ?? 0) > 0,
+  };
 
   // Each part behind its own boundary: a part that throws is one error line, tried again at the
   // next frame; the keys and the other parts go on.

@@ -134,6 +134,7 @@ export const KEYMAP: readonly Binding[] = [
   {
     command: 'leftovers.end',
     keys: [{ char: 'K' }],
+    footer: 'end leftovers',
     description: 'end the processes a dead agent left running (asks first; SIGTERM, then SIGKILL after a grace)',
     modes: ['table', 'detail'],
     evicts: true,

@@ -59,6 +59,26 @@ describe('the table', () => {
   });
 });
 
+describe('the footer', () => {
+  const footer = (frame: string) => frame.split('\n').at(-1)!;
+
+  it('offers K first on a row with leftovers, at 80 columns too, and not on a row without', async () => {
+    const a = await app(leftoverEngine(), { columns: 80, rows: 24 });
+    expect(footer(a.frame())).toMatch(/^ K  end leftovers d  evict /);
+    await a.send('/');
+    await a.send('live-agent');
+    await a.send('\r');
+    expect(a.frame()).toMatch(/^> .*7f3a9c1e-liv/m);
+    expect(footer(a.frame())).not.toContain('K ');
+    expect(footer(a.frame())).not.toContain('leftovers');
+  });
+
+  it('in --read-only it says K is read-only, as d', async () => {
+    const a = await app(leftoverEngine(), { readOnly: true, columns: 120 });
+    expect(footer(a.frame())).toMatch(/^ K  end leftovers \(read-only\)/);
+  });
+});
+
 describe('K', () => {
   it('asks first, naming each process: pid, command, ports, user, whose it was; n cancels and nothing is signalled', async () => {
     const engine = leftoverEngine();

@@ -15,13 +15,21 @@ const PINNED: ReadonlySet<string> = new Set(['?', 'q']);
  */
 const BY_NEED: readonly Command[] = ['view.details', 'mark.toggle', 'view.tab', 'view.events', 'filter.start', 'evict.selected', 'view.problems', 'sort.next', 'nav.down'];
 
-/** `evict`: the row under the cursor (or the marked rows, or the detail view's row) is an evictable problem. */
-export type FooterNeed = 'evict' | undefined;
+/**
+ * What the row under the cursor (or the marked rows, or the detail view's row) wants: `evict`, an
+ * evictable problem; `leftovers`, a dead agent's processes still running (K is offered only then,
+ * and first: they are what still costs the machine).
+ */
+export interface FooterNeed {
+  readonly evict?: boolean | undefined;
+  readonly leftovers?: boolean | undefined;
+}
 
-export function footerOrder(mode: Mode, need: FooterNeed): ReturnType<typeof footerFor> {
-  const entries = footerFor(mode);
+export function footerOrder(mode: Mode, need: FooterNeed = {}): ReturnType<typeof footerFor> {
+  const entries = footerFor(mode).filter((e) => e.command !== 'leftovers.end' || need.leftovers === true);
   const rank = (c: Command): number => {
-    if (need === 'evict' && c === 'evict.selected') return -1;
+    if (need.leftovers === true && c === 'leftovers.end') return -2;
+    if (need.evict === true && c === 'evict.selected') return -1;
     const i = BY_NEED.indexOf(c);
     return i === -1 ? BY_NEED.length : i;
   };
@@ -30,10 +38,10 @@ export function footerOrder(mode: Mode, need: FooterNeed): ReturnType<typeof foo
 
 export function Footer({ mode, width, readOnly, need }: { mode: Mode; width: number; readOnly: boolean; need?: FooterNeed }) {
   // In --read-only, marks are not offered (they are for evicting); the eviction keys say why they do nothing.
-  const offered = footerOrder(mode, readOnly ? undefined : need).filter((e) => !(readOnly && e.forEviction));
+  const offered = footerOrder(mode, readOnly ? { leftovers: need?.leftovers } : need).filter((e) => !(readOnly && e.forEviction));
   const parts: { keys: string; word: string; dim: boolean }[] = offered.map((e) => ({
     keys: e.keys,
-    word: e.evicts && readOnly ? 'evict (read-only)' : e.word,
+    word: e.evicts && readOnly ? `${e.word} (read-only)` : e.word,
     dim: e.evicts && readOnly,
   }));
   // Help and the way out are always shown; the others in order of need, each where it still fits.
