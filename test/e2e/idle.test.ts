@@ -3,7 +3,7 @@
 // host, one without a pid), and every byte the program writes to the pty counted with
 // `tmux pipe-pane` for 10 s. A control in the same test registers one more agent and checks that
 // bytes do arrive, so a broken counter cannot pass. Needs tmux and a built dist/.
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +27,7 @@ const IDLE_MS = 10_000;
 const SETTLE_MS = 2_500;
 
 let server: RegistryServer;
+let listener: ChildProcess | undefined;
 const agents: WebSocket[] = [];
 let nextPort = 9100;
 
@@ -64,12 +65,19 @@ describe.runIf(hasTmux && built)('an idle ghostwatch in a real tmux pane', () =>
     await register('ghost-agent', { pid: doomed.pid });
     await killAndReap(doomed);
     await register('remote-agent', { pid: 4242, machine: 'build-server.example' });
-    // No pid: its port is probed instead (the registry's own port, so it is open).
-    await register('portonly-agent', { port: server.port });
+    // No pid: its port is probed instead, and its owner found. An idle child of its own listens
+    // there: the test's own process would do, but its memory moves (MEM is shown) while it works.
+    listener = spawn(process.execPath, ['-e', "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => console.log(s.address().port))"], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const port = await new Promise<number>((resolve, reject) => {
+      listener!.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
+      listener!.once('exit', (code) => reject(new Error(`the listener exited (${code})`)));
+    });
+    await register('portonly-agent', { port });
   });
 
   afterAll(async () => {
     killPanes();
+    if (listener) await killAndReap(listener);
     for (const a of agents) a.terminate();
     await server?.close();
     rmSync(dir, { recursive: true, force: true });

@@ -32,15 +32,15 @@ describe('columns', () => {
     const wide = widths(layoutColumns(SESSION_COLUMNS, 200, { needs }));
     expect([wide.id! >= 20, wide.cwd! >= 30, wide.status, wide.source, wide.host]).toEqual([true, true, 24, 15, 10]);
     // Not enough for all: the flexible columns first (by weight), then the fixed ones by priority.
-    // (Every column at its minimum takes 96 cells, 98 with the gutter.)
+    // (Every column at its minimum (CPU% and MEM among them) takes 108 cells, 110 with the gutter.)
     const byWidth = (total: number) => {
       const w = widths(layoutColumns(SESSION_COLUMNS, total, { needs }));
       return [w.id, w.cwd, w.status, w.source];
     };
-    expect(byWidth(98 + 28)).toEqual([20, 30, 10, 9]);
-    expect(byWidth(98 + 28 + 14)).toEqual([20, 30, 24, 9]);
-    expect(byWidth(98 + 28 + 14 + 6)).toEqual([20, 30, 24, 15]);
-    const [id, cwd] = byWidth(98 + 6);
+    expect(byWidth(110 + 28)).toEqual([20, 30, 10, 9]);
+    expect(byWidth(110 + 28 + 14)).toEqual([20, 30, 24, 9]);
+    expect(byWidth(110 + 28 + 14 + 6)).toEqual([20, 30, 24, 15]);
+    const [id, cwd] = byWidth(110 + 6);
     expect([id! + cwd!, id! < 20, cwd! < 30]).toEqual([12 + 10 + 6, true, true]);
     // Measured again with the same result, the placement is the same (the App keeps the one it has).
     expect(samePlacement(layoutColumns(SESSION_COLUMNS, 140, { needs }), layoutColumns(SESSION_COLUMNS, 140, { needs: new Map(needs) }))).toBe(true);
