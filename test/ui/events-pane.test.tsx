@@ -1,22 +1,15 @@
 // The events pane in the real App: `e` opens it over the table, newest first with local times,
 // every registry string inert, scrolled by the same keys as the other views, Esc goes back.
 import { render } from 'ink-testing-library';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WatchEvent } from '../../src/core/events.js';
 import { App } from '../../src/ui/app.js';
 import { demoFindings, FIXED_NOW, StaticEngine } from '../support/ui-fixtures.js';
 import { until } from '../support/wait.js';
 import { firstFrame, typeKeys } from '../support/ink-keys.js';
+import { inTimeZone } from '../support/time-zone.js';
 
-let tz: string | undefined;
-beforeAll(() => {
-  tz = process.env.TZ;
-  process.env.TZ = 'UTC';
-});
-afterAll(() => {
-  if (tz === undefined) delete process.env.TZ;
-  else process.env.TZ = tz;
-});
+inTimeZone('UTC');
 
 async function open(engine: StaticEngine, keys: string[], size = { columns: 100, rows: 20 }) {
   const r = render(<App engine={engine} now={() => FIXED_NOW} home="/home/ana" size={size} onQuit={() => {}} />);

@@ -5,23 +5,16 @@
 // of a registry not read says "not connected since" first and gives no problem count; a stale
 // row still shows the registry's status.
 import { render } from 'ink-testing-library';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defaultPolicy, reconcile, type Finding, type PidFacts, type SessionEntry } from '../../src/core/index.js';
 import { markStale, withMarks } from '../../src/engine/snapshot.js';
 import { App } from '../../src/ui/app.js';
 import { demoFindings, downEngine, FIXED_NOW, HOST, source, StaticEngine } from '../support/ui-fixtures.js';
 import { firstFrame, nextFrame, typeKeys } from '../support/ink-keys.js';
 import { until } from '../support/wait.js';
+import { inTimeZone } from '../support/time-zone.js';
 
-let tz: string | undefined;
-beforeAll(() => {
-  tz = process.env.TZ;
-  process.env.TZ = 'UTC';
-});
-afterAll(() => {
-  if (tz === undefined) delete process.env.TZ;
-  else process.env.TZ = tz;
-});
+inTimeZone('UTC');
 
 interface Agent {
   readonly id: string;

@@ -3,7 +3,7 @@
 // text; they are never offered for eviction; an empty table says "not connected". Plus the
 // detail view's local times that keep ticking, and the force dialog's word on live agents.
 import { render } from 'ink-testing-library';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/core/types.js';
 import { markStale } from '../../src/engine/snapshot.js';
 import { App } from '../../src/ui/app.js';
@@ -12,17 +12,10 @@ import { confirmFor, type ConfirmState } from '../../src/ui/confirm-state.js';
 import { CLAUDE_LIVE_EVICT_NOTE } from '../../src/sources/claude/session-companions.js';
 import { detailLines } from '../../src/ui/detail.js';
 import { demoFindings, downEngine, FIXED_NOW, source, StaticEngine } from '../support/ui-fixtures.js';
+import { inTimeZone } from '../support/time-zone.js';
 
 const settle = (ms = 30) => new Promise((r) => setTimeout(r, ms));
-let tz: string | undefined;
-beforeAll(() => {
-  tz = process.env.TZ;
-  process.env.TZ = 'UTC';
-});
-afterAll(() => {
-  if (tz === undefined) delete process.env.TZ;
-  else process.env.TZ = tz;
-});
+inTimeZone('UTC');
 
 async function open(engine: StaticEngine, opts: { columns?: number; rows?: number; keys?: string[]; now?: () => number } = {}) {
   const r = render(<App engine={engine} now={opts.now ?? (() => FIXED_NOW)} home="/home/ana" size={{ columns: opts.columns ?? 120, rows: opts.rows ?? 30 }} onQuit={() => {}} />);
