@@ -314,6 +314,8 @@ async function cliFigures(): Promise<{ rssMb: number; tickBytes: number; between
 /** Two of the demo's new ghosts (one every ~30 s) and a minute tick: between them it draws nothing. */
 const DEMO_MS = 60_000;
 const BSU = '\u001b[?2026h';
+/** The monitor's own pane: inside tmux the demo's agents get a window of their own, `gw-demo`, which a bare `gw` would also name. */
+const DEMO_PANE = '=gw:0.0';
 
 /**
  * The busy demo (agents joining, dying, a new ghost every ~30 s) in a real tmux pane, 120x40,
@@ -332,8 +334,8 @@ async function demoFigures(): Promise<{ bytesPerS: number; framesPerS: number; f
   try {
     execFileSync('tmux', ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'gw', '-x', String(COLUMNS), '-y', String(ROWS), `exec node '${BIN}' demo`], { env });
     socketPath = tmux('display', '-p', '#{socket_path}').trim();
-    await until(() => /\b\d+ ghost/.test(tmux('capture-pane', '-p', '-t', 'gw')), 30_000, 'the demo on screen');
-    tmux('pipe-pane', '-o', '-t', 'gw', `cat >> '${out}'`);
+    await until(() => /\b\d+ ghost/.test(tmux('capture-pane', '-p', '-t', DEMO_PANE)), 30_000, 'the demo on screen');
+    tmux('pipe-pane', '-o', '-t', DEMO_PANE, `cat >> '${out}'`);
     await until(() => existsSync(out), 3_000, 'the pipe-pane file');
     await sleep(DEMO_MS);
     const text = readFileSync(out, 'latin1');
@@ -347,7 +349,7 @@ async function demoFigures(): Promise<{ bytesPerS: number; framesPerS: number; f
   } finally {
     try {
       // q: the demo ends every process it started, then exits, and the pane with it.
-      execFileSync('tmux', ['-L', socket, 'send-keys', '-t', 'gw', 'q'], { stdio: 'ignore' });
+      execFileSync('tmux', ['-L', socket, 'send-keys', '-t', DEMO_PANE, 'q'], { stdio: 'ignore' });
       await until(() => !/\bgw:/.test(execFileSync('tmux', ['-L', socket, 'ls'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })), 10_000, 'the demo to quit');
     } catch {
       // gone already (no server left to ask), or did not quit: the server goes below
