@@ -65,9 +65,11 @@ describe.runIf(hasTmux && built)('an idle ghostwatch in a real tmux pane', () =>
     await register('ghost-agent', { pid: doomed.pid });
     await killAndReap(doomed);
     await register('remote-agent', { pid: 4242, machine: 'build-server.example' });
-    // No pid: its port is probed instead, and its owner found. An idle child of its own listens
-    // there: the test's own process would do, but its memory moves (MEM is shown) while it works.
-    listener = spawn(process.execPath, ['-e', "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => console.log(s.address().port))"], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // No pid: its port is probed instead, and its owner found. A child that only listens and
+    // sleeps serves it: the test's own process (or another node, whose GC runs on after its start)
+    // costs CPU and memory that move, and the CPU% and MEM of that row would be redrawn rightly.
+    const listen = 'import socket, time\ns = socket.socket()\ns.bind(("127.0.0.1", 0))\ns.listen()\nprint(s.getsockname()[1], flush=True)\ntime.sleep(1e6)';
+    listener = spawn('python3', ['-c', listen], { stdio: ['ignore', 'pipe', 'ignore'] });
     const port = await new Promise<number>((resolve, reject) => {
       listener!.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
       listener!.once('exit', (code) => reject(new Error(`the listener exited (${code})`)));
