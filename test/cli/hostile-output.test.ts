@@ -186,7 +186,8 @@ describe.runIf(built)('hostile input of the user', () => {
         const config = tempDir();
         mkdirSync(join(config, 'ghostwatch'));
         const cases: [string[], NodeJS.ProcessEnv][] = [
-          [['check', `--${s}`], {}],
+          // '--x…', never a bare '--' (the end of the options, a valid command line).
+          [['check', `--x${s}`], {}],
           [['check', '--interval', s], {}],
           [[`x${s}`], {}],
           [['check', '--timeout', '1'], { HYPIVISOR_WS: `ws://h/${s}#${s}` }],
