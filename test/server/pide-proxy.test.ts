@@ -11,6 +11,8 @@ import { until } from '../support/wait.js';
 
 /** A generous deadline: it only guards against a hang on a busy machine. */
 const WAIT_MS = 15_000;
+/** A test here waits on several steps of up to WAIT_MS each: a hang fails on the step's own message, not the test's timeout. */
+const STEPS = { timeout: 4 * WAIT_MS };
 const agentScript = fileURLToPath(new URL('../support/pide-agent.mjs', import.meta.url));
 
 interface AgentStats {
@@ -47,12 +49,18 @@ async function startAgent(): Promise<Agent> {
     child.once('exit', (code) => reject(new Error(`agent exited ${code}`)));
   });
   let serial = 0;
+  /** The agent's answer; an agent that does not answer within WAIT_MS fails the test, naming the command. */
   const ask = (cmd: string, args: Record<string, unknown> = {}): Promise<AgentStats> => {
     const id = ++serial;
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.off('message', on);
+        reject(new Error(`the agent did not answer '${cmd}' within ${WAIT_MS} ms (exit code ${child.exitCode}, signal ${child.signalCode})`));
+      }, WAIT_MS);
       const on = (m: unknown): void => {
         const reply = m as { id?: number; stats: AgentStats };
         if (reply.id !== id) return;
+        clearTimeout(timer);
         child.off('message', on);
         resolve(reply.stats);
       };
@@ -112,7 +120,7 @@ async function serveWithAgent(opts: Parameters<typeof serve>[0] = {}, token = ''
   return { agent, server, socket, viewUrl };
 }
 
-describe('Pi-DE through serve', () => {
+describe('Pi-DE through serve', STEPS, () => {
   it('lists the agent, opens it through /ws/agent/<id> with a raw token, and relays text and binary both ways', async () => {
     const token = 'ab%zz/é+';
     const { agent, server, viewUrl } = await serveWithAgent({}, token);
@@ -247,7 +255,7 @@ describe('Pi-DE through serve', () => {
   });
 });
 
-describe('backpressure', () => {
+describe('backpressure', STEPS, () => {
   const LIMIT = 256 * 1024;
   const FRAME = 64 * 1024;
 
@@ -316,7 +324,7 @@ describe('backpressure', () => {
   });
 });
 
-describe('a frame larger than the mark, streamed', () => {
+describe('a frame larger than the mark, streamed', STEPS, () => {
   const LIMIT = 64 * 1024;
   /** What one read from a socket may bring in at once. */
   const ONE_READ = 64 * 1024;
@@ -355,7 +363,7 @@ describe('a frame larger than the mark, streamed', () => {
     (view.ws as unknown as { _socket: { pause(): void } })._socket.pause();
     await until(async () => (await agent.ask('stats')).clients === 1 || undefined, WAIT_MS, 'serve connected to the agent');
     await agent.ask('flood', { frameBytes: 64 * 1024, cap: 4 * 1024 * 1024 });
-    await until(() => lines.find((l) => l.includes('hard limit')), WAIT_MS, 'the log line');
+    await until(() => lines.find((l) => l.includes('hard limit')), WAIT_MS, () => `the log line (serve logged ${JSON.stringify(lines)}; proxies ${JSON.stringify(server.proxyStats())})`);
     expect(lines.filter((l) => l.includes('hard limit'))).toEqual([
       expect.stringMatching(new RegExp(`^serve: proxy to ${ID} \\(127\\.0\\.0\\.1:\\d+\\): \\d+ bytes unsent to Pi-DE, over the hard limit of 8192: closed$`)),
     ]);
@@ -364,7 +372,7 @@ describe('a frame larger than the mark, streamed', () => {
   });
 });
 
-describe('frames over the limit, and handshakes that are not WebSocket ones', () => {
+describe('frames over the limit, and handshakes that are not WebSocket ones', STEPS, () => {
   it('closes both sides with 1009 when Pi-DE sends a frame over the frame limit; the agent gets nothing of it', async () => {
     const { agent, viewUrl } = await serveWithAgent({ maxPayload: 64 * 1024 });
     const view = await openAgentView(viewUrl);
@@ -407,7 +415,7 @@ describe('frames over the limit, and handshakes that are not WebSocket ones', ()
   });
 });
 
-describe('Pi-DE through serve, bounded in time', () => {
+describe('Pi-DE through serve, bounded in time', STEPS, () => {
   const LIMIT = 256 * 1024;
   const FRAME = 64 * 1024;
   it('closes a proxy, with a log line, whose agent does not read for a whole ping interval', async () => {

@@ -28,18 +28,25 @@ wss.on('connection', (ws) => {
   });
 });
 
-/** Sends frames of `frameBytes` to the first client while its unsent bytes stay under `cap`. */
+/**
+ * Sends frames of `frameBytes` to the first client while its unsent bytes stay under `cap`. One turn
+ * sends at most twice `cap` (what the kernel's buffers take comes on top of `cap`): a reader as
+ * fast as this writer would otherwise keep the loop, and with it this process's IPC answers and
+ * the socket's own close, from ever running.
+ */
 function startFlood(frameBytes, cap) {
   const ws = [...clients][0];
   const frame = Buffer.alloc(frameBytes, 0x61);
+  const burst = Math.ceil((2 * cap) / frameBytes);
   flood = { sent: 0, stuck: false, stopped: false };
   const state = flood;
   const pump = () => {
     if (state.stopped || ws.readyState !== ws.OPEN) return;
-    while (ws.bufferedAmount < cap) {
+    for (let n = 0; n < burst && ws.bufferedAmount < cap; n++) {
       ws.send(frame, { binary: true });
       state.sent += frameBytes;
     }
+    if (ws.bufferedAmount < cap) return void setImmediate(pump);
     state.stuck = true; // nothing more fits: whoever is downstream has stopped reading
     setTimeout(pump, 20);
   };
