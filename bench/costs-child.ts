@@ -1,8 +1,10 @@
 // The costs bench's child: the real engine over 10,000 agents of this host, on a provider that
-// answers for every pid as /proc would (alive, sleeping, its start), `with` or `without` the CPU
-// time and memory readings the CPU% and MEM columns are made of (and, with them, every agent's
-// WebSocket port asked whether it answers, answered at once). After six full probes (at the default cadence) it prints
-// one JSON line: its RSS and heap after a full GC. Run: node --expose-gc costs-child.js with|without
+// answers for every pid as /proc would (alive, sleeping, its start), `without` the CPU time and
+// memory readings the CPU% and MEM columns are made of, with them (`columns`), or with them and
+// every agent's WebSocket port asked whether it answers, answered at once (`answering`: the "not
+// answering" facts, which are not a column). After six full probes (at the default cadence) it
+// prints one JSON line: its RSS and heap after a full GC.
+// Run: node --expose-gc costs-child.js without|columns|answering
 import { createEngine } from '../src/engine/index.js';
 import type { ProbeProvider } from '../src/os/provider.js';
 import type { PidFacts, ProcessInfo, SessionEntry } from '../src/core/types.js';
@@ -12,7 +14,10 @@ import { readFileSync } from 'node:fs';
 const AGENTS = 10_000;
 const HOST = 'devbox';
 const FULL_PROBES = 6;
-const withCosts = process.argv[2] === 'with';
+const mode = process.argv[2];
+if (mode !== 'without' && mode !== 'columns' && mode !== 'answering') throw new Error(`costs-child: without, columns or answering, not ${mode}`);
+const withCosts = mode !== 'without';
+const answering = mode === 'answering';
 const START = Date.now() - 3_600_000;
 const MIB = 1024 * 1024;
 
@@ -25,7 +30,7 @@ for (let i = 0; i < AGENTS; i++) {
     machine: HOST,
     cwd: `/home/dev/work/project-${i % 97}`,
     port: 20_000 + i,
-    portProtocol: withCosts ? 'websocket' : undefined,
+    portProtocol: answering ? 'websocket' : undefined,
     pid,
     status: 'active',
     registeredAt: START + 1_000,

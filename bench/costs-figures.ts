@@ -2,11 +2,15 @@
 // `ghostwatch serve`, the real engine at default cadence (full probe every 2 s); one agent at a
 // time is SIGSTOPped at a random moment and timed to the first snapshot that calls it suspended,
 // then continued and waited back to live. engine_rss_10k: the real engine over 10,000 agents of
-// this host in a child process (costs-child.ts), on a provider that answers as /proc would, with
-// and without the CPU time and memory readings (and the "answering" probe's facts); its RSS after
-// six full probes and a full GC, the median of three children each. answering_probe: 100 real
+// this host in a child process (costs-child.ts), on a provider that answers as /proc would, without
+// the CPU time and memory readings, with them (what the CPU% and MEM columns cost: the figure the
+// issue bounds), and with them and the "answering" probe's facts (reported beside it); its RSS
+// after six full probes and a full GC, the median of three children each. answering_probe: 100 real
 // `ws` servers in one node process, each asked once per round as the engine does (8 at a time),
-// ten rounds: the CPU it costs the monitor and the agents, per agent and round.
+// ten rounds: the CPU it costs the monitor and the agents, per agent and round. columns_idle_cpu:
+// the real engine on the real /proc provider over 1,000 real sleeping agents, in a child process
+// (idle-costs-child.ts), with and without the readings the columns are made of: its CPU over 20 s
+// once settled, three children each, in turn; the figure is the medians' difference as a share.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -127,12 +131,38 @@ async function answeringCost(): Promise<{ monitorUs: number; agentUs: number; an
   }
 }
 
-/** RSS (MB) of the engine over 10,000 agents, with or without what the columns are made of. */
-function engineRss(mode: 'with' | 'without'): number {
+type RssMode = 'without' | 'columns' | 'answering';
+
+/** RSS (MB) of the engine over 10,000 agents: without what the columns are made of, with it, or with it and the "answering" facts. */
+function engineRss(mode: RssMode): number {
   const out = execFileSync(process.execPath, ['--expose-gc', join(ROOT, 'dist/bench/costs-child.js'), mode], { encoding: 'utf8', timeout: 180_000 });
-  const r = JSON.parse(out.trim().split('\n').pop()!) as { rssMb: number; withUsage: number };
-  if (mode === 'with' && r.withUsage !== 10_000) throw new Error(`the child's findings carry no costs (${r.withUsage})`);
+  const r = JSON.parse(out.trim().split('\n').pop()!) as { rssMb: number; withUsage: number; handshakes: number };
+  if (mode !== 'without' && r.withUsage !== 10_000) throw new Error(`the child's findings carry no costs (${r.withUsage})`);
   return r.rssMb;
+}
+
+const IDLE_AGENTS = 1_000;
+const IDLE_WINDOW_MS = 20_000;
+
+/** The engine's idle CPU (% of a core) at 1,000 real agents, without and with the columns' readings, in turn. */
+async function columnsIdleCpu(): Promise<{ without: number[]; columns: number[] }> {
+  const agents: (ChildProcess & { pid: number })[] = [];
+  try {
+    for (let i = 0; i < IDLE_AGENTS; i++) agents.push(await spawnSleep(900));
+    const pids = agents.map((a) => a.pid).join(',');
+    const out = { without: [] as number[], columns: [] as number[] };
+    for (let i = 0; i < CHILDREN; i++) {
+      for (const mode of ['without', 'columns'] as const) {
+        const line = execFileSync(process.execPath, [join(ROOT, 'dist/bench/idle-costs-child.js'), mode, String(IDLE_WINDOW_MS), pids], { encoding: 'utf8', timeout: 180_000 });
+        const r = JSON.parse(line.trim().split('\n').pop()!) as { cpuPct: number; withUsage: number };
+        if (r.withUsage !== (mode === 'columns' ? IDLE_AGENTS : 0)) throw new Error(`idle-costs-child ${mode}: ${r.withUsage} findings with costs`);
+        out[mode].push(r.cpuPct);
+      }
+    }
+    return out;
+  } finally {
+    await Promise.all(agents.map(killAndReap));
+  }
 }
 
 export async function costsFigures(): Promise<Figures> {
@@ -142,21 +172,25 @@ export async function costsFigures(): Promise<Figures> {
   }
   const detect = await suspendedDetection();
   const answering = await answeringCost();
-  const withRss: number[] = [];
-  const withoutRss: number[] = [];
-  // Alternately, so a noisy moment hits both.
-  for (let i = 0; i < CHILDREN; i++) {
-    withoutRss.push(engineRss('without'));
-    withRss.push(engineRss('with'));
-  }
-  const w = median(withRss);
-  const wo = median(withoutRss);
+  const idle = await columnsIdleCpu();
+  const idleWithout = median(idle.without);
+  const idleColumns = median(idle.columns);
+  const rss: Record<RssMode, number[]> = { without: [], columns: [], answering: [] };
+  // In turn, so a noisy moment hits all three.
+  for (let i = 0; i < CHILDREN; i++) for (const mode of ['without', 'columns', 'answering'] as const) rss[mode].push(engineRss(mode));
+  const wo = median(rss.without);
+  const cols = median(rss.columns);
+  const ans = median(rss.answering);
   return {
     suspended_detect_median_ms: { value: Math.round(median(detect)), unit: 'ms', target: `<= ${2 * CADENCE.full} (2 full probes)` },
     suspended_detect_max_ms: { value: Math.round(Math.max(...detect)), unit: 'ms', target: `<= ${2 * CADENCE.full}` },
     engine_rss_10k_without_costs_mb: { value: round1(wo), unit: 'MB' },
-    engine_rss_10k_with_costs_mb: { value: round1(w), unit: 'MB' },
-    engine_rss_10k_costs_delta_mb: { value: round1(w - wo), unit: 'MB', target: '<= 5' },
+    engine_rss_10k_with_costs_mb: { value: round1(cols), unit: 'MB' },
+    engine_rss_10k_costs_delta_mb: { value: round1(cols - wo), unit: 'MB', target: '<= 5 (the CPU% and MEM columns)' },
+    engine_rss_10k_answering_delta_mb: { value: round1(ans - cols), unit: 'MB', target: 'what asking 10,000 WebSocket ports adds (not a column)' },
+    columns_idle_cpu_1k_without_pct: { value: Math.round(idleWithout * 100) / 100, unit: '% of a core (engine, 1,000 agents)' },
+    columns_idle_cpu_1k_with_pct: { value: Math.round(idleColumns * 100) / 100, unit: '% of a core (engine, 1,000 agents)' },
+    columns_idle_cpu_1k_delta_pct: { value: round1(((idleColumns - idleWithout) / idleWithout) * 100), unit: '% more idle CPU', target: '<= 10' },
     answering_probe_monitor_cpu_us: { value: Math.round(answering.monitorUs), unit: 'µs CPU per agent per round' },
     answering_probe_agent_cpu_us: { value: Math.round(answering.agentUs), unit: 'µs CPU per agent per round' },
     answering_probe_monitor_cpu_pct_20_agents: { value: Math.round(((answering.monitorUs * 20) / (CADENCE.full * 1000)) * 100 * 100) / 100, unit: '% of a core (20 agents, a round per 2 s)' },
