@@ -438,7 +438,7 @@ class LiveEngineImpl implements LiveEngine {
     this.scheduleTtl(findings, now);
     yield;
     if (!inputDriven && settled === this.snapshot.settled && sameFindings(this.snapshot.findings, findings) && sameFindings(this.snapshot.departed ?? [], departed)) return;
-    const events = this.eventLog.next(rows, this.lastSnaps.map((s) => s.state), now, settled, departed);
+    const events = this.eventLog.next(rows, this.lastSnaps.map((s) => s.state), now, settled, [...placed.carrying, ...departed]);
     this.snapshot = buildSnapshot({
       findings,
       sources: this.lastSnaps.map((s) => s.state),

@@ -39,9 +39,10 @@ export class EventLog {
   /**
    * The events up to this snapshot: `rows` are its rows against the last snapshot published. The
    * first settled one is the base: its registries only (each one's rows are told as one count).
-   * Leftovers are told the first time they are shown, under a row or a departed agent's.
+   * Leftovers are told the first time they are shown: `withLeftovers` are the rows that show some
+   * (a registry's rows and departed agents' rows).
    */
-  next(rows: RowChanges, sources: readonly SourceState[], now: number, settled: boolean, departed: readonly Finding[] = []): readonly WatchEvent[] {
+  next(rows: RowChanges, sources: readonly SourceState[], now: number, settled: boolean, withLeftovers: readonly Finding[] = []): readonly WatchEvent[] {
     if (!settled) return this.ring;
     const after = eventSources(sources);
     const first = this.base === undefined;
@@ -51,7 +52,7 @@ export class EventLog {
       now,
       { evicted: this.evictedKeys, limit: EVENTS_KEPT },
     );
-    added.push(...this.newLeftovers([rows.findings, departed], now));
+    added.push(...this.newLeftovers(withLeftovers, now));
     this.base = after;
     if (this.evictedKeys.size > 0) {
       const present = new Set(rows.findings.map(findingKey));
@@ -62,22 +63,20 @@ export class EventLog {
   }
 
   /** One event per row whose dead agent's leftovers are shown for the first time, naming the new ones. */
-  private newLeftovers(lists: readonly (readonly Finding[])[], now: number): WatchEvent[] {
+  private newLeftovers(rows: readonly Finding[], now: number): WatchEvent[] {
     const events: WatchEvent[] = [];
     const shown = new Set<string>();
-    for (const rows of lists) {
-      for (const f of rows) {
-        const list = leftoversOf(f);
-        if (!list || list.length === 0) continue;
-        const fresh = list.filter((l) => !this.toldLeftovers.has(identityKey(l)));
-        for (const l of list) shown.add(identityKey(l));
-        if (fresh.length === 0) continue;
-        const which = fresh
-          .slice(0, 4)
-          .map((l) => `pid ${l.pid} ${sanitize(l.name, 16)}${l.ports && l.ports.length > 0 ? ` :${l.ports.join(',:')}` : ''}`)
-          .join(', ');
-        events.push({ at: now, kind: 'leftovers', source: f.source, rowKind: f.kind, id: f.id, verdict: f.verdict, rows: fresh.length, detail: fresh.length > 4 ? `${which}, ...` : which });
-      }
+    for (const f of rows) {
+      const list = leftoversOf(f);
+      if (!list || list.length === 0) continue;
+      const fresh = list.filter((l) => !this.toldLeftovers.has(identityKey(l)));
+      for (const l of list) shown.add(identityKey(l));
+      if (fresh.length === 0) continue;
+      const which = fresh
+        .slice(0, 4)
+        .map((l) => `pid ${l.pid} ${sanitize(l.name, 16)}${l.ports && l.ports.length > 0 ? ` :${l.ports.join(',:')}` : ''}`)
+        .join(', ');
+      events.push({ at: now, kind: 'leftovers', source: f.source, rowKind: f.kind, id: f.id, verdict: f.verdict, rows: fresh.length, detail: fresh.length > 4 ? `${which}, ...` : which });
     }
     this.toldLeftovers = shown;
     return events;

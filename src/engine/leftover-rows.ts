@@ -34,14 +34,20 @@ function rowsProcessIsOver(f: Finding): boolean {
 
 /**
  * The findings with each dead agent's leftovers under the row that names it (by its source and id,
- * or by its pid when that row's process is over), and a departed row for each group no row shows.
+ * or by its pid when that row's process is over), and a departed row for each group no row shows;
+ * `carrying` lists the rows given leftovers (the events tell them without a walk of every row).
  */
-export function placeLeftovers(findings: readonly EngineFinding[], groups: readonly LeftoverGroup[], host: string): { findings: readonly EngineFinding[]; departed: EngineFinding[] } {
-  if (groups.length === 0) return { findings, departed: [] };
+export function placeLeftovers(
+  findings: readonly EngineFinding[],
+  groups: readonly LeftoverGroup[],
+  host: string,
+): { findings: readonly EngineFinding[]; departed: EngineFinding[]; carrying: EngineFinding[] } {
+  if (groups.length === 0) return { findings, departed: [], carrying: [] };
   const byPid = new Map<number, LeftoverGroup[]>();
   for (const g of groups) byPid.set(g.agent.pid, [...(byPid.get(g.agent.pid) ?? []), g]);
   const placed = new Set<LeftoverGroup>();
   let out: EngineFinding[] | undefined;
+  const carrying: EngineFinding[] = [];
   for (let i = 0; i < findings.length; i++) {
     const f = findings[i]!;
     if (f.kind !== 'session' || !f.evidence.host.local) continue;
@@ -52,6 +58,7 @@ export function placeLeftovers(findings: readonly EngineFinding[], groups: reado
     const leftovers: Leftover[] = mine.flatMap((g) => g.leftovers);
     out ??= findings.slice();
     out[i] = withMarks(f, { leftovers });
+    carrying.push(out[i]!);
   }
   const departed: EngineFinding[] = [];
   const keys = new Set(findings.map(findingKey));
@@ -62,7 +69,7 @@ export function placeLeftovers(findings: readonly EngineFinding[], groups: reado
     keys.add(findingKey(row));
     departed.push(row);
   }
-  return { findings: out ?? findings, departed };
+  return { findings: out ?? findings, departed, carrying };
 }
 
 /** The row of an agent gone from its registry, kept while what it started still runs. */

@@ -1,9 +1,9 @@
 // Is anything listening on a localhost port? Tries 127.0.0.1, then ::1 when v4 refuses:
 // an agent listening only on IPv6 localhost must not be reported as refused (a false ghost).
-import net from 'node:net';
 import type { PortFacts, PortResult } from '../core/types.js';
 import { isUsablePort } from '../core/pid.js';
 import { abortError, throwIfAborted } from './liveness.js';
+import { boundedConnect } from './bounded-connect.js';
 
 export interface PortProbeOptions {
   /** Budget for the whole probe (both address families). Default 300 ms. */
@@ -24,30 +24,11 @@ export type Attempt = { readonly kind: 'open' } | { readonly kind: 'timeout' } |
  * timer and the abort listener are always released. Also the remote port check's connect.
  */
 export function tryConnect(host: string, port: number, timeoutMs: number, signal: AbortSignal | undefined): Promise<Attempt> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve({ kind: 'aborted' });
-    const socket = net.connect({ host, port });
-    let done = false;
-    const finish = (a: Attempt): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      socket.removeAllListeners();
-      socket.on('error', () => {}); // a late error after destroy must not become an uncaught one
-      socket.destroy();
-      resolve(a);
-    };
-    const onAbort = (): void => finish({ kind: 'aborted' });
-    // After a stall of the event loop the timer and the socket's answer are both due, and timers
-    // run first: give pending I/O one turn (setImmediate runs after it) before calling it a
-    // timeout, or a refused port reads as "timeout" and a ghost flickers to unverified.
-    const timer = setTimeout(() => setImmediate(() => finish({ kind: 'timeout' })), Math.max(0, timeoutMs));
-    signal?.addEventListener('abort', onAbort, { once: true });
-    socket.once('connect', () => finish({ kind: 'open' }));
+  return boundedConnect<Attempt>(host, port, timeoutMs, signal, { timeout: () => ({ kind: 'timeout' }), aborted: () => ({ kind: 'aborted' }) }, (socket, settle) => {
+    socket.once('connect', () => settle({ kind: 'open' }));
     // A name with several addresses fails with an AggregateError: its first coded error says why.
     socket.once('error', (err: NodeJS.ErrnoException & { errors?: NodeJS.ErrnoException[] }) => {
-      finish({ kind: 'error', code: err.code ?? err.errors?.find((e) => e.code)?.code ?? err.message });
+      settle({ kind: 'error', code: err.code ?? err.errors?.find((e) => e.code)?.code ?? err.message });
     });
   });
 }

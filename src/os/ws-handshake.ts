@@ -7,13 +7,13 @@
 // a client to the agent: pi-socket builds and sends its whole session for every one and logs two
 // lines, which a probe every 2 s must not cost anyone. A server that accepts anyway (101) gets the
 // connection closed at once.
-import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { HandshakeFacts } from '../core/types.js';
 import { sanitize } from '../core/sanitize.js';
 import { isLoopbackAddress } from './loopback.js';
 import { listeningSockets } from './proc-net.js';
+import { boundedConnect } from './bounded-connect.js';
 
 /** The version asked for: none (13 is the only one in use); the answer must be a refusal. */
 const NO_SUCH_VERSION = '0';
@@ -28,28 +28,11 @@ export interface UpgradeAnswer {
 
 /** One upgrade request to host:port; resolves once, whatever happens (the socket and timer always released). */
 export function askUpgrade(host: string, port: number, boundMs: number, signal?: AbortSignal): Promise<UpgradeAnswer & { readonly code?: string }> {
-  return new Promise((resolve) => {
-    const started = performance.now();
-    const elapsed = (): number => Math.round(performance.now() - started);
-    const socket = net.connect({ host, port });
-    let done = false;
+  const started = performance.now();
+  const elapsed = (): number => Math.round(performance.now() - started);
+  const ends = { timeout: () => ({ result: 'timeout', detail: `no answer within ${boundMs} ms`, ms: elapsed() }) as const, aborted: () => ({ result: 'error', detail: 'aborted', ms: elapsed() }) as const };
+  return boundedConnect<UpgradeAnswer & { readonly code?: string }>(host, port, boundMs, signal, ends, (socket, settle) => {
     let head = '';
-    const finish = (answer: UpgradeAnswer & { readonly code?: string }): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      socket.removeAllListeners();
-      socket.on('error', () => {}); // a late error after destroy must not become an uncaught one
-      socket.destroy();
-      resolve(answer);
-    };
-    const onAbort = (): void => finish({ result: 'error', detail: 'aborted', ms: elapsed() });
-    // After a stall of our own event loop the timer and the answer may both be due: give pending
-    // I/O one turn before calling it a timeout (as the port probe does).
-    const timer = setTimeout(() => setImmediate(() => finish({ result: 'timeout', detail: `no answer within ${boundMs} ms`, ms: elapsed() })), Math.max(0, boundMs));
-    if (signal?.aborted) return onAbort();
-    signal?.addEventListener('abort', onAbort, { once: true });
     socket.once('connect', () => {
       const key = randomBytes(16).toString('base64');
       const where = host.includes(':') ? `[${host}]` : host;
@@ -63,10 +46,10 @@ export function askUpgrade(host: string, port: number, boundMs: number, signal?:
       if (end < 0 && head.length < MAX_STATUS_LINE) return;
       const line = (end < 0 ? head : head.slice(0, end)).slice(0, MAX_STATUS_LINE);
       const http = /^HTTP\/1\.[01] \d{3}\b/.test(line);
-      finish({ result: 'answered', detail: http ? sanitize(line, 60) : 'an answer that is not HTTP', ms: elapsed() });
+      settle({ result: 'answered', detail: http ? sanitize(line, 60) : 'an answer that is not HTTP', ms: elapsed() });
     });
-    socket.once('end', () => finish({ result: 'closed', detail: 'closed without an answer', ms: elapsed() }));
-    socket.once('error', (err: NodeJS.ErrnoException) => finish({ result: 'error', detail: err.code ?? err.message, code: err.code, ms: elapsed() }));
+    socket.once('end', () => settle({ result: 'closed', detail: 'closed without an answer', ms: elapsed() }));
+    socket.once('error', (err: NodeJS.ErrnoException) => settle({ result: 'error', detail: err.code ?? err.message, code: err.code, ms: elapsed() }));
   });
 }
 
