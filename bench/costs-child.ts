@@ -8,7 +8,7 @@
 import { createEngine } from '../src/engine/index.js';
 import type { ProbeProvider } from '../src/os/provider.js';
 import type { PidFacts, ProcessInfo, SessionEntry } from '../src/core/types.js';
-import type { Source, SourceSnapshot } from '../src/sources/types.js';
+import { fixedSource } from './fixed-source.js';
 import { readFileSync } from 'node:fs';
 
 const AGENTS = 10_000;
@@ -37,20 +37,7 @@ for (let i = 0; i < AGENTS; i++) {
   });
 }
 
-const snapshot: SourceSnapshot = {
-  sessions,
-  claims: [],
-  state: { name: 'hypivisor', url: 'ws://bench', status: 'connected', since: Date.now(), repaired: 0, resyncs: 0, reconnects: 0, counters: { frames: 0, invalidJson: 0, badFrames: 0, unknownEvents: 0, badEntries: 0, oversize: 0, requestTimeouts: 0 }, clockOffsetMs: 0 },
-};
-const source: Source = {
-  name: 'hypivisor',
-  start: () => {},
-  stop: async () => {},
-  snapshot: () => snapshot,
-  subscribe: () => () => {},
-  evict: async () => ({ ok: true }) as never,
-  resync: async () => {},
-};
+const source = fixedSource(sessions);
 
 const provider: ProbeProvider = {
   host: HOST,

@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { createEngine } from '../src/engine/index.js';
 import { localProbeProvider, type ProbeProvider } from '../src/os/provider.js';
 import type { PidFacts, SessionEntry } from '../src/core/types.js';
-import type { Source, SourceSnapshot } from '../src/sources/types.js';
+import { fixedSource } from './fixed-source.js';
 
 const mode = process.argv[2];
 if (mode !== 'without' && mode !== 'columns') throw new Error(`idle-costs-child: without or columns, not ${mode}`);
@@ -29,20 +29,7 @@ const sessions: SessionEntry[] = pids.map((pid, i) => ({
   status: 'active',
   registeredAt: now, // after the processes started (a process younger than its registration is a reused pid)
 }));
-const snapshot: SourceSnapshot = {
-  sessions,
-  claims: [],
-  state: { name: 'hypivisor', url: 'ws://bench', status: 'connected', since: now, repaired: 0, resyncs: 0, reconnects: 0, counters: { frames: 0, invalidJson: 0, badFrames: 0, unknownEvents: 0, badEntries: 0, oversize: 0, requestTimeouts: 0 }, clockOffsetMs: 0 },
-};
-const source: Source = {
-  name: 'hypivisor',
-  start: () => {},
-  stop: async () => {},
-  snapshot: () => snapshot,
-  subscribe: () => () => {},
-  evict: async () => ({ ok: true }) as never,
-  resync: async () => {},
-};
+const source = fixedSource(sessions);
 
 const local = localProbeProvider(HOST);
 const withoutReadings = (facts: PidFacts): PidFacts => {
