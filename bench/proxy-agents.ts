@@ -4,6 +4,7 @@
 // fast as its socket takes them and never reads; a deaf agent never reads and sends nothing.
 // Tells its parent the ports over IPC: {flood: number[], deaf: number[]}.
 import { WebSocketServer, type WebSocket } from 'ws';
+import { pumpFrames } from './flood-pump.js';
 
 interface Options {
   readonly flood: number;
@@ -16,12 +17,7 @@ const opts = JSON.parse(process.argv[2] ?? '{}') as Options;
 const frame = Buffer.alloc(opts.frameBytes, 0x61);
 
 function flood(ws: WebSocket): void {
-  const pump = (): void => {
-    if (ws.readyState !== ws.OPEN) return;
-    while (ws.bufferedAmount < 2 * frame.length) ws.send(frame, { binary: true });
-    setTimeout(pump, 20);
-  };
-  pump();
+  pumpFrames(ws, frame, 2 * frame.length);
 }
 
 function listen(mode: 'flood' | 'deaf'): Promise<number> {

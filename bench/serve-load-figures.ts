@@ -15,6 +15,7 @@ import { WebSocket } from 'ws';
 import { type Figures, percentile } from './figures.js';
 import { openClient, registerNodes, type NodeParams, type WireClient } from './registrations.js';
 import { params, rssMb, startServe, stormAgent, type ServeProcess } from './serve-process.js';
+import { pumpFrames } from './flood-pump.js';
 
 const FRAME_BYTES = 15 * 1024 * 1024;
 const RSS_CEILING_MB = 4096;
@@ -75,12 +76,7 @@ function floodingSocket(url: string): Promise<WebSocket> {
   return new Promise((resolve) => {
     ws.once('open', () => {
       (ws as unknown as { _socket: { pause(): void } })._socket.pause();
-      const pump = (): void => {
-        if (ws.readyState !== WebSocket.OPEN) return;
-        while (ws.bufferedAmount < 2 * FRAME_BYTES) ws.send(frame, { binary: true });
-        setTimeout(pump, 20);
-      };
-      pump();
+      pumpFrames(ws, frame, 2 * FRAME_BYTES);
       resolve(ws);
     });
     ws.once('close', () => resolve(ws));

@@ -30,9 +30,10 @@ wss.on('connection', (ws) => {
 
 /**
  * Sends frames of `frameBytes` to the first client while its unsent bytes stay under `cap`. One turn
- * sends at most twice `cap` (what the kernel's buffers take comes on top of `cap`): a reader as
- * fast as this writer would otherwise keep the loop, and with it this process's IPC answers and
- * the socket's own close, from ever running.
+ * sends at most twice `cap` (what the kernel's buffers take comes on top of `cap`): once serve
+ * resets the connection mid-turn (its hard limit), the socket is destroyed, a send adds nothing to
+ * `bufferedAmount` any more, and a loop "while under cap" never ended: this process answered no
+ * IPC question again (the hard-limit test's timeout on CI). bench/flood-pump.ts is the same pump.
  */
 function startFlood(frameBytes, cap) {
   const ws = [...clients][0];
