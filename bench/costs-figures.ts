@@ -136,7 +136,7 @@ type RssMode = 'without' | 'columns' | 'answering';
 /** RSS (MB) of the engine over 10,000 agents: without what the columns are made of, with it, or with it and the "answering" facts. */
 function engineRss(mode: RssMode): number {
   const out = execFileSync(process.execPath, ['--expose-gc', join(ROOT, 'dist/bench/costs-child.js'), mode], { encoding: 'utf8', timeout: 180_000 });
-  const r = JSON.parse(out.trim().split('\n').pop()!) as { rssMb: number; withUsage: number; handshakes: number };
+  const r = JSON.parse(out.trim().split('\n').pop()!) as { rssMb: number; withUsage: number };
   if (mode !== 'without' && r.withUsage !== 10_000) throw new Error(`the child's findings carry no costs (${r.withUsage})`);
   return r.rssMb;
 }

@@ -41,7 +41,6 @@ const probes: ProbeProvider =
     ? local
     : {
         ...local,
-        stillRunning: (pid) => local.stillRunning(pid),
         async probePids(list, opts) {
           const out = new Map<number, PidFacts>();
           for (const [pid, facts] of await local.probePids(list, opts)) out.set(pid, withoutReadings(facts));
