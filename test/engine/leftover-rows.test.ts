@@ -66,6 +66,12 @@ describe('placeLeftovers', () => {
     expect(placed.departed).toEqual([]);
   });
 
+  it('a group remembered under several names goes under the row of any of them', () => {
+    const rows = [row('second', 350)];
+    const g = group(350, [{ source: 'hypivisor', id: 'first' }, { source: 'hypivisor', id: 'second' }], [351]);
+    expect(placeLeftovers(rows, [g], HOST).findings[0]).toMatchObject({ id: 'second', leftovers: g.leftovers });
+  });
+
   it('a live row of the same pid under another id does not take it: the group gets a departed row', () => {
     const rows = [row('new-id', 300)];
     const g = group(300, [{ source: 'hypivisor', id: 'old-id' }], [301]);
@@ -134,7 +140,8 @@ describe('departedRow', () => {
 
 describe('agentsOf and leftoverTargets', () => {
   it('names each local session row by its pid, with where it ran; remote rows and rows without a pid are not agents here', () => {
-    const rows = [row('a', 100), row('r', 200, { evidence: { host: { machine: 'far', local: false } } }), row('n', 0, { entry: { pid: undefined } }), row('m', 300, { entry: { machine: undefined, cwd: undefined } })];
+    const claim = { kind: 'claim', source: 'hypivisor', id: 'lock', holder: 'a', verdict: 'held', problem: false, evictable: false, reason: '', evidence: { host: { machine: HOST, local: true } }, entry: { pid: 100 } } as unknown as EngineFinding;
+    const rows = [row('a', 100), claim, row('r', 200, { evidence: { host: { machine: 'far', local: false } } }), row('n', 0, { entry: { pid: undefined } }), row('m', 300, { entry: { machine: undefined, cwd: undefined } })];
     expect(agentsOf(rows)).toEqual([
       { pid: 100, refs: [{ source: 'hypivisor', id: 'a', machine: HOST, cwd: '/work/a' }] },
       { pid: 300, refs: [{ source: 'hypivisor', id: 'm' }] },
@@ -167,6 +174,16 @@ describe("the events' leftovers news", () => {
     const second = placeLeftovers([row('b', 200, { evidence: { kill: 'ESRCH' } })], [more], HOST);
     const news = newsOf(log.next(noChange(second.findings), [], 4_000, true, second.carrying));
     expect(news.slice(1)).toEqual([expect.objectContaining({ at: 4_000, rows: 5, detail: 'pid 203 child-203, pid 204 child-204, pid 205 child-205, pid 206 child-206, ...' })]);
+  });
+
+  it('four new ones are named without "...", a leftover with no ports gets no port list, and a row with an empty list tells nothing', () => {
+    const log = new EventLog();
+    const four = { ...group(200, [{ source: 'hypivisor', id: 'b' }], []), leftovers: [leftover(201, 200, []), leftover(202, 200), leftover(203, 200), leftover(204, 200)] };
+    const placed = placeLeftovers([row('b', 200, { evidence: { kill: 'ESRCH' } })], [four], HOST);
+    const empty = { ...row('e', 300), leftovers: [] } as EngineFinding;
+    expect(newsOf(log.next(noChange(placed.findings), [], 1_000, true, [empty, ...placed.carrying]))).toEqual([
+      expect.objectContaining({ id: 'b', rows: 4, detail: 'pid 201 child-201, pid 202 child-202, pid 203 child-203, pid 204 child-204' }),
+    ]);
   });
 
   it('tells a departed row, and the same leftovers again once they were no longer shown in between', () => {
