@@ -1,6 +1,6 @@
 // Detection latency, end to end: real processes registered on a real `ghostwatch serve`, the real
 // engine reading it at default cadence (intervalScale 1), the real App rendered by Ink off-screen
-// on that engine (maxFps 30, as the CLI). A process dies (SIGKILL), turns zombie (killed, never
+// on that engine with the CLI's render options. A process dies (SIGKILL), turns zombie (killed, never
 // reaped) or has its pid recycled (a new process on the same pid), and we time the moment the
 // condition became true to the first engine snapshot with that verdict, and (ghosts) to the
 // first frame whose row for that id shows `!ghost`.
@@ -16,6 +16,7 @@ import { CADENCE } from '../src/engine/os-facts.js';
 import { linuxClock, parseProcStat, ticksToEpochMs } from '../src/os/liveness.js';
 import { startRegistryServer, type RegistryServer } from '../src/server/index.js';
 import { HypivisorSource } from '../src/sources/hypivisor/index.js';
+import { RENDER_OPTIONS } from '../src/ui/render-options.js';
 import { killAndReap, spawnSleep } from './children.js';
 import { Watch } from './watch.js';
 import { type Figures, median, percentile } from './figures.js';
@@ -158,11 +159,9 @@ export async function detectFigures(): Promise<Figures> {
     };
     engine.start();
     const instance = ink.render(createElement(app.App, { engine, readOnly: true, home: '/home/dev', onQuit: () => {} }), {
+      ...RENDER_OPTIONS,
       stdout: stdout as unknown as NodeJS.WriteStream,
       stdin: new FakeStdin() as unknown as NodeJS.ReadStream,
-      exitOnCtrlC: false,
-      patchConsole: false,
-      maxFps: 30,
     });
     unmount = () => {
       instance.unmount();

@@ -82,7 +82,7 @@ class FixedEngine implements Engine {
 const PAGE_DOWN = '\u001b[6~';
 const PAGE_UP = '\u001b[5~';
 
-/** Keys this far apart: past the 33 ms window of maxFps 30, as a person pressing keys (a held key repeats at ~30/s). */
+/** Keys this far apart, as a person pressing keys (a held key repeats at ~30/s). */
 const KEY_GAP_MS = 40;
 
 interface KeyFigures {
@@ -109,7 +109,7 @@ export async function keyToFrame(sessions = 10_000, claims = 2_000, output: Outp
     noFrame = setTimeout(() => reject(new Error('no first frame in 5 s (is Ink in CI mode?)')), 5_000);
     stdout.onFrame = resolve;
   });
-  // The render options the CLI uses (maxFps 30), so the figure is what users get.
+  // The render options the CLI uses, so the figure is what users get.
   const terminal = stdout as unknown as NodeJS.WriteStream;
   const instance = ink.render(createElement(app.App, { engine, home: '/home/dev', now: () => SYNTH_NOW, onQuit: () => {} }), {
     ...RENDER_OPTIONS,
