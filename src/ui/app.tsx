@@ -21,7 +21,7 @@ import { detailLines, type DetailLine } from './detail.js';
 import { eventLines, type EventLine } from './events.js';
 import { nextAgeChange } from './ages.js';
 import { helpLines } from './help.js';
-import { useEngineSnapshot, useExpiry, useMinuteClock, useSecondTicks, useTimerAt, useTerminalSize, type Size } from './hooks.js';
+import { useEngineSnapshot, useExpiry, useMinuteClock, usePacedState, useSecondTicks, useTimerAt, useTerminalSize, type Size } from './hooks.js';
 import { rowShorteners, type RowShorteners } from './ids.js';
 import { wrapText } from './text.js';
 import { copyToClipboard } from './terminal.js';
@@ -70,7 +70,8 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   const { stdout } = useStdout();
   const minute = useMinuteClock(now);
   const [state, setState] = useState<ViewState>(() => ({ ...initialViewState, ...(kept ? fromKept(kept) : {}), ...initialState }));
-  const [progress, setProgress] = useState<EvictProgress | undefined>();
+  // One step per entry and phase: drawn at most ~30 times a second, however fast the run goes.
+  const [progress, setProgressSoon, setProgress] = usePacedState<EvictProgress | undefined>(undefined);
 
   // One spare line: a frame as tall as the pane makes Ink clear the whole screen on each change.
   const height = size.rows - 1;
@@ -220,7 +221,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
         const cancel = new AbortController();
         cancelRun.current = cancel;
         void engine
-          .evict({ selection: effect.selection, force: effect.force, onProgress: setProgress, signal: cancel.signal })
+          .evict({ selection: effect.selection, force: effect.force, onProgress: setProgressSoon, signal: cancel.signal })
           .then((summary) => {
             cancelRun.current = undefined;
             setProgress(undefined);

@@ -1,6 +1,6 @@
 // Terminal concerns as hooks: the engine's snapshot, the pane's size, the clocks that redraw.
 import { useStdout } from 'ink';
-import { useEffect, useState, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import type { Engine, EngineSnapshot } from '../engine/types.js';
 
 export function useEngineSnapshot(engine: Engine): EngineSnapshot {
@@ -90,4 +90,57 @@ export function useSecondTicks(active: boolean, now: () => number): number {
     return () => clearInterval(timer);
   }, [active]);
   return now();
+}
+
+/** How often state set from outside at any rate (usePacedState) is drawn at most: ~30 frames a second. */
+export const PACED_FRAME_MS = 33;
+
+/**
+ * State that work outside React sets at its own rate (an eviction's progress: three steps per
+ * entry, a thousand entries in a second or two), drawn at most once per `ms`: at once when the
+ * last one drawn is older than that, else the latest value when it is. Keys need no such pacing
+ * (their frames are drawn at once, render-options.ts); this is what keeps the data frames paced.
+ * `setNow` sets it at once, dropping a value still waiting (the run's end).
+ */
+export function usePacedState<T>(initial: T, ms: number = PACED_FRAME_MS): [T, (value: T) => void, (value: T) => void] {
+  const [value, setValue] = useState(initial);
+  const waiting = useRef<{ readonly value: T } | undefined>(undefined);
+  const timer = useRef<NodeJS.Timeout | undefined>(undefined);
+  const drawnAt = useRef(Number.NEGATIVE_INFINITY);
+  useEffect(() => () => clearTimeout(timer.current), []);
+  const draw = useCallback((next: T) => {
+    drawnAt.current = performance.now();
+    setValue(() => next);
+  }, []);
+  const setPaced = useCallback(
+    (next: T) => {
+      if (timer.current !== undefined) {
+        waiting.current = { value: next };
+        return;
+      }
+      const wait = drawnAt.current + ms - performance.now();
+      if (wait <= 0) {
+        draw(next);
+        return;
+      }
+      waiting.current = { value: next };
+      timer.current = setTimeout(() => {
+        timer.current = undefined;
+        const latest = waiting.current;
+        waiting.current = undefined;
+        if (latest) draw(latest.value);
+      }, wait);
+    },
+    [ms, draw],
+  );
+  const setNow = useCallback(
+    (next: T) => {
+      clearTimeout(timer.current);
+      timer.current = undefined;
+      waiting.current = undefined;
+      draw(next);
+    },
+    [draw],
+  );
+  return [value, setPaced, setNow];
 }

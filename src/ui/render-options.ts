@@ -9,8 +9,9 @@ import type { RenderOptions } from 'ink';
  * wait at every call, so at 30 frames a second a key typed within 33 ms of a frame of new data
  * waited 33 ms after the key before it was drawn (`key_flood_*`, docs/performance.md). Data frames
  * are paced before Ink: the engine publishes at most ~30 times a second, and less when a recompute
- * is costly. The limit left (4 ms) only joins the commits of one turn (a chunk of keys, a snapshot
- * and its rows) into a frame and a trailing one.
+ * is costly; an eviction's progress is drawn at most as often (usePacedState). The limit left
+ * (4 ms) only joins the commits of one turn (a chunk of keys, a snapshot and its rows) into a frame
+ * and a trailing one.
  *
  * Ink's standard renderer: each change erases and redraws the frame in one
  * synchronized update, an unchanged frame writes nothing. Ink 6.8's incremental mode draws every
