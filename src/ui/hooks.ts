@@ -97,50 +97,43 @@ export const PACED_FRAME_MS = 33;
 
 /**
  * State that work outside React sets at its own rate (an eviction's progress: three steps per
- * entry, a thousand entries in a second or two), drawn at most once per `ms`: at once when the
- * last one drawn is older than that, else the latest value when it is. Keys need no such pacing
- * (their frames are drawn at once, render-options.ts); this is what keeps the data frames paced.
- * `setNow` sets it at once, dropping a value still waiting (the run's end).
+ * entry, a thousand entries in a second or two), drawn at most once per `ms`: a value is drawn at
+ * once unless one was drawn less than `ms` ago; then the latest is drawn when that time is up.
+ * Keys need no such pacing (their frames are drawn at once, render-options.ts); this is what keeps
+ * the data frames paced. `setNow` draws at once and drops a value still waiting (the run's end).
  */
 export function usePacedState<T>(initial: T, ms: number = PACED_FRAME_MS): [T, (value: T) => void, (value: T) => void] {
   const [value, setValue] = useState(initial);
+  /** Running while the last value drawn is younger than `ms`. */
+  const resting = useRef<NodeJS.Timeout | undefined>(undefined);
   const waiting = useRef<{ readonly value: T } | undefined>(undefined);
-  const timer = useRef<NodeJS.Timeout | undefined>(undefined);
-  const drawnAt = useRef(Number.NEGATIVE_INFINITY);
-  useEffect(() => () => clearTimeout(timer.current), []);
-  const draw = useCallback((next: T) => {
-    drawnAt.current = performance.now();
-    setValue(() => next);
-  }, []);
+  useEffect(() => () => clearTimeout(resting.current), []);
+  const rest = useCallback((): void => {
+    resting.current = setTimeout(() => {
+      resting.current = undefined;
+      const latest = waiting.current;
+      waiting.current = undefined;
+      if (latest === undefined) return;
+      setValue(() => latest.value);
+      rest();
+    }, ms);
+  }, [ms]);
   const setPaced = useCallback(
     (next: T) => {
-      if (timer.current !== undefined) {
+      if (resting.current !== undefined) {
         waiting.current = { value: next };
         return;
       }
-      const wait = drawnAt.current + ms - performance.now();
-      if (wait <= 0) {
-        draw(next);
-        return;
-      }
-      waiting.current = { value: next };
-      timer.current = setTimeout(() => {
-        timer.current = undefined;
-        const latest = waiting.current;
-        waiting.current = undefined;
-        if (latest) draw(latest.value);
-      }, wait);
+      setValue(() => next);
+      rest();
     },
-    [ms, draw],
+    [rest],
   );
-  const setNow = useCallback(
-    (next: T) => {
-      clearTimeout(timer.current);
-      timer.current = undefined;
-      waiting.current = undefined;
-      draw(next);
-    },
-    [draw],
-  );
+  const setNow = useCallback((next: T) => {
+    clearTimeout(resting.current);
+    resting.current = undefined;
+    waiting.current = undefined;
+    setValue(() => next);
+  }, []);
   return [value, setPaced, setNow];
 }
