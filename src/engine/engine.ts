@@ -31,10 +31,8 @@ import { DEFAULT_KILL_GRACE_MS, endLeftovers, type EndLeftoversRequest, type End
 import { agentsOf, placeLeftovers } from './leftover-rows.js';
 import { LeftoverTracker } from './leftover-tracker.js';
 import type { EngineOptions, EngineStats, LiveEngine } from './options.js';
-import { type EngineFinding, type EngineSnapshot, type EvictProgress, type EvictRequest, type EvictSummary, type PaneJumpResult } from './types.js';
+import { PUBLISH_GAP_MS, type EngineFinding, type EngineSnapshot, type EvictProgress, type EvictRequest, type EvictSummary, type PaneJumpResult } from './types.js';
 
-/** Publishes at least this far apart: ~30 a second at most. */
-const PUBLISH_GAP_MS = 33;
 /** Duration texts in reasons ("3m12s old") stay roughly right with one re-check a minute. */
 const TICK_MS = 60_000;
 

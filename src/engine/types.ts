@@ -147,6 +147,9 @@ export interface PaneJumpResult {
 /** How many events the engine keeps for the events pane. */
 export const EVENTS_KEPT = 200;
 
+/** Snapshots are published at least this far apart: ~30 a second at most (the UI paces other data frames alike). */
+export const PUBLISH_GAP_MS = 33;
+
 /**
  * What became of one selected entry in an eviction run: removed, found already gone, skipped (it
  * was not what the plan saw, or stale), refused by its registry, or failed (nothing was sent).

@@ -1,7 +1,7 @@
 // Terminal concerns as hooks: the engine's snapshot, the pane's size, the clocks that redraw.
 import { useStdout } from 'ink';
 import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
-import type { Engine, EngineSnapshot } from '../engine/types.js';
+import { PUBLISH_GAP_MS, type Engine, type EngineSnapshot } from '../engine/types.js';
 
 export function useEngineSnapshot(engine: Engine): EngineSnapshot {
   return useSyncExternalStore(engine.subscribe, engine.getSnapshot);
@@ -92,19 +92,17 @@ export function useSecondTicks(active: boolean, now: () => number): number {
   return now();
 }
 
-/** How often state set from outside at any rate (usePacedState) is drawn at most: ~30 frames a second. */
-export const PACED_FRAME_MS = 33;
-
 /**
  * State that work outside React sets at its own rate (an eviction's progress: three steps per
- * entry, a thousand entries in a second or two), drawn at most once per `ms`: a value is drawn at
- * once unless one was drawn less than `ms` ago; then the latest is drawn when that time is up.
- * Keys need no such pacing (their frames are drawn at once, render-options.ts); this is what keeps
- * the data frames paced. `setNow` draws at once and drops a value still waiting (the run's end).
+ * entry, a thousand entries in a second or two), drawn at most as often as the engine publishes
+ * snapshots: a value is drawn at once unless one was drawn less than PUBLISH_GAP_MS ago; then the
+ * latest is drawn when that time is up. Keys need no such pacing (their frames are drawn at once,
+ * render-options.ts); this is what keeps the other data frames paced. `setNow` draws at once and
+ * drops a value still waiting (the run's end).
  */
-export function usePacedState<T>(initial: T, ms: number = PACED_FRAME_MS): [T, (value: T) => void, (value: T) => void] {
+export function usePacedState<T>(initial: T): [T, (value: T) => void, (value: T) => void] {
   const [value, setValue] = useState(initial);
-  /** Running while the last value drawn is younger than `ms`. */
+  /** Running while the last value drawn is younger than PUBLISH_GAP_MS. */
   const resting = useRef<NodeJS.Timeout | undefined>(undefined);
   const waiting = useRef<{ readonly value: T } | undefined>(undefined);
   useEffect(() => () => clearTimeout(resting.current), []);
@@ -116,8 +114,8 @@ export function usePacedState<T>(initial: T, ms: number = PACED_FRAME_MS): [T, (
       if (latest === undefined) return;
       setValue(() => latest.value);
       rest();
-    }, ms);
-  }, [ms]);
+    }, PUBLISH_GAP_MS);
+  }, []);
   const setPaced = useCallback(
     (next: T) => {
       if (resting.current !== undefined) {

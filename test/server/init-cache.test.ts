@@ -85,10 +85,12 @@ describe('init in a serve process of its own', () => {
     /** serve's figures once `clients` deaf clients hold their init: it is handed out in a flush up
      * to 50 ms after they connect (fanout.ts), and a figure taken before would miss it. */
     const holding = async (clients: number): Promise<Figures> => {
+      const end = Date.now() + 15_000;
       for (;;) {
         await heartbeat(agent); // serve has handled everything sent before
         const figures = await child!.ask<Figures>('measure');
         if (figures.behind >= clients) return figures;
+        if (Date.now() > end) throw new Error(`${figures.behind} of ${clients} clients hold unsent bytes after 15 s (inits encoded: ${figures.initEncodes})`);
       }
     };
     const deafClient = async (): Promise<void> => {
