@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Leftover, LeftoverGroup } from '../../src/core/leftovers.js';
 import type { Evidence, SessionEntry } from '../../src/core/types.js';
 import { agentsOf, departedRow, leftoverTargets, placeLeftovers } from '../../src/engine/leftover-rows.js';
-import type { EngineFinding } from '../../src/engine/types.js';
+import { departedOf, type EngineFinding } from '../../src/engine/types.js';
 import { EventLog } from '../../src/engine/event-log.js';
 import type { WatchEvent } from '../../src/core/events.js';
 
@@ -135,6 +135,12 @@ describe('departedRow', () => {
     expect(row2).toMatchObject({ source: 'ghostwatch', id: 'pid 900', reason: 'gone from ghostwatch; its process (pid 900) is gone too and 2 processes it started still run' });
     expect(row2.evidence.host.machine).toBe('host-a');
     expect(row2.entry).toMatchObject({ machine: 'host-a', cwd: undefined });
+  });
+
+  it("is told apart from a registry's rows by departedOf", () => {
+    expect(departedOf(departedRow(group(900, [], [901]), 'host-a'))).toBe(true);
+    expect(departedOf(row('a', 700))).toBe(false);
+    expect(departedOf({ ...row('a', 700), departed: undefined } as EngineFinding)).toBe(false);
   });
 });
 
