@@ -5,7 +5,14 @@
 // Each line goes down in one write(2) on an O_APPEND descriptor. A write that lands only in part
 // (a full disk) is taken back at once, and a partial last line left by a crash is repaired when
 // the log is next opened: it is cut off and kept, as text, in a `repair` line, so every line of the
-// log parses and the next line starts on a line of its own. The log is never written through a
+// log parses and the next line starts on a line of its own.
+//
+// Another ghostwatch (a second pane, a cron `reap`) may append to the same log at the same moment,
+// and a line of a few KiB reaches the file a page at a time: its first part can be read back
+// before the rest is there. So a last line without its newline is cut off only once it has stayed
+// so, the file's size unchanged, for `tornAfterMs`; a line that is still being written ends with
+// its newline well before that and is left alone. Node has no portable file lock, so what remains
+// is a torn line (a crash) repaired in the very microseconds another process appends. The log is never written through a
 // symlink (O_NOFOLLOW) nor into another user's file (its tail is read back and rewritten), and a
 // log of ours found readable by others is tightened to 0600, with a warning.
 
@@ -31,7 +38,14 @@ export interface AuditLogOptions {
   /** Where warnings go (a looser mode tightened, a partial line repaired); else they collect in `warnings`. */
   readonly warn?: (line: string) => void;
   readonly now?: () => number;
+  /** How long a last line must stay without its newline, the size unchanged, before it is called torn (default TORN_AFTER_MS). */
+  readonly tornAfterMs?: number;
 }
+
+/** Far longer than a write(2) of a line takes, even paused by the kernel's writeback throttle (≤ 200 ms). */
+export const TORN_AFTER_MS = 1_000;
+/** How often a last line without its newline is looked at again while it may still be written. */
+const TORN_POLL_MS = 20;
 
 export class AuditLog {
   /** Warnings not given to `warn` (none was), oldest first. */
@@ -110,11 +124,28 @@ export class AuditLog {
     }
   }
 
-  /** A last line without its newline: cut off and kept, as text, in a repair line of its own. */
-  private async repairTail(file: FileHandle, size: number, found: string[]): Promise<void> {
-    const last = Buffer.alloc(1);
-    await file.read(last, 0, 1, size - 1);
-    if (last[0] === 0x0a) return;
+  /**
+   * The size at which the log ends in a torn line: one without its newline that stayed so, the
+   * size unchanged, for tornAfterMs. Undefined when it ends in a whole line (at once, or once
+   * another process's line is all there).
+   */
+  private async tornAt(file: FileHandle, size: number): Promise<number | undefined> {
+    const wait = this.opts.tornAfterMs ?? TORN_AFTER_MS;
+    let waited = 0;
+    for (;;) {
+      if (size === 0 || (await lastByte(file, size)) === 0x0a) return undefined;
+      if (waited >= wait) return size;
+      await new Promise((resolve) => setTimeout(resolve, TORN_POLL_MS));
+      const now = (await file.stat()).size;
+      waited = now === size ? waited + TORN_POLL_MS : 0;
+      size = now;
+    }
+  }
+
+  /** A torn last line: cut off and kept, as text, in a repair line of its own. */
+  private async repairTail(file: FileHandle, seen: number, found: string[]): Promise<void> {
+    const size = await this.tornAt(file, seen);
+    if (size === undefined) return;
     const span = Math.min(size, REPAIR_WINDOW);
     const tail = Buffer.alloc(span);
     const { bytesRead } = await file.read(tail, 0, span, size - span);
@@ -129,12 +160,21 @@ export class AuditLog {
     }
     const start = size - span + nl + 1;
     const partial = tail.subarray(nl + 1, bytesRead).toString('utf8');
+    // Another process appended (or repaired) since: look again rather than cut what it wrote.
+    const now = (await file.stat()).size;
+    if (now !== size) return this.repairTail(file, now, found);
     await file.truncate(start);
     const repair = { ts, kind: 'repair', detail: 'a partial last line was found (an append cut short); it is kept here, not as a line of its own', partial };
     await writeLine(file, Buffer.from(`${JSON.stringify(repair)}\n`, 'utf8'));
     await file.datasync();
     this.say(`the audit log ${this.path} ended in a partial line (${size - start} bytes); it was moved into a repair line`, found);
   }
+}
+
+async function lastByte(file: FileHandle, size: number): Promise<number | undefined> {
+  const last = Buffer.alloc(1);
+  const { bytesRead } = await file.read(last, 0, 1, size - 1);
+  return bytesRead === 1 ? last[0] : undefined;
 }
 
 /** One write(2) of the whole line; a write that lands in part is taken back, so no partial line stays. */

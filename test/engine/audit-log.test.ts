@@ -4,7 +4,7 @@
 // The start-up check of a log that is not there creates nothing; a log that is not a regular file
 // (a FIFO) is refused in one line; a partial last line too long to keep is ended where it is and
 // noted; an error is reported in one line.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -124,6 +124,42 @@ describe('audit log', () => {
     await new AuditLog(path).append({ kind: 'intent', id: '3' });
     expect(lines(path)).toEqual([expect.objectContaining({ kind: 'repair', partial: '{"kind":"int' }), { kind: 'intent', id: '3' }]);
   });
+});
+
+describe('the audit log written by two ghostwatch processes at once', () => {
+  const appender = new URL('../support/audit-appender.mjs', import.meta.url).pathname;
+  const run = (path: string, tag: string) =>
+    new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, [appender, path, tag, '300', '3500'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.on('error', reject);
+      child.on('exit', (code) => (code === 0 ? resolve(err) : reject(new Error(`appender ${tag} exited ${String(code)}: ${err}`))));
+    });
+
+  it('keeps every line of both: a line still on its way is not taken for a torn one and cut', async () => {
+    const path = join(temp(), 'evictions.jsonl');
+    // Lines of 3.5 KiB reach the file a page at a time: the other process reads the first part.
+    const warned = await Promise.all([run(path, 'a'), run(path, 'b')]);
+    const written = lines(path) as { kind: string; tag?: string; i?: number }[];
+    expect(written.filter((l) => l.kind === 'repair')).toEqual([]);
+    expect(warned).toEqual(['', '']);
+    for (const tag of ['a', 'b']) {
+      expect(written.filter((l) => l.tag === tag).map((l) => l.i)).toEqual(Array.from({ length: 300 }, (_, i) => i));
+    }
+  }, 30_000);
+
+  it('a torn line is still repaired, once it has stayed torn, and both processes keep every line', async () => {
+    const path = join(temp(), 'evictions.jsonl');
+    writeFileSync(path, '{"kind":"intent","id":"1"}\n{"kind":"outcome","id":"1","outc', { mode: 0o600 });
+    const warned = await Promise.all([run(path, 'a'), run(path, 'b')]);
+    const written = lines(path) as { kind: string; tag?: string; i?: number; partial?: string }[];
+    expect(written.filter((l) => l.kind === 'repair')).toEqual([expect.objectContaining({ partial: '{"kind":"outcome","id":"1","outc' })]);
+    expect(warned.join('')).toMatch(/^the audit log .* ended in a partial line \(32 bytes\); it was moved into a repair line\n$/);
+    for (const tag of ['a', 'b']) {
+      expect(written.filter((l) => l.tag === tag).map((l) => l.i)).toEqual(Array.from({ length: 300 }, (_, i) => i));
+    }
+  }, 30_000);
 });
 
 /** A tmpfs of 64 KiB, for filling up (root only). Undefined when it cannot be mounted here. */
