@@ -171,10 +171,11 @@ export class AuditLog {
   }
 }
 
+/** The byte at size - 1 (0 when the file is shorter by now: not a newline, so it is looked at again). */
 async function lastByte(file: FileHandle, size: number): Promise<number | undefined> {
   const last = Buffer.alloc(1);
-  const { bytesRead } = await file.read(last, 0, 1, size - 1);
-  return bytesRead === 1 ? last[0] : undefined;
+  await file.read(last, 0, 1, size - 1);
+  return last[0];
 }
 
 /** One write(2) of the whole line; a write that lands in part is taken back, so no partial line stays. */

@@ -149,6 +149,21 @@ describe('the audit log written by two ghostwatch processes at once', () => {
     }
   }, 30_000);
 
+  it('a line written slowly, a part every 200 ms for 1.4 s, is waited for as long as it grows: never cut', async () => {
+    const path = join(temp(), 'evictions.jsonl');
+    writeFileSync(path, '{"kind":"intent","id":"1"}\n{"kind"', { mode: 0o600 });
+    const parts = [':"outcome"', ',"id":"1"', ',"outcome"', ':"evicted"', ',"n":1', ',"m":2', '}\n'];
+    const seen: string[] = [];
+    const appended = new AuditLog(path, { warn: (l) => seen.push(l) }).append({ kind: 'intent', id: '2' });
+    for (const part of parts) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      writeFileSync(path, part, { flag: 'a' });
+    }
+    await appended;
+    expect(lines(path)).toEqual([{ kind: 'intent', id: '1' }, { kind: 'outcome', id: '1', outcome: 'evicted', n: 1, m: 2 }, { kind: 'intent', id: '2' }]);
+    expect(seen).toEqual([]);
+  });
+
   it('a torn line is still repaired, once it has stayed torn, and both processes keep every line', async () => {
     const path = join(temp(), 'evictions.jsonl');
     writeFileSync(path, '{"kind":"intent","id":"1"}\n{"kind":"outcome","id":"1","outc', { mode: 0o600 });
