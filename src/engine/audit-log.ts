@@ -11,13 +11,15 @@
 // and a line of a few KiB reaches the file a page at a time: its first part can be read back
 // before the rest is there. So a last line without its newline is cut off only once it has stayed
 // so, the file's size unchanged, for `tornAfterMs`; a line that is still being written ends with
-// its newline well before that and is left alone. Node has no portable file lock, so what remains
-// is a torn line (a crash) repaired in the very microseconds another process appends. The log is never written through a
+// its newline well before that and is left alone. One process repairs it (a lock directory beside
+// the log); the others wait for its repair line as for any line. Appends take no lock (Node has no
+// portable file lock), so what remains is a torn line (a crash) repaired in the very microseconds
+// another process appends. The log is never written through a
 // symlink (O_NOFOLLOW) nor into another user's file (its tail is read back and rewritten), and a
 // log of ours found readable by others is tightened to 0600, with a warning.
 
 import { constants } from 'node:fs';
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rmdir, type FileHandle } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { sanitize } from '../core/sanitize.js';
@@ -142,10 +144,30 @@ export class AuditLog {
     }
   }
 
-  /** A torn last line: cut off and kept, as text, in a repair line of its own. */
+  /** A torn last line: cut off and kept, as text, in a repair line of its own, by one process alone. */
   private async repairTail(file: FileHandle, seen: number, found: string[]): Promise<void> {
-    const size = await this.tornAt(file, seen);
-    if (size === undefined) return;
+    // Past this, the lock is neither released nor stale (not a directory of ours): no line is appended.
+    const giveUpAt = Date.now() + STALE_LOCK_MS + 2 * (this.opts.tornAfterMs ?? TORN_AFTER_MS);
+    for (let size = await this.tornAt(file, seen); size !== undefined; size = await this.tornAt(file, (await file.stat()).size)) {
+      // Another process repairs it (its repair line is on its way, like any line), or wrote since: look again.
+      if (!(await takeLock(this.repairLock))) {
+        if (Date.now() > giveUpAt) throw new UnsafePath(`the audit log ${this.path} ends in a torn line, and ${this.repairLock} keeps it from being repaired; remove it if no ghostwatch is running`);
+        continue;
+      }
+      try {
+        if ((await file.stat()).size === size && (await lastByte(file, size)) !== 0x0a) return await this.repair(file, size, found);
+      } finally {
+        await rmdir(this.repairLock).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Held, as a directory beside the log, by the one process repairing its torn line. */
+  private get repairLock(): string {
+    return `${this.path}.repairing`;
+  }
+
+  private async repair(file: FileHandle, size: number, found: string[]): Promise<void> {
     const span = Math.min(size, REPAIR_WINDOW);
     const tail = Buffer.alloc(span);
     const { bytesRead } = await file.read(tail, 0, span, size - span);
@@ -160,15 +182,28 @@ export class AuditLog {
     }
     const start = size - span + nl + 1;
     const partial = tail.subarray(nl + 1, bytesRead).toString('utf8');
-    // Another process appended (or repaired) since: look again rather than cut what it wrote.
-    const now = (await file.stat()).size;
-    if (now !== size) return this.repairTail(file, now, found);
     await file.truncate(start);
     const repair = { ts, kind: 'repair', detail: 'a partial last line was found (an append cut short); it is kept here, not as a line of its own', partial };
     await writeLine(file, Buffer.from(`${JSON.stringify(repair)}\n`, 'utf8'));
     await file.datasync();
     this.say(`the audit log ${this.path} ended in a partial line (${size - start} bytes); it was moved into a repair line`, found);
   }
+}
+
+/** A repair lock older than this was left by a process that died repairing (a repair takes milliseconds). */
+const STALE_LOCK_MS = 10_000;
+
+/** Takes the lock (a new directory), or says another process holds it; one left by the dead is taken over. */
+async function takeLock(path: string): Promise<boolean> {
+  try {
+    await mkdir(path, { mode: 0o700 });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  const held = await lstatIfAny(path);
+  if (held?.isDirectory() && Date.now() - held.mtimeMs > STALE_LOCK_MS && (await rmdir(path).then(() => true, () => false))) return takeLock(path);
+  return false;
 }
 
 /** The byte at size - 1 (0 when the file is shorter by now: not a newline, so it is looked at again). */

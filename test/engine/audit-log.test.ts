@@ -5,7 +5,7 @@
 // (a FIFO) is refused in one line; a partial last line too long to keep is ended where it is and
 // noted; an error is reported in one line.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -162,6 +162,31 @@ describe('the audit log written by two ghostwatch processes at once', () => {
     await appended;
     expect(lines(path)).toEqual([{ kind: 'intent', id: '1' }, { kind: 'outcome', id: '1', outcome: 'evicted', n: 1, m: 2 }, { kind: 'intent', id: '2' }]);
     expect(seen).toEqual([]);
+  });
+
+  it('a torn line another process is repairing (its lock held) is left to it; a lock left by the dead is taken over', async () => {
+    const path = join(temp(), 'evictions.jsonl');
+    const lock = `${path}.repairing`;
+    writeFileSync(path, '{"kind":"intent","id":"1"}\n{"kind":"outc', { mode: 0o600 });
+    mkdirSync(lock, { mode: 0o700 });
+    const seen: string[] = [];
+    const appended = new AuditLog(path, { warn: (l) => seen.push(l) }).append({ kind: 'intent', id: '2' });
+    // The other process's repair, after our wait has called the line torn.
+    await new Promise((resolve) => setTimeout(resolve, 1_300));
+    writeFileSync(path, '{"kind":"intent","id":"1"}\n{"kind":"repair","partial":"{\\"kind\\":\\"outc"}\n');
+    rmSync(lock, { recursive: true });
+    await appended;
+    expect(lines(path)).toEqual([{ kind: 'intent', id: '1' }, { kind: 'repair', partial: '{"kind":"outc' }, { kind: 'intent', id: '2' }]);
+    expect(seen).toEqual([]);
+
+    // A lock 20 s old: its process died repairing. The repair is ours, and the lock goes with it.
+    writeFileSync(path, '{"kind":"intent","id":"1"}\n{"kind":"outc');
+    mkdirSync(lock, { mode: 0o700 });
+    utimesSync(lock, new Date(Date.now() - 20_000), new Date(Date.now() - 20_000));
+    await new AuditLog(path, { warn: (l) => seen.push(l) }).append({ kind: 'intent', id: '3' });
+    expect(lines(path)).toEqual([{ kind: 'intent', id: '1' }, expect.objectContaining({ kind: 'repair', partial: '{"kind":"outc' }), { kind: 'intent', id: '3' }]);
+    expect(seen).toEqual([expect.stringMatching(/ended in a partial line \(13 bytes\); it was moved into a repair line$/)]);
+    expect(existsSync(lock)).toBe(false);
   });
 
   it('a torn line is still repaired, once it has stayed torn, and both processes keep every line', async () => {
