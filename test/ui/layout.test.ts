@@ -5,7 +5,7 @@ import { helpLines } from '../../src/ui/help.js';
 import { visibleRows } from '../../src/ui/rows.js';
 import { defaultPolicy, reconcile, type PidFacts } from '../../src/core/index.js';
 import { bindingKeys, footerFor, keyCommand, KEYMAP } from '../../src/ui/keymap.js';
-import { fit, formatAge, headCells, shortenPath, tailCells, truncate } from '../../src/ui/text.js';
+import { cellWidth, fit, formatAge, headCells, shortenPath, tailCells, truncate } from '../../src/ui/text.js';
 
 describe('columns', () => {
   it.each([200, 120, 100, 80, 60, 40])('fill exactly %i cells and drop by priority', (width) => {
@@ -116,6 +116,11 @@ describe('text', () => {
       }
     }
     expect([truncate('abcdef', 1), headCells('abcdef', 4), tailCells('abcdef', 4), tailCells('abc', 10)]).toEqual(['…', 'abcd', 'cdef', 'abc']);
+  });
+  it('counts cells as string-width does: ASCII and the ellipsis one each, the rest by string-width', () => {
+    const texts = ['', 'abc', 'abc…', '~/work/…/gateway', '\u2026\u2026', '東京…', 'e\u0301', '\u{1F600}x', 'tab\there', '\u00a0nbsp', '~/work/<U+202E>evil', '…' + 'x'.repeat(200)];
+    expect(texts.map(cellWidth)).toEqual(texts.map((t) => stringWidth(t)));
+    expect(texts.map(cellWidth)).toEqual([0, 3, 4, 16, 2, 5, 1, 3, 7, 5, 19, 201]);
   });
   it('shortens paths with ~ and a middle ellipsis, keeping the last part', () => {
     expect(shortenPath('/home/ana/work/ghostwatch', '/home/ana', 40)).toBe('~/work/ghostwatch');
