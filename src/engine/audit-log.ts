@@ -5,18 +5,18 @@
 // Each line goes down in one write(2) on an O_APPEND descriptor. A write that lands only in part
 // (a full disk) is taken back at once, and a partial last line left by a crash is repaired when
 // the log is next opened: it is cut off and kept, as text, in a `repair` line, so every line of the
-// log parses and the next line starts on a line of its own.
+// log parses and the next line starts on a line of its own. The log is never written through a
+// symlink (O_NOFOLLOW) nor into another user's file (its tail is read back and rewritten), and a
+// log of ours found readable by others is tightened to 0600, with a warning.
 //
 // Another ghostwatch (a second pane, a cron `reap`) may append to the same log at the same moment,
 // and a line of a few KiB reaches the file a page at a time: its first part can be read back
 // before the rest is there. So a last line without its newline is cut off only once it has stayed
-// so, the file's size unchanged, for `tornAfterMs`; a line that is still being written ends with
+// so, the file's size unchanged, for TORN_AFTER_MS; a line that is still being written ends with
 // its newline well before that and is left alone. One process repairs it (a lock directory beside
 // the log); the others wait for its repair line as for any line. Appends take no lock (Node has no
 // portable file lock), so what remains is a torn line (a crash) repaired in the very microseconds
-// another process appends. The log is never written through a
-// symlink (O_NOFOLLOW) nor into another user's file (its tail is read back and rewritten), and a
-// log of ours found readable by others is tightened to 0600, with a warning.
+// another process appends.
 
 import { constants } from 'node:fs';
 import { mkdir, open, rmdir, type FileHandle } from 'node:fs/promises';
@@ -40,12 +40,14 @@ export interface AuditLogOptions {
   /** Where warnings go (a looser mode tightened, a partial line repaired); else they collect in `warnings`. */
   readonly warn?: (line: string) => void;
   readonly now?: () => number;
-  /** How long a last line must stay without its newline, the size unchanged, before it is called torn (default TORN_AFTER_MS). */
-  readonly tornAfterMs?: number;
 }
 
-/** Far longer than a write(2) of a line takes, even paused by the kernel's writeback throttle (≤ 200 ms). */
-export const TORN_AFTER_MS = 1_000;
+/**
+ * How long a last line must stay without its newline, the size unchanged, before it is called
+ * torn: far longer than a write(2) of a line takes, even paused by the kernel's writeback
+ * throttle (≤ 200 ms).
+ */
+const TORN_AFTER_MS = 1_000;
 /** How often a last line without its newline is looked at again while it may still be written. */
 const TORN_POLL_MS = 20;
 
@@ -128,15 +130,14 @@ export class AuditLog {
 
   /**
    * The size at which the log ends in a torn line: one without its newline that stayed so, the
-   * size unchanged, for tornAfterMs. Undefined when it ends in a whole line (at once, or once
+   * size unchanged, for TORN_AFTER_MS. Undefined when it ends in a whole line (at once, or once
    * another process's line is all there).
    */
   private async tornAt(file: FileHandle, size: number): Promise<number | undefined> {
-    const wait = this.opts.tornAfterMs ?? TORN_AFTER_MS;
     let waited = 0;
     for (;;) {
       if (size === 0 || (await lastByte(file, size)) === 0x0a) return undefined;
-      if (waited >= wait) return size;
+      if (waited >= TORN_AFTER_MS) return size;
       await new Promise((resolve) => setTimeout(resolve, TORN_POLL_MS));
       const now = (await file.stat()).size;
       waited = now === size ? waited + TORN_POLL_MS : 0;
@@ -147,7 +148,7 @@ export class AuditLog {
   /** A torn last line: cut off and kept, as text, in a repair line of its own, by one process alone. */
   private async repairTail(file: FileHandle, seen: number, found: string[]): Promise<void> {
     // Past this, the lock is neither released nor stale (not a directory of ours): no line is appended.
-    const giveUpAt = Date.now() + STALE_LOCK_MS + 2 * (this.opts.tornAfterMs ?? TORN_AFTER_MS);
+    const giveUpAt = Date.now() + STALE_LOCK_MS + 2 * TORN_AFTER_MS;
     for (let size = await this.tornAt(file, seen); size !== undefined; size = await this.tornAt(file, (await file.stat()).size)) {
       // Another process repairs it (its repair line is on its way, like any line), or wrote since: look again.
       if (!(await takeLock(this.repairLock))) {

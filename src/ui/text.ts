@@ -8,7 +8,7 @@ import { INVALID_TIME } from '../core/time.js';
 export { ELLIPSIS } from '../core/sanitize.js';
 
 /** The ellipsis' width now: the locale may make it "..." (useAsciiEllipsis) after this module loaded. */
-const ellipsisWidth = (): number => (ELLIPSIS === '\u2026' ? 1 : stringWidth(ELLIPSIS));
+const ellipsisWidth = (): number => cellWidth(ELLIPSIS);
 /** Printable ASCII (most ids, paths, names): one cell a character, so cutting it is slicing it. */
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 /** Printable ASCII and the ellipsis a cut leaves: one cell a character as well. */
