@@ -170,6 +170,16 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
     sortable,
     withLeftovers,
   };
+  // New rows (a snapshot, the filter, a resize): the cursor stays on its finding in the frame that
+  // shows them. Worked out while rendering, so React renders again before anything is drawn; an
+  // effect would draw one frame with the cursor on whatever row took its place (and a key typed
+  // in between would act on that row).
+  const [anchoredTo, setAnchoredTo] = useState<{ rows: readonly Finding[]; bodyHeight: number } | undefined>(undefined);
+  if (anchoredTo?.rows !== rows || anchoredTo.bodyHeight !== bodyHeight) {
+    setAnchoredTo({ rows, bodyHeight });
+    const anchored = reduce(state, { type: 'rows' }, facts).state;
+    if (anchored !== state) setState(anchored);
+  }
   const latest = useRef({ state, facts });
   latest.current = { state, facts };
 
@@ -251,9 +261,6 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   // A message goes after MESSAGE_MS (a newer one restarts the wait).
   const expireMessage = useCallback((message: ViewState['message']) => dispatch({ type: 'message-expired', message }), [dispatch]);
   useExpiry(state.message, MESSAGE_MS, expireMessage);
-
-  // New rows (a snapshot, the filter, a resize): keep the cursor on its finding.
-  useEffect(() => dispatch({ type: 'rows' }), [rows, bodyHeight, dispatch]);
 
   useKeymap(() => modeOf(latest.current.state), dispatch);
 
