@@ -115,6 +115,16 @@ describe('reuseUnchanged', () => {
     }
   });
 
+  it('a field set to undefined is a field: one undefined field in place of another, or in another order, is told apart', () => {
+    const prev = [row('a', {}, { port: undefined })];
+    const renamed = row('a', {}, { state: undefined });
+    expect(reuseUnchanged(prev, [renamed])[0]).toBe(renamed);
+    // The same fields listed in another order are the same row.
+    const { host, ...rest } = prev[0]!.evidence;
+    const reordered = { ...prev[0]!, evidence: { ...rest, host } } as EngineFinding;
+    expect(reuseUnchanged(prev, [reordered])[0]).toBe(prev[0]);
+  });
+
   it('the new array is never changed: a copy of it carries the previous objects', () => {
     const prev = [row('a'), row('b')];
     const next = [row('a'), row('c')];
