@@ -123,7 +123,8 @@ function mergeByIndex(a: readonly Indexed[], b: readonly Indexed[]): RowChange<E
 function sameValue(a: unknown, b: unknown): boolean {
   if (Object.is(a, b)) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b) || Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+  // An array and an object with the same indices as keys differ here (their prototypes differ).
+  if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
   const x = a as Record<string, unknown>;
   const y = b as Record<string, unknown>;
   const xKeys = Object.keys(x);

@@ -125,6 +125,15 @@ describe('reuseUnchanged', () => {
     expect(reuseUnchanged(prev, [reordered])[0]).toBe(prev[0]);
   });
 
+  it('a list and an object with its indices as keys, or an object of another prototype with the same fields, are changes', () => {
+    const prev = [row('a')];
+    const asObject = row('a', {}, { siblings: { 0: 'x', 1: 'y' } as never });
+    expect(reuseUnchanged(prev, [asObject])[0]).toBe(asObject);
+    const noPrototype = row('a', {}, { process: Object.assign(Object.create(null) as object, { pid: 100, ppid: 1, name: 'pi', cmd: 'pi --x' }) as never });
+    expect(reuseUnchanged(prev, [noPrototype])[0]).toBe(noPrototype);
+    expect(reuseUnchanged(prev, [row('a')])[0]).toBe(prev[0]);
+  });
+
   it('the new array is never changed: a copy of it carries the previous objects', () => {
     const prev = [row('a'), row('b')];
     const next = [row('a'), row('c')];
