@@ -1,13 +1,12 @@
 // Column definitions, k9s-style: one generic table, driven per tab by columns that each carry a
 // priority. Narrow panes drop the least important columns instead of wrapping.
-import stringWidth from 'string-width';
 import { sanitize } from '../core/sanitize.js';
 import { VERDICTS_WORST_FIRST, type ClaimFinding, type Finding, type SessionFinding } from '../core/types.js';
 import { isUsablePid, isUsablePort } from '../core/pid.js';
 import { judgedPid } from '../core/rules/pid-domain.js';
 import type { TmuxPane } from '../core/tmux.js';
 import { bytesText, cpuText } from '../core/usage.js';
-import { checkingText, formatAge, shortenPath, truncate } from './text.js';
+import { cellWidth, checkingText, formatAge, shortenPath, truncate } from './text.js';
 import { ageOrigin, ageSortKey, ageText } from './ages.js';
 import { checkingOf, leftoversOf, staleOf } from '../engine/types.js';
 import { leftoverCell } from '../core/leftovers.js';
@@ -372,7 +371,7 @@ export function columnNeeds(columns: readonly Column[], rows: readonly Finding[]
   const needs = new Map(columns.map((c) => [c.id, c.title.length + 1]));
   for (const f of rows) {
     for (const c of columns) {
-      const cells = stringWidth(c.value(f, ctx, NEED_CAP));
+      const cells = cellWidth(c.value(f, ctx, NEED_CAP));
       if (cells > needs.get(c.id)!) needs.set(c.id, cells);
     }
   }

@@ -1,8 +1,7 @@
 // Ids cut to a column's width so that rows that differ still read differently. UUIDv7 session
 // ids begin with their creation time: sessions started minutes apart share their first 8–12 hex
 // characters, so cutting the end (what `truncate` does) keeps exactly the part they share.
-import stringWidth from 'string-width';
-import { ELLIPSIS, headCells, tailCells, truncate } from './text.js';
+import { cellWidth, ELLIPSIS, headCells, tailCells, truncate } from './text.js';
 
 /** How the ids of one table are cut: the end, the shared start, or the middle. */
 export type IdStyle =
@@ -13,7 +12,7 @@ export type IdStyle =
 
 /** One id in `width` cells in the given style; an id that fits is shown whole. */
 export function cutId(id: string, width: number, style: IdStyle): string {
-  if (stringWidth(id) <= width) return id;
+  if (cellWidth(id) <= width) return id;
   if (width <= 1) return truncate(id, width);
   switch (style.kind) {
     case 'head':
@@ -23,12 +22,12 @@ export function cutId(id: string, width: number, style: IdStyle): string {
       const keep = Math.min(style.prefix, Math.max(2, Math.min(8, Math.floor((width - 2) / 3))));
       const head = headCells(chars.slice(0, keep).join(''), width - 2);
       const rest = chars.slice(style.prefix).join('');
-      const room = width - stringWidth(head) - 1;
-      return `${head}${ELLIPSIS}${stringWidth(rest) <= room ? rest : truncate(rest, room)}`;
+      const room = width - cellWidth(head) - 1;
+      return `${head}${ELLIPSIS}${cellWidth(rest) <= room ? rest : truncate(rest, room)}`;
     }
     case 'tail': {
       const head = headCells(id, Math.min(4, Math.floor((width - 1) / 3)));
-      return `${head}${ELLIPSIS}${tailCells(id, width - stringWidth(head) - stringWidth(ELLIPSIS))}`;
+      return `${head}${ELLIPSIS}${tailCells(id, width - cellWidth(head) - cellWidth(ELLIPSIS))}`;
     }
   }
 }
@@ -54,7 +53,7 @@ function commonPrefix(ids: readonly string[]): number {
  */
 export function chooseIdStyle(ids: readonly string[], width: number): IdStyle {
   const distinct = [...new Set(ids)];
-  const long = distinct.filter((id) => stringWidth(id) > width);
+  const long = distinct.filter((id) => cellWidth(id) > width);
   if (long.length < 2) return { kind: 'head' };
   const prefix = commonPrefix(distinct);
   const styles: IdStyle[] = [{ kind: 'head' }, ...(prefix > 0 ? [{ kind: 'skip', prefix } as const] : []), { kind: 'tail' }];
@@ -71,7 +70,7 @@ export function chooseIdStyle(ids: readonly string[], width: number): IdStyle {
 export function idShortener(ids: readonly string[]): (id: string, width: number) => string {
   const styles = new Map<number, IdStyle>();
   return (id, width) => {
-    if (stringWidth(id) <= width) return id;
+    if (cellWidth(id) <= width) return id;
     let style = styles.get(width);
     if (!style) {
       style = chooseIdStyle(ids, width);

@@ -9,9 +9,10 @@ export { ELLIPSIS } from '../core/sanitize.js';
 
 /** The ellipsis' width now: the locale may make it "..." (useAsciiEllipsis) after this module loaded. */
 const ellipsisWidth = (): number => cellWidth(ELLIPSIS);
-/** Printable ASCII (most ids, paths, names): one cell a character, so cutting it is slicing it. */
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
-/** Printable ASCII and the ellipsis a cut leaves: one cell a character as well. */
+/**
+ * Printable ASCII (most ids, paths, names) and the ellipsis a cut leaves: one cell a UTF-16 unit,
+ * so measuring it is its length and cutting it is slicing it.
+ */
 const ONE_CELL_EACH = /^[\x20-\x7e\u2026]*$/;
 
 /**
@@ -35,11 +36,11 @@ export function truncate(raw: string, width: number): string {
   if (cellWidth(text) <= width) return text;
   // Narrower than the mark itself: as much of the mark as fits.
   if (width < ellipsisWidth()) return ELLIPSIS.slice(0, width);
-  if (PRINTABLE_ASCII.test(text)) return text.slice(0, width - ellipsisWidth()) + ELLIPSIS;
+  if (ONE_CELL_EACH.test(text)) return text.slice(0, width - ellipsisWidth()) + ELLIPSIS;
   let out = '';
   let used = 0;
   for (const ch of text) {
-    const w = stringWidth(ch);
+    const w = cellWidth(ch);
     if (used + w > width - ellipsisWidth()) break;
     out += ch;
     used += w;
@@ -74,18 +75,18 @@ export function shortenPath(path: string, home: string | undefined, width: numbe
   const candidate = parts.length > 1 ? `${head}/${ELLIPSIS}/${last}` : p;
   if (cellWidth(candidate) <= width) return candidate;
   const root = parts.length > 1 && (parts[0] === '' || parts[0] === '~') ? `${parts[0]}/` : '';
-  return `${root}${ELLIPSIS}${tailCells(p, width - stringWidth(root) - ellipsisWidth())}`;
+  return `${root}${ELLIPSIS}${tailCells(p, width - cellWidth(root) - ellipsisWidth())}`;
 }
 
 /** The end of `text` that fits in `width` cells. */
 export function tailCells(text: string, width: number): string {
   if (width <= 0) return '';
-  if (PRINTABLE_ASCII.test(text)) return text.slice(Math.max(0, text.length - width));
+  if (ONE_CELL_EACH.test(text)) return text.slice(Math.max(0, text.length - width));
   const chars = [...text];
   let out = '';
   let used = 0;
   for (let i = chars.length - 1; i >= 0; i--) {
-    const w = stringWidth(chars[i]!);
+    const w = cellWidth(chars[i]!);
     if (used + w > width) break;
     out = chars[i]! + out;
     used += w;
@@ -95,11 +96,11 @@ export function tailCells(text: string, width: number): string {
 
 /** The start of `text` that fits in `width` cells (no ellipsis). */
 export function headCells(text: string, width: number): string {
-  if (PRINTABLE_ASCII.test(text)) return text.slice(0, Math.max(0, width));
+  if (ONE_CELL_EACH.test(text)) return text.slice(0, Math.max(0, width));
   let out = '';
   let used = 0;
   for (const ch of text) {
-    const w = stringWidth(ch);
+    const w = cellWidth(ch);
     if (used + w > width) break;
     out += ch;
     used += w;
@@ -114,12 +115,12 @@ export function headCells(text: string, width: number): string {
  */
 export function wrapText(raw: string, width: number, indent = ''): string[] {
   const room = Math.max(1, width);
-  const lead = stringWidth(indent) < room ? indent : '';
+  const lead = cellWidth(indent) < room ? indent : '';
   const lines: string[] = [];
   let rest = inert(raw);
   let prefix = '';
-  while (stringWidth(prefix + rest) > room) {
-    const space = room - stringWidth(prefix);
+  while (cellWidth(prefix + rest) > room) {
+    const space = room - cellWidth(prefix);
     let piece = headCells(rest, space);
     const cut = piece.lastIndexOf(' ');
     if (cut > piece.length / 2) piece = piece.slice(0, cut + 1);

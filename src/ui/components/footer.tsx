@@ -2,9 +2,8 @@
 // is what the user needs next (a ghost under the cursor: `d evict` before anything else). In
 // --read-only the eviction keys say so.
 import { Text } from 'ink';
-import stringWidth from 'string-width';
 import { footerFor, type Command, type Mode } from '../keymap.js';
-import { fit } from '../text.js';
+import { cellWidth, fit } from '../text.js';
 
 /** The keys every footer keeps: help, and quit (or back, in a view over the table). */
 const PINNED: ReadonlySet<string> = new Set(['?', 'q']);
@@ -46,7 +45,7 @@ export function Footer({ mode, width, readOnly, need }: { mode: Mode; width: num
   }));
   // Help and the way out are always shown; the others in order of need, each where it still fits.
   // ` d ` inverse, then ` evict`: the next key's inverse block is the separator.
-  const widthOf = (p: (typeof parts)[number]) => stringWidth(` ${p.keys}  ${p.word}`);
+  const widthOf = (p: (typeof parts)[number]) => cellWidth(` ${p.keys}  ${p.word}`);
   const kept = new Set(parts.filter((p) => PINNED.has(p.keys)));
   let room = width - [...kept].reduce((w, p) => w + widthOf(p), 0);
   for (const p of parts) {

@@ -3,14 +3,13 @@
 // the pane is too short for them, when the first line carries every source's state word. With no
 // registry named (every one on this host looked for), the ones not here share one line instead.
 import { Box, Text } from 'ink';
-import stringWidth from 'string-width';
 import type { EngineSnapshot } from '../../engine/types.js';
 import { sanitize } from '../../core/sanitize.js';
 import { STATUS_TRAITS, type SourceState } from '../../engine/index.js';
 import { VERDICT_TRAITS } from '../../core/verdicts.js';
 import { VERDICT_ORDER } from '../columns.js';
 import { TONE_COLOR, VERDICT_TONE, type Tone } from '../theme.js';
-import { checkingText, clockTime, truncate } from '../text.js';
+import { cellWidth, checkingText, clockTime, truncate } from '../text.js';
 import { problemsText, shownCounts } from '../counts.js';
 
 interface Segment {
@@ -169,7 +168,7 @@ export function hostSegments(hosts: EngineSnapshot['hosts'], counted = false): S
   return segs;
 }
 
-const widthOf = (segs: readonly Segment[]): number => segs.reduce((w, s) => w + stringWidth(s.text), 0);
+const widthOf = (segs: readonly Segment[]): number => segs.reduce((w, s) => w + cellWidth(s.text), 0);
 
 /**
  * The first line's segments for `width` cells: in one flow when all fits; else the counts
@@ -214,7 +213,7 @@ function cutSegments(segs: readonly Segment[], room: number): Segment[] {
     if (left <= 0) break;
     const text = truncate(seg.text, left);
     out.push({ ...seg, text });
-    left -= stringWidth(text);
+    left -= cellWidth(text);
   }
   if (left > 0) out.push({ text: ' '.repeat(left) });
   return out;
@@ -242,7 +241,7 @@ function Line({ segments, width }: { segments: Segment[]; width: number }) {
     if (room <= 0) break;
     const text = truncate(seg.text, room); // inert, and cut when it does not fit
     shown.push({ ...seg, text });
-    room -= stringWidth(text);
+    room -= cellWidth(text);
   }
   return (
     <Text>

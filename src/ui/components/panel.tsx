@@ -1,9 +1,8 @@
 // A scrollable list of label/value lines (detail view, help overlay), cut to the pane. A value
 // too long for its line wraps onto the lines under it (wrapLines), never cut off.
 import { Text } from 'ink';
-import stringWidth from 'string-width';
 import type { DetailLine } from '../detail.js';
-import { fit, headCells } from '../text.js';
+import { cellWidth, fit, headCells } from '../text.js';
 import { inert } from '../../core/sanitize.js';
 import { ACCENT, TONE_COLOR } from '../theme.js';
 
@@ -26,7 +25,7 @@ export function wrapLines(lines: readonly DetailLine[], width: number): DetailLi
     let rest = inert(l.value);
     let label = l.label;
     do {
-      let piece = stringWidth(rest) <= room ? rest : headCells(rest, room);
+      let piece = cellWidth(rest) <= room ? rest : headCells(rest, room);
       if (piece.length < rest.length) {
         const space = piece.lastIndexOf(' ');
         if (space > piece.length / 2) piece = piece.slice(0, space + 1);

@@ -2,13 +2,12 @@
 // few seconds, with the connection state or the problem count after it), a registry that is not
 // read, or the counts. Colours from the theme only.
 import { Text } from 'ink';
-import stringWidth from 'string-width';
 import { ELLIPSIS, sanitize } from '../../core/sanitize.js';
 import { STATUS_TRAITS, type SourceState } from '../../engine/index.js';
 import { staleOf, type EngineSnapshot, type EvictProgress, type EvictSummary } from '../../engine/types.js';
 import { keysOf } from '../keymap.js';
 import { notHere, notHereText, plural, type AbsentRegistry } from './header.js';
-import { fit, formatAge, truncate } from '../text.js';
+import { cellWidth, fit, formatAge, truncate } from '../text.js';
 import { ACCENT, TONE_COLOR, type Tone } from '../theme.js';
 import { modeOf, type ViewState } from '../view-state.js';
 import { problemsText, shownCounts } from '../counts.js';
@@ -34,12 +33,12 @@ export function StatusLine(props: { state: ViewState; progress: EvictProgress | 
     // they stay whole at the end, the message is cut first.
     const tail = essentials(snap, broken);
     const sep = '  |  ';
-    const room = Math.max(0, width - stringWidth(tail.text) - sep.length);
+    const room = Math.max(0, width - cellWidth(tail.text) - sep.length);
     const text = truncate(state.message.text, room);
     return (
       <Text>
         <Text color={TONE_COLOR[MESSAGE_TONE[state.message.tone]]}>{text}</Text>
-        <Text color={TONE_COLOR[tail.tone]}>{fit(`${sep}${tail.text}`, Math.max(0, width - stringWidth(text)))}</Text>
+        <Text color={TONE_COLOR[tail.tone]}>{fit(`${sep}${tail.text}`, Math.max(0, width - cellWidth(text)))}</Text>
       </Text>
     );
   }
