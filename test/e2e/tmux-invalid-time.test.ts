@@ -10,12 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startStockHypivisor, type StockHypivisor } from '../support/stock-hypivisor.js';
 import { until } from '../support/wait.js';
-import { BIN, BUILT, HAS_TMUX, tmuxOn, tuiEnv } from '../support/tmux.js';
+import { BIN, BUILT, HAS_TMUX, SHELL_PROMPT, tmuxOn, tuiEnv, typeAtPrompt } from '../support/tmux.js';
 import { fileSleeper, killAndReap, type LiveChild } from '../support/processes.js';
 
 const socket = `gw-time-${process.pid}`;
 const { run: tmux, capture } = tmuxOn(socket);
-const PROMPT = /^[$#] ?$/m;
 
 let registry: StockHypivisor;
 let live: LiveChild;
@@ -50,7 +49,7 @@ describe.runIf(HAS_TMUX && BUILT)('a time out of range in a real tmux pane', () 
     await register({ id: 'far-future', machine: hostname(), cwd: '/tmp/e2e-time', port: 9401, status: 'active', pid: live.pid, pid_started_at: 1e300 });
     const state = mkdtempSync(join(tmpdir(), 'gw-time-'));
     execFileSync('tmux', ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'gw', '-x', '120', '-y', '40', 'sh'], { env: tuiEnv({ XDG_STATE_HOME: state }) });
-    tmux('send-keys', '-t', 'gw', `node ${BIN} --registry ${registry.url}`, 'Enter');
+    await typeAtPrompt(tmux, capture, `node ${BIN} --registry ${registry.url}`);
     // Judged first (not "checking…"): the detail of a row not yet probed has no process facts to compare.
     await until(() => / live\s+far-future/.test(capture()), 8000, () => `the row, judged:\n${capture()}`);
 
@@ -71,6 +70,6 @@ describe.runIf(HAS_TMUX && BUILT)('a time out of range in a real tmux pane', () 
 
     tmux('send-keys', '-t', 'gw', 'q');
     await until(() => tmux('display', '-p', '-t', 'gw', '#{alternate_on}').trim() === '0', 5000, 'the main screen');
-    await until(() => PROMPT.test(capture()), 3000, () => `the shell prompt:\n${capture()}`);
+    await until(() => SHELL_PROMPT.test(capture()), 3000, () => `the shell prompt:\n${capture()}`);
   });
 });

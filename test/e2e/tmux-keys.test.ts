@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { until } from '../support/wait.js';
-import { attachClient, BIN, BUILT, HAS_TMUX, tmuxOn, tuiEnv } from '../support/tmux.js';
+import { attachClient, BIN, BUILT, HAS_TMUX, SHELL_PROMPT, tmuxOn, tuiEnv, typeAtPrompt } from '../support/tmux.js';
 import { fileSleeper, killAndReap } from '../support/processes.js';
 
 let panes = 0;
@@ -21,7 +21,6 @@ let current = tmuxOn(socket);
 const tmux = (...args: string[]): string => current.run(...args);
 const capture = (): string => current.capture();
 const paneLines = (): string[] => capture().replace(/\n$/, '').split('\n');
-const PROMPT = /^[$#] ?$/m;
 
 let server: RegistryServer;
 let relay: WebSocketServer;
@@ -80,13 +79,13 @@ function killPanes(): void {
   }
 }
 
-function startPane(url: string, state: string): void {
+async function startPane(url: string, state: string): Promise<void> {
   killPanes();
   socket = `gw-keys-${process.pid}-${++panes}`;
   current = tmuxOn(socket);
   const env = tuiEnv({ XDG_STATE_HOME: state });
   execFileSync('tmux', ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'gw', '-x', '100', '-y', '30', 'sh'], { env });
-  tmux('send-keys', '-t', 'gw', `node ${BIN} --registry ${url}`, 'Enter');
+  await typeAtPrompt(current.run, current.capture, `node ${BIN} --registry ${url}`);
 }
 
 /** The id on the cursor's row ("> !ghost  ghost-03 ..."). */
@@ -103,7 +102,7 @@ const registered = (): string[] => server.registry.listNodes().map((n: { id: str
 
 async function quitAndCheckShell(): Promise<void> {
   await until(() => tmux('display', '-p', '-t', 'gw', '#{alternate_on}').trim() === '0', 5000, 'the main screen');
-  await until(() => PROMPT.test(capture()), 3000, 'the shell prompt');
+  await until(() => SHELL_PROMPT.test(capture()), 3000, 'the shell prompt');
 }
 
 describe.runIf(HAS_TMUX && BUILT)('keys that land, in a real tmux pane', () => {
@@ -122,7 +121,7 @@ describe.runIf(HAS_TMUX && BUILT)('keys that land, in a real tmux pane', () => {
   it('jjj in one write moves three rows; Esc clears a kept filter; qq in one write quits', async () => {
     for (let i = 0; i < 6; i++) await ghost(`chunk-${i}`, 9200 + i);
     const state = mkdtempSync(join(tmpdir(), 'gw-keys-'));
-    startPane(server.url, state);
+    await startPane(server.url, state);
     await until(() => (capture().match(/!ghost\s+chunk-/g) ?? []).length === 6, 8000, 'six ghosts on screen');
     await until(() => cursorRow() === 'chunk-0', 3000, 'the cursor on the first row');
 
@@ -149,7 +148,7 @@ describe.runIf(HAS_TMUX && BUILT)('keys that land, in a real tmux pane', () => {
     const ids = Array.from({ length: 40 }, (_, i) => `page-${String(i).padStart(2, '0')}`);
     for (const [i, id] of ids.entries()) await ghost(id, 9500 + i);
     const state = mkdtempSync(join(tmpdir(), 'gw-keys-'));
-    startPane(server.url, state);
+    await startPane(server.url, state);
     // Keys typed into a tmux client (its own terminal), as a person types them: tmux sees them first.
     const client = await attachClient(socket, 'gw');
     const outer = tmuxOn(`${socket}-outer`);
@@ -190,7 +189,7 @@ describe.runIf(HAS_TMUX && BUILT)('keys that land, in a real tmux pane', () => {
   it('a paste is one piece: in the table it does nothing (a pasted "Xy" evicts nothing), at the filter prompt it is the text', async () => {
     for (let i = 0; i < 3; i++) await ghost(`paste-${i}`, 9250 + i);
     const state = mkdtempSync(join(tmpdir(), 'gw-keys-'));
-    startPane(server.url, state);
+    await startPane(server.url, state);
     await until(() => (capture().match(/!ghost\s+paste-/g) ?? []).length === 3, 8000, 'three ghosts on screen');
     // The monitor asked for bracketed paste: tmux's paste-buffer -p wraps the text in ESC[200~ ... ESC[201~.
     tmux('set-buffer', 'Xy');
@@ -217,7 +216,7 @@ describe.runIf(HAS_TMUX && BUILT)('keys that land, in a real tmux pane', () => {
     for (const [i, id] of ids.entries()) await ghost(id, 9300 + i);
     const before = new Set(registered());
     const state = mkdtempSync(join(tmpdir(), 'gw-keys-'));
-    startPane(relayUrl, state);
+    await startPane(relayUrl, state);
     // Only these ghosts: the filter narrows the view, and X evicts what the view shows.
     await until(() => /VERDICT/.test(capture()), 8000, 'the table');
     tmux('send-keys', '-t', 'gw', '-l', `/bulk-${key}-`);
@@ -260,7 +259,7 @@ describe.runIf(HAS_TMUX && BUILT)('keys that land, in a real tmux pane', () => {
     const ids = Array.from({ length: 10 }, (_, i) => `twice-${String(i).padStart(2, '0')}`);
     for (const [i, id] of ids.entries()) await ghost(id, 9400 + i);
     const state = mkdtempSync(join(tmpdir(), 'gw-keys-'));
-    startPane(relayUrl, state);
+    await startPane(relayUrl, state);
     await until(() => /VERDICT/.test(capture()), 8000, 'the table');
     tmux('send-keys', '-t', 'gw', '-l', '/twice-');
     tmux('send-keys', '-t', 'gw', 'Enter');

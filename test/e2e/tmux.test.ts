@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startRegistryServer, type RegistryServer } from '../../src/server/index.js';
 import { until } from '../support/wait.js';
-import { BIN, BUILT, HAS_TMUX, tmuxOn, tuiEnv } from '../support/tmux.js';
+import { BIN, BUILT, HAS_TMUX, SHELL_PROMPT, tmuxOn, tuiEnv, typeAtPrompt } from '../support/tmux.js';
 import { fileSleeper, killAndReap } from '../support/processes.js';
 
 const hasTmux = HAS_TMUX;
@@ -27,8 +27,6 @@ const paneLines = (): string[] => capture().replace(/\n$/, '').split('\n');
 const state = mkdtempSync(join(tmpdir(), 'gw-e2e-'));
 
 const env = tuiEnv({ XDG_STATE_HOME: state });
-/** sh's prompt ('$ ', or '# ' for root) alone on the last used line. */
-const PROMPT = /^[$#] ?$/m;
 
 let server: RegistryServer;
 const agents: WebSocket[] = [];
@@ -56,12 +54,12 @@ function killPanes(): void {
   }
 }
 
-function startPane(columns: number, rows: number): void {
+async function startPane(columns: number, rows: number): Promise<void> {
   killPanes();
   socket = `gw-e2e-${process.pid}-${++panes}`;
   current = tmuxOn(socket);
   execFileSync('tmux', ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'gw', '-x', String(columns), '-y', String(rows), 'sh'], { env });
-  tmux('send-keys', '-t', 'gw', `echo before-ghostwatch; node ${BIN} --registry ${server.url}`, 'Enter');
+  await typeAtPrompt(current.run, current.capture, `echo before-ghostwatch; node ${BIN} --registry ${server.url}`);
 }
 
 describe.runIf(hasTmux && built)('ghostwatch in a real tmux pane', () => {
@@ -77,7 +75,7 @@ describe.runIf(hasTmux && built)('ghostwatch in a real tmux pane', () => {
   });
 
   it('flags the ghost, evicts it with keys, survives a resize, and restores the shell on q (80x24)', async () => {
-    startPane(80, 24);
+    await startPane(80, 24);
     await until(() => /!ghost\s+dead-agent/.test(capture()) && /live\s+live-agent/.test(capture()), 8000, 'the ghost on screen');
     const frame = paneLines();
     expect(frame.length).toBeLessThanOrEqual(24);
@@ -103,7 +101,7 @@ describe.runIf(hasTmux && built)('ghostwatch in a real tmux pane', () => {
 
     tmux('send-keys', '-t', 'gw', 'q');
     await until(() => tmux('display', '-p', '-t', 'gw', '#{alternate_on}').trim() === '0', 3000, 'the main screen');
-    await until(() => PROMPT.test(capture()), 3000, 'the shell prompt');
+    await until(() => SHELL_PROMPT.test(capture()), 3000, 'the shell prompt');
     const after = capture();
     expect(after).toContain('before-ghostwatch');
     expect(after).not.toMatch(/VERDICT|live-agent/);
@@ -113,7 +111,7 @@ describe.runIf(hasTmux && built)('ghostwatch in a real tmux pane', () => {
     await ghost('second-ghost', 9003);
     // More rows than the pane holds: the title line, the header and the cursor row must all stay.
     for (let i = 0; i < 12; i++) await ghost(`filler-${i}`, 9100 + i);
-    startPane(60, 15);
+    await startPane(60, 15);
     await until(() => (capture().match(/!ghost\s+(second-ghost|filler-)/g) ?? []).length >= 9, 8000, 'the ghosts on screen');
     const lines = paneLines();
     expect(lines.length).toBeLessThanOrEqual(15);
@@ -126,17 +124,17 @@ describe.runIf(hasTmux && built)('ghostwatch in a real tmux pane', () => {
     expect(capture()).toMatch(/VERDICTv?\s+SESSION\s+PID/);
     tmux('send-keys', '-t', 'gw', 'C-c');
     await until(() => tmux('display', '-p', '-t', 'gw', '#{alternate_on}').trim() === '0', 3000, 'the main screen');
-    await until(() => PROMPT.test(capture()), 3000, 'the shell prompt');
+    await until(() => SHELL_PROMPT.test(capture()), 3000, 'the shell prompt');
   });
 
   it.each(['SIGTERM', 'SIGHUP'] as const)('restores the shell when the monitor gets %s', async (signal) => {
-    startPane(80, 24);
+    await startPane(80, 24);
     await until(() => /VERDICTv?\s+SESSION/.test(capture()), 8000, 'the table');
     const shellPid = tmux('display', '-p', '-t', 'gw', '#{pane_pid}').trim();
     const node = execFileSync('pgrep', ['-P', shellPid, '-f', 'ghostwatch.js'], { encoding: 'utf8' }).trim().split('\n')[0]!;
     process.kill(Number(node), signal);
     await until(() => tmux('display', '-p', '-t', 'gw', '#{alternate_on}').trim() === '0', 3000, 'the main screen');
-    await until(() => PROMPT.test(capture()), 3000, 'the shell prompt');
+    await until(() => SHELL_PROMPT.test(capture()), 3000, 'the shell prompt');
     expect(capture()).not.toMatch(/VERDICT/);
   });
 });

@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { until } from './wait.js';
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
 export const BIN = join(ROOT, 'bin/ghostwatch.js');
@@ -25,6 +26,19 @@ export function tuiEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 export function tmuxOn(socket: string): { run: (...args: string[]) => string; capture: (target?: string) => string } {
   const run = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
   return { run, capture: (target = 'gw') => run('capture-pane', '-p', '-t', target) };
+}
+
+/** sh's prompt ('$ ', or '# ' for root) alone on the last used line. */
+export const SHELL_PROMPT = /^[$#] ?$/m;
+
+/**
+ * Types `command` into the pane's sh once sh has printed its first prompt. Typed sooner, the tty
+ * echoes the line before sh starts, sh prints its prompt below it, and the prompt sh prints when
+ * the command ends lands on that same line ("# # "): a loaded CI saw it as no prompt at all.
+ */
+export async function typeAtPrompt(run: (...args: string[]) => string, capture: (target?: string) => string, command: string, target = 'gw'): Promise<void> {
+  await until(() => SHELL_PROMPT.test(capture(target)), 5_000, () => `sh's first prompt:\n${capture(target)}`);
+  run('send-keys', '-t', target, command, 'Enter');
 }
 
 /**
