@@ -155,13 +155,15 @@ describe('a registry not read', () => {
   it.each([
     { columns: 80, rows: 24 },
     { columns: 60, rows: 15 },
+    { columns: 200, rows: 50 },
   ])('the header says "not connected since HH:MM" first and no problem count (%o)', async (size) => {
     for (const kept of [true, false]) {
       const r = open(downEngine({ cause: 'connection refused', status: 'unreachable', kept }), () => FIXED_NOW, size);
       const frame = await firstFrame(r);
       const header = frame.split('\n')[0]!;
-      if (size.columns >= 80) expect(header).toMatch(/^ghostwatch {2}hypivisor ws:\/\/localhost:31415\/ws: not connected since 09:27/);
-      else expect(header).toMatch(/^ghostwatch {2}hypivisor ws:\/\/localhost:31415\/ws: not conn/);
+      // Where it fits whole, the address and then the state; cut to fit, the state and why before the address.
+      if (size.columns >= 200) expect(header).toMatch(/^ghostwatch {2}hypivisor ws:\/\/localhost:31415\/ws: not connected since 09:27 \(connection refused\)/);
+      else expect(header).toMatch(/^ghostwatch {2}hypivisor: not connected since 09:27 \(conn/);
       expect(header).not.toMatch(/\d+ (problems?|ghost|live)\b/);
       r.unmount();
     }

@@ -131,8 +131,10 @@ function stateSegments(snap: EngineSnapshot, withStates: boolean, now: number, t
   if (troubleFirst) sources.sort((a, b) => TONE_RANK[STATUS_WORDS[a.status][1]] - TONE_RANK[STATUS_WORDS[b.status][1]]);
   for (const s of sources) {
     const down = downText(s, now);
-    // Not read: where, and why in words ("registry ws://…: token refused (401) since …").
-    if (down) segs.push({ text: `  ${sanitize(s.name, 32)} ${sanitize(s.url, 80)}: ` }, { text: down, color: TONE_COLOR.problem });
+    // Not read: where, and why in words ("registry ws://…: not connected since 12:03 (token refused (401))").
+    // Cut to fit, the state comes before the address: "hypivisor: not connected since 12:03 (…".
+    if (down && troubleFirst) segs.push({ text: `  ${sanitize(s.name, 32)}: ` }, { text: down, color: TONE_COLOR.problem }, { text: ` ${sanitize(s.url, 80)}` });
+    else if (down) segs.push({ text: `  ${sanitize(s.name, 32)} ${sanitize(s.url, 80)}: ` }, { text: down, color: TONE_COLOR.problem });
     else {
       const [word, tone] = STATUS_WORDS[s.status];
       segs.push({ text: `  ${sanitize(s.name, 32)} ` }, { text: word, color: TONE_COLOR[tone] });
