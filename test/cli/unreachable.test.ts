@@ -55,6 +55,26 @@ describe.runIf(built)('check against a registry that cannot be read', () => {
     expect(out.sources).toEqual([expect.objectContaining({ name: 'hypivisor', connected: false, status: 'unreachable', cause: 'connection refused', error: expect.stringContaining('ECONNREFUSED'), eviction: { available: false, why: expect.stringContaining('not connected') } })]);
   });
 
+  it('--json: every source has its eviction field, whatever its state (a daemon that never answers, a refused registry, a folder)', async () => {
+    const claudeDir = join(dir, 'claude-every');
+    mkdirSync(join(claudeDir, 'sessions'), { recursive: true });
+    // agentctl's socket accepts and never answers: the source is still waiting for its first read.
+    const socketPath = join(dir, 'deaf-agentctl.sock');
+    const held: import('node:net').Socket[] = [];
+    const deaf = createServer((c) => void held.push(c)).listen(socketPath);
+    await new Promise((r) => deaf.once('listening', r));
+    try {
+      const r = await gw(['check', '--json', '--timeout', '2', '--source', 'hypivisor', '--source', 'agentctl', '--agentctl-socket', socketPath, '--source', 'claude', '--claude-dir', claudeDir]);
+      const out = JSON.parse(r.stdout) as { sources: { name: string; eviction?: { available: boolean; why?: string } }[] };
+      expect(out.sources.map((s) => s.name).sort()).toEqual(['agentctl', 'claude', 'claude-sessions', 'claude-view', 'hypivisor']);
+      for (const s of out.sources) expect(s.eviction, s.name).toMatchObject({ available: expect.any(Boolean) });
+      expect(out.sources.find((s) => s.name === 'agentctl')!.eviction).toMatchObject({ available: false, why: expect.stringMatching(/no answer from agentctl's daemon yet/) });
+    } finally {
+      for (const c of held) c.destroy();
+      await new Promise((r) => deaf.close(r));
+    }
+  });
+
   it('with several sources, the one down is named and the others are reported', async () => {
     const claudeDir = join(dir, '.claude');
     const claimsDir = join(dir, '.claude-sessions');

@@ -64,6 +64,8 @@ export interface AgentctlOptions {
 /** session.prune marks records stopped (deleting nothing: state.json only grows) and drops auto-locks; "dead" by agentctl's check, which counts EPERM as dead. */
 export const PRUNE_NOTE =
   "agentctl prunes every dead record at once: session.prune marks every session whose pid is dead stopped and drops every auto-lock whose pid is dead, not only these (agentctl counts another user's process as dead)";
+/** Before the daemon's first answer: nothing to prune through yet (check --json says so, as for every source). */
+const NOT_READ_YET = "no answer from agentctl's daemon yet (eviction is its session.prune)";
 const FILES_READ_ONLY =
   'the agentctl daemon is not running: its state.json and locks.json are read-only to ghostwatch (agentctl rewrites them when it starts)';
 
@@ -119,6 +121,7 @@ export class AgentctlSource extends SnapshotHolder implements Source {
     this.dir = dirname(options.socketPath);
     this.holders = new LockHolders(this.opts.holderLookupMs);
     this.daemon = new DaemonProcess(options.socketPath);
+    this.setEviction({ available: false, why: NOT_READ_YET, note: PRUNE_NOTE });
   }
 
   start(): void {
