@@ -24,11 +24,15 @@ function onPath(tool: string): string | undefined {
 const PROMTOOL = onPath('promtool');
 const NODE_EXPORTER = onPath('prometheus-node-exporter') ?? onPath('node_exporter');
 
+/** README: /etc/cron.d/ghostwatch, read from the README itself (the line is tested as users copy it). */
+const CRON_LINE = (() => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const line = readme.split('\n').find((l) => l.startsWith('* * * * * root '));
+  if (!line) throw new Error("README has no cron line ('* * * * * root …') under \"Metrics for Prometheus\"");
+  return line;
+})();
 /** The shell line the README gives for cron and systemd (root's, running the check as `ana`). */
-const TEXTFILE_LINE =
-  'd=/var/lib/prometheus/node-exporter; t="$d/ghostwatch.prom.$$"; runuser -u ana -- ghostwatch check --format prometheus >"$t"; if [ -s "$t" ]; then mv -f "$t" "$d/ghostwatch.prom"; else rm -f "$t"; exit 1; fi';
-/** README: /etc/cron.d/ghostwatch. */
-const CRON_LINE = `* * * * * root ${TEXTFILE_LINE}`;
+const TEXTFILE_LINE = CRON_LINE.replace(/^(\S+ ){5}root /, '');
 /** README: the service's ExecStart (systemd reads "$$" as one "$"). */
 const EXEC_START = `ExecStart=/bin/sh -c '${TEXTFILE_LINE.replaceAll('$', '$$$$')}'`;
 
