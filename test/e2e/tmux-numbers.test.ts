@@ -126,8 +126,16 @@ describe.runIf(HAS_TMUX && BUILT)('numbers on screen, in a real tmux pane at 80x
     const home = tempDir();
     startPane(`--registry ${server.url}`, { XDG_STATE_HOME: join(home, 'state'), XDG_CONFIG_HOME: join(home, 'config') });
     await until(() => /!ghost\s+ghost-agent/.test(capture()) && /2 sessions\s+\|\s+1 problem\b/.test(capture()), 15_000, () => `the ghost on screen:\n${capture()}`);
+    // 80 columns, a ghost under the cursor: the footer offers d evict first.
+    expect(paneLines().find((l) => l.startsWith('>'))).toMatch(/!ghost\s+ghost-agent/);
+    expect(paneLines().at(-1)).toMatch(/^\s*d\s+evict\b/);
     current.run('send-keys', '-t', 'gw', 'd');
     await until(() => /Evict 1 entr/.test(capture()), 5_000, 'the dialog');
+    // The last screen before harm wraps what it says, never cuts it: the pid, the folder and the reason whole.
+    const dialog = paneLines().join('\n');
+    expect(dialog).toMatch(new RegExp(`ghost session ghost-agent pid ${doomed.pid} in /tmp/e2e-numbers:`));
+    expect(dialog.replace(/\s+/g, ' ')).toMatch(new RegExp(`pid ${doomed.pid} is gone \\(ESRCH\\)`));
+    expect(dialog).not.toContain('…');
     current.run('send-keys', '-t', 'gw', 'y');
     await until(() => /evicted ghost ghost-agent/.test(statusLine()), 10_000, () => `"evicted ghost ghost-agent":\n${capture()}`);
 
