@@ -22,8 +22,10 @@ export function pidFacts(pid: number, a: RemoteAnswer | undefined, checkedAt: nu
   if (a.kill === 'ESRCH' || a.kill === 'error') return { pid, kill: a.kill, error: a.error, checkedAt };
   if (a.detailsHidden) return { pid, kill: a.kill, detailsHidden: `${r.host}'s /proc does not show it`, checkedAt };
   const startedAt = a.startedAt === undefined ? undefined : a.startedAt + r.offsetMs;
-  if (startedAt === undefined || isTime(startedAt, checkedAt)) return { pid, kill: a.kill, state: a.state, startedAt, checkedAt };
-  return { pid, kill: a.kill, state: a.state, invalidStart: `${a.startText ?? a.startedAt} on ${r.host}`, checkedAt };
+  // What the process costs, as the same read saw it (CPU time so far, resident memory): the engine's meter of this host makes CPU% of it.
+  const costs = a.cpuMs === undefined && a.rssBytes === undefined ? undefined : { cpuMs: a.cpuMs, rssBytes: a.rssBytes };
+  if (startedAt === undefined || isTime(startedAt, checkedAt)) return { pid, kill: a.kill, state: a.state, startedAt, checkedAt, ...costs };
+  return { pid, kill: a.kill, state: a.state, invalidStart: `${a.startText ?? a.startedAt} on ${r.host}`, checkedAt, ...costs };
 }
 
 /** The `index`th pid of a K answer (kill -0 only) as facts. */

@@ -2,8 +2,10 @@
 // (nothing is installed there), and the strict parser of what it answers. One request a line on
 // stdin, one answer a line on stdout, in order, so requests can be pipelined:
 //
-//   P <pid>…  →  P <pid> ok|ESRCH|EPERM <state> <start>   (state/start `-` when unreadable)
-//                P <pid> error <text>                        (one line per pid asked, in order)
+//   P <pid>…  →  P <pid> ok|EPERM <state> <cpu> <rss> <start>  (one line per pid asked, in order)
+//                P <pid> ok|EPERM - -                        (alive, its state and start unreadable)
+//                P <pid> ESRCH
+//                P <pid> error <text>
 //   L <port>… →  L <port> yes|no|unknown                   (something listens on the TCP port; one line per port)
 //   K <pid>…  →  K <one letter per pid>                     (kill -0 only: o ok, s ESRCH, p EPERM, e error)
 //   W <pid>…  →  W ok                                       (starts a watcher of these pids, see below)
@@ -19,7 +21,8 @@
 // pushes its first full reading of every pid or port, then a line only when what reconcile can
 // see changes: a pid watcher runs kill -0 every 0.5 s (`sleep 1` where `sleep 0.5` fails) and
 // reads state and start time every 4 s, pushing when the kill result, zombie or stopped or
-// neither, or the start time differs; a port watcher reads the listeners every 2 s. An idle host
+// neither, or the start time differs (never for CPU time or memory alone: a pushed line carries
+// them as read, but they ride on the full reads); a port watcher reads the listeners every 2 s. An idle host
 // sends nothing, so the engine arms the watchers once per target change and polls P and L only
 // as a slow net (the eviction re-probe is always a fresh P request). Each pushed line is one write far below
 // PIPE_BUF, so lines never interleave. Watchers end with the loop: it stops them on exit (stdin
@@ -28,12 +31,18 @@
 // behind (only a `sleep` of at most 2 s).
 // A round of the engine is one request line per host, not one per pid: 100 pids cost one write,
 // one wake-up of ssh on each side and one read, and the L batch reads /proc/net/tcp once with one awk.
-// The first line is the handshake: `ghostwatch-probe 1 proc btime=<s> clk=<ticks/s> now=<s>` on
-// Linux (start = /proc/PID/stat field 22, in clock ticks since boot), `ghostwatch-probe 1 ps
-// now=<s>` elsewhere (start = `ps -o lstart=` read in UTC). Everything the remote prints is
-// untrusted: the parser accepts only these shapes, and any other text comes back sanitized.
+// The first line is the handshake: `ghostwatch-probe 1 proc btime=<s> clk=<ticks/s> page=<bytes>
+// now=<s>` on Linux (start = /proc/PID/stat field 22, in clock ticks since boot; cpu = fields 14 +
+// 15, user + system time in clock ticks; rss = field 24, in pages; `getconf` says the tick and the
+// page, else 100 and 4096 as the local probe takes them), `ghostwatch-probe 1 ps now=<s>` elsewhere
+// (from one `ps -o stat=,time=,rss=,lstart=`: cpu = ps's time, "[[dd-]hh:]mm:ss[.cc]"; rss in KiB;
+// start = lstart read in UTC). cpu and rss are each `-` when unreadable. They are what the process
+// costs, read at each full read: a watcher never pushes for them alone (its CPU time moves at every
+// reading). Everything the remote prints is untrusted: the parser accepts only these shapes, and
+// any other text comes back sanitized; a figure of the right shape past 2^53 is no reading.
 import type { KillResult } from '../core/types.js';
 import { sanitize } from '../core/sanitize.js';
+import { parsePsTime } from './liveness.js';
 
 export const REMOTE_PROBE_VERSION = 1;
 /** Pids or ports in one request line, at most (a K answer is then ~130 characters, a P batch as many lines). */
@@ -47,7 +56,10 @@ if [ "$(uname -s)" = Linux ] && [ -r /proc/self/stat ]; then
 m=proc
 b=$(awk '$1=="btime"{print $2}' /proc/stat 2>/dev/null)
 c=$(getconf CLK_TCK 2>/dev/null)
-echo "ghostwatch-probe 1 proc btime=$b clk=$c now=$(date +%s)"
+case $c in ''|0*|*[!0-9]*) c=100;; esac
+g=$( (getconf PAGESIZE || getconf PAGE_SIZE) 2>/dev/null)
+case $g in ''|0*|*[!0-9]*) g=4096;; esac
+echo "ghostwatch-probe 1 proc btime=$b clk=$c page=$g now=$(date +%s)"
 else
 m=ps
 echo "ghostwatch-probe 1 ps now=$(date +%s)"
@@ -69,15 +81,18 @@ r=@{s##*)}
 set -- $1 $r
 if [ $# -ge 21 ]; then
 case $2 in Z*) y=Z;; [Tt]*) y=T;; *) y=-;; esac
-o="P $1 $k $2 @{21}"; z="$k $y @{21}"
+d='- -'
+if [ $# -ge 23 ]; then case @{13}:@{14} in *[!0-9:]*|0[0-9]*|*:0[0-9]*) ;; *)
+[ @{#13} -le 15 ] && [ @{#14} -le 15 ] && d="$((@{13}+@{14})) @{23}";; esac; fi
+o="P $1 $k $2 $d @{21}"; z="$k $y @{21}"
 else o="P $1 $k - -"; z="$k -"; fi
 else
 p=$1
-o=$(ps -o stat=,lstart= -p "$1" 2>/dev/null | head -n 1)
+o=$(ps -o stat=,time=,rss=,lstart= -p "$1" 2>/dev/null | head -n 1)
 set -- $o
-if [ $# -gt 0 ]; then
+if [ $# -gt 3 ]; then
 case $1 in Z*) y=Z;; [Tt]*) y=T;; *) y=-;; esac
-t=$1; shift; o="P $p $k $t $*"; z="$k $y $*"
+t="$1 $2 $3"; shift 3; o="P $p $k $t $*"; z="$k $y $*"
 else o="P $p $k - -"; z="$k -"; fi
 fi
 }
@@ -176,6 +191,8 @@ export interface Handshake {
   readonly mode: 'proc' | 'ps';
   readonly btimeSec?: number | undefined;
   readonly clkTck?: number | undefined;
+  /** Bytes of a memory page (proc mode): resident memory is read in pages. */
+  readonly pageBytes?: number | undefined;
   /** The remote's clock when it started, epoch seconds. */
   readonly remoteNowSec: number;
 }
@@ -191,6 +208,10 @@ export type RemoteAnswer =
       readonly startedAt?: number | undefined;
       /** The start as the host wrote it ("tick 4242", "Mon Jan  1 10:00:00 2024"), to name it when it is no time. */
       readonly startText?: string | undefined;
+      /** CPU time the process has used so far, user + system, ms; undefined when unreadable. */
+      readonly cpuMs?: number | undefined;
+      /** Resident memory, bytes; undefined when unreadable. */
+      readonly rssBytes?: number | undefined;
       /** Alive, but its state and start time could not be read. */
       readonly detailsHidden?: boolean | undefined;
     }
@@ -240,8 +261,10 @@ export function parseHandshake(line: string): Handshake | undefined {
   const mode = m[2] === 'proc' ? 'proc' : 'ps';
   const btimeSec = fields.get('btime');
   const clkTck = fields.get('clk');
+  const pageBytes = fields.get('page');
   if (mode === 'proc' && (btimeSec === undefined || clkTck === undefined || clkTck <= 0)) return undefined;
-  return { version, mode, btimeSec, clkTck, remoteNowSec };
+  if (pageBytes !== undefined && pageBytes <= 0) return undefined;
+  return { version, mode, btimeSec, clkTck, pageBytes: mode === 'proc' ? pageBytes : undefined, remoteNowSec };
 }
 
 function parseStart(words: readonly string[], hs: Handshake): number | undefined {
@@ -257,6 +280,35 @@ function parseStart(words: readonly string[], hs: Handshake): number | undefined
   const month = MONTHS.indexOf(mon);
   if (month < 0) return undefined;
   return Date.UTC(Number(year), month, Number(day), Number(hh), Number(mm), Number(ss));
+}
+
+/** A whole count as the remote writes it: `0`, or digits with no leading zero (at most 16). */
+const COUNT = /^(?:0|[1-9][0-9]{0,15})$/;
+/** ps's CPU time, "[[dd-]hh:]mm:ss[.cc]", at most this long (parsePsTime reads it). */
+const MAX_PS_TIME_LENGTH = 24;
+/** A figure malformed: the whole line is not one of ours. */
+const MALFORMED = Symbol('malformed');
+
+/** A figure past 2^53 is no reading (a hostile or broken host), though of the right shape. */
+function bounded(n: number): number | undefined {
+  return Number.isFinite(n) && n >= 0 && n <= Number.MAX_SAFE_INTEGER ? n : undefined;
+}
+
+/** The CPU time word of a P answer as ms: `-` unreadable, else clock ticks (proc) or ps's time (ps). */
+function parseCpu(word: string | undefined, hs: Handshake): number | undefined | typeof MALFORMED {
+  if (word === '-') return undefined;
+  if (word === undefined) return MALFORMED;
+  if (hs.mode === 'proc') return COUNT.test(word) ? bounded((Number(word) * 1000) / (hs.clkTck ?? 100)) : MALFORMED;
+  const ms = word.length <= MAX_PS_TIME_LENGTH ? parsePsTime(word) : undefined;
+  return ms === undefined ? MALFORMED : bounded(ms);
+}
+
+/** The resident memory word of a P answer as bytes: `-` unreadable, else pages (proc; unknown without the page size) or KiB (ps). */
+function parseRss(word: string | undefined, hs: Handshake): number | undefined | typeof MALFORMED {
+  if (word === '-') return undefined;
+  if (word === undefined || !COUNT.test(word)) return MALFORMED;
+  if (hs.mode === 'ps') return bounded(Number(word) * 1024);
+  return hs.pageBytes === undefined ? undefined : bounded(Number(word) * hs.pageBytes);
 }
 
 /** One answer line, strictly: anything but the shapes above is `invalid`, with the line sanitized. */
@@ -286,13 +338,16 @@ export function parseAnswer(line: string, hs: Handshake): RemoteAnswer {
   if (kill === 'ESRCH') return details.length === 0 ? { kind: 'pid', pid: n, kill: 'ESRCH' } : invalid(line);
   if (kill === 'error') return { kind: 'pid', pid: n, kill: 'error', error: sanitize(details.join(' ') || 'kill -0 failed', 160) };
   if (kill !== 'ok' && kill !== 'EPERM') return invalid(line);
-  const [state, ...start] = details;
-  if (state === '-' && start.length === 1 && start[0] === '-') return { kind: 'pid', pid: n, kill, detailsHidden: true };
+  if (details.length === 2 && details[0] === '-' && details[1] === '-') return { kind: 'pid', pid: n, kill, detailsHidden: true };
+  const [state, cpu, rss, ...start] = details;
   if (state === undefined || !STATE.test(state)) return invalid(line);
+  const cpuMs = parseCpu(cpu, hs);
+  const rssBytes = parseRss(rss, hs);
+  if (cpuMs === MALFORMED || rssBytes === MALFORMED) return invalid(line);
   const startedAt = parseStart(start, hs);
   if (startedAt === undefined) return invalid(line);
   const startText = hs.mode === 'proc' ? `tick ${start[0]}` : start.join(' ');
-  return { kind: 'pid', pid: n, kill, state: state.charAt(0), startedAt, startText };
+  return { kind: 'pid', pid: n, kill, state: state.charAt(0), startedAt, startText, cpuMs, rssBytes };
 }
 
 /**

@@ -412,7 +412,8 @@ export class SshHost implements ProbeProvider {
    * Have the remote watch these pids and ports on its own: every watcher it had is stopped (a bare
    * `W`), then one is started per MAX_BATCH pids (`W …`) and per MAX_BATCH ports (`V …`). Each
    * pushes its first full reading, then a line only when what reconcile can see changes (kill -0
-   * every 0.5 s, state and start time every 4 s, listeners every 2 s), so an idle host sends
+   * every 0.5 s, state and start time every 4 s, listeners every 2 s; never CPU time or memory
+   * alone: what a process costs is read by the full probes), so an idle host sends
    * nothing. True when every request was accepted; false when the host is not up (arm again when it is).
    */
   async watch(pids: readonly number[], ports: readonly number[]): Promise<boolean> {

@@ -26,6 +26,8 @@ import type { LiveEngine } from '../../src/engine/index.js';
 import type { EngineSnapshot } from '../../src/engine/types.js';
 import { RemotePortChecker } from '../../src/os/remote-port-check.js';
 import { countingServer } from '../os/remote-ports-support.js';
+import { burner } from '../support/processes.js';
+import { sleepMs } from '../support/wait.js';
 
 const HERE = 'this-box';
 const BACKOFF_MS = 1_000;
@@ -317,6 +319,46 @@ describe('ssh hosts in the engine (a fake ssh running the real loop)', () => {
     expect(verified.accepts).toBe(0);
     expect(ssh.dests()).toEqual(['127.0.0.2']);
   });
+
+  it('an ssh-verified agent shows what it costs as a local one does: a CPU burner over half a core over an interval, and its memory; a stopped one is suspended since its stop', async () => {
+    const reg = await serve();
+    const hot = burner();
+    const idle = sleeper();
+    await agent(reg.url, 'hot', { machine: 'build-1', pid: hot.pid });
+    await agent(reg.url, 'idle', { machine: 'build-1', pid: idle.pid });
+    const ssh = fakeSsh();
+    const engine = sshEngine(reg.url, { hosts: [{ machine: 'build-1', dest: 'build-1' }] }, ssh.command);
+    const snap = await engine.settled(15_000);
+    expect(finding(snap, 'hot')).toMatchObject({ verdict: 'live', evidence: { host: { local: false, ssh: { host: 'build-1', state: 'up' } } } });
+    const usage = () => finding(engine.getSnapshot(), 'hot')?.evidence.usage;
+    // Read with its first full probe: CPU over its life so far, and its memory.
+    await until(() => usage()?.rssBytes !== undefined || undefined, 10_000, () => `a first reading, not ${JSON.stringify(usage())}`);
+    // The host pushes only what reconcile can see and is polled slowly: the R key reads every pid
+    // again. On a shared, loaded machine one interval may be slow: any interval over half a core will do.
+    const hotUsage = await until(
+      async () => {
+        await engine.refresh();
+        await sleepMs(1_000);
+        const u = usage();
+        return u?.cpuOver === 'interval' && (u.cpuPct ?? 0) > 50 ? u : undefined;
+      },
+      30_000,
+      () => `over 50 % of a core over an interval, not ${JSON.stringify(usage())}`,
+    );
+    expect(hotUsage.rssBytes).toBeGreaterThan(0);
+    expect(finding(engine.getSnapshot(), 'idle')?.evidence.usage?.rssBytes).toBeGreaterThan(0);
+
+    // Ctrl-Z in its pane: the host's watcher pushes the stop; the row says since when, as a local one does.
+    process.kill(idle.pid, 'SIGSTOP');
+    const stopped = await until(() => {
+      const f = finding(engine.getSnapshot(), 'idle');
+      return f?.verdict === 'suspended' ? f : undefined;
+    }, 15_000, () => `idle suspended, not ${finding(engine.getSnapshot(), 'idle')?.verdict}`);
+    expect(stopped.reason).toMatch(/^pid \d+ is stopped \(state T, Ctrl-Z or SIGSTOP\) since \S+: it cannot answer until continued/);
+    expect(stopped.evidence.stoppedSince).toBeTypeOf('number');
+    expect(stopped.evidence.host.ssh).toMatchObject({ host: 'build-1', state: 'up' });
+    process.kill(idle.pid, 'SIGCONT');
+  }, 60_000);
 
   it('before any host is tried, each is connecting, not down: the first frame never says "ssh: 3 down" (issue 27)', async () => {
     const reg = await serve();

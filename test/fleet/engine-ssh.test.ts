@@ -171,6 +171,10 @@ describeLinux('the engine verifies other hosts over ssh', () => {
     expect(live42.reason).toBe(`pid ${live.insidePid} is alive (via ssh build-42)`);
     expect(live42.evidence.host.ssh).toMatchObject({ host: 'build-42', state: 'up', via: expect.stringMatching(/^via ssh build-42 \(rtt \d+ ms\)$/) });
     expect(live42.evidence.host.local).toBe(false);
+    // What it costs, read over ssh with its state (the MEM column of an ssh-verified row).
+    const read = await waitFor(`${ids.live} memory`, () => find(ids.live!)?.evidence.usage);
+    expect(read.rssBytes).toBeGreaterThan(0);
+    expect(['life', 'interval']).toContain(read.cpuOver);
     expect((await verdictOf(ids.ghost!, 'ghost')).reason).toMatch(/^registry: offline since [\d:]+; OS: pid \d+ is gone \(ESRCH\) \(via ssh build-42\)$/);
     expect((await verdictOf('zombie', 'zombie')).reason).toMatch(/zombie/);
     expect((await verdictOf('reused', 'reused')).reason).toMatch(/recycled \(via ssh build-42\)$/);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseProcStat, probePids } from '../../src/os/liveness.js';
 import { MAX_BATCH, parseAnswer, parseHandshake, parsePush, REMOTE_PROBE_PROGRAM, type Handshake } from '../../src/os/remote-probe.js';
-import { childrenOf, killAndReap, spawnSleep, zombie as stagedZombie } from '../support/processes.js';
+import { burner, childrenOf, killAndReap, spawnSleep, zombie as stagedZombie } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import { itOn } from '../support/platform.js';
 
@@ -101,7 +101,12 @@ describe('the remote probe loop under the local sh', () => {
     expect(answers[0]).toEqual({ kind: 'host', name: hostname() });
     const local = (await probePids([live.pid], { full: true })).get(live.pid);
     // The same /proc fields through the same arithmetic as the local probe: the same start time.
-    expect(answers[1]).toEqual({ kind: 'pid', pid: live.pid, kill: 'ok', state: local?.state, startedAt: local?.startedAt, startText: `tick ${local?.startTicks}` });
+    expect(answers[1]).toEqual({ kind: 'pid', pid: live.pid, kill: 'ok', state: local?.state, startedAt: local?.startedAt, startText: `tick ${local?.startTicks}`, cpuMs: expect.any(Number), rssBytes: expect.any(Number) });
+    // What it costs, from the same line: a sleep has used next to no CPU, and holds some memory (the local probe reads the same).
+    const remote = answers[1] as { cpuMs: number; rssBytes: number };
+    expect(remote.cpuMs).toBeLessThan(1_000);
+    expect(remote.rssBytes).toBeGreaterThan(0);
+    expect(Math.abs(remote.rssBytes - (local?.rssBytes ?? 0))).toBeLessThanOrEqual(64 * 1024);
     expect(answers[2]).toEqual({ kind: 'pid', pid: dead.pid, kill: 'ESRCH' });
     expect(answers[3]).toMatchObject({ kind: 'pid', pid: zombie, kill: 'ok', state: 'Z' });
     expect(answers[4]).toEqual({ kind: 'port', port, listening: 'yes' });
@@ -184,6 +189,41 @@ describe('the remote probe loop under the local sh', () => {
     await until(() => loop.lines.filter((l) => l.startsWith(`+P ${agent.pid} ok S `)).length === 2, 15_000, 'a second S push after SIGCONT');
   });
 
+  itOn(['linux'], 'the loop reads /proc on Linux')('a CPU burner: two P reads a second apart show more than half a core and its memory; its watcher pushes it once all the same', async () => {
+    const hot = burner();
+    const loop = openLoop();
+    loop.send(`W ${hot.pid}`);
+    const first = await loop.waitLine(new RegExp(`^\\+P ${hot.pid} ok `));
+    const hs = parseHandshake(loop.lines[0] ?? '') as Handshake;
+    const pushedAt = Date.now();
+    // Each P answer in order; the wall time of each read taken when its answer arrives.
+    const read = async (): Promise<{ cpuMs: number; rssBytes: number; at: number }> => {
+      const before = loop.lines.filter((l) => l.startsWith(`P ${hot.pid} `)).length;
+      loop.send(`P ${hot.pid}`);
+      await until(() => loop.lines.filter((l) => l.startsWith(`P ${hot.pid} `)).length > before || undefined, 10_000, 'a P answer');
+      const at = Date.now();
+      const answer = parseAnswer(loop.lines.filter((l) => l.startsWith(`P ${hot.pid} `))[before]!, hs);
+      expect(answer).toMatchObject({ kind: 'pid', pid: hot.pid, kill: 'ok', cpuMs: expect.any(Number), rssBytes: expect.any(Number) });
+      return { ...(answer as { cpuMs: number; rssBytes: number }), at };
+    };
+    // On a shared, loaded machine one second may be slow: any second over half a core will do.
+    let best = 0;
+    let a = await read();
+    for (let i = 0; i < 8 && best <= 50; i++) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      const b = await read();
+      best = Math.max(best, ((b.cpuMs - a.cpuMs) / (b.at - a.at)) * 100);
+      expect(b.rssBytes).toBeGreaterThan(0);
+      a = b;
+    }
+    expect(best).toBeGreaterThan(50);
+    // The pushed line carried its figures too.
+    expect(parsePush(first, hs)).toMatchObject({ kind: 'pid', pid: hot.pid, cpuMs: expect.any(Number), rssBytes: expect.any(Number) });
+    // Its CPU time moved at every full read of the watcher (every 4 s): never a push for that alone.
+    await new Promise((r) => setTimeout(r, Math.max(0, pushedAt + 9_000 - Date.now())));
+    expect(loop.lines.filter((l) => l.startsWith(`+P ${hot.pid} `))).toEqual([first]);
+  }, 30_000);
+
   it.each(['stdin closed', 'Q', 'the loop SIGKILLed'])('watchers end with the loop: %s', async (how) => {
     const live = spawnSleep();
     spawned.push(live);
@@ -213,13 +253,19 @@ describe('the remote probe loop under the local sh', () => {
   });
 });
 
-const PROC: Handshake = { version: 1, mode: 'proc', btimeSec: 1_700_000_000, clkTck: 100, remoteNowSec: 1_700_000_500 };
+const PROC: Handshake = { version: 1, mode: 'proc', btimeSec: 1_700_000_000, clkTck: 100, pageBytes: 4096, remoteNowSec: 1_700_000_500 };
 const PS: Handshake = { version: 1, mode: 'ps', remoteNowSec: 1_700_000_500 };
+/** A proc handshake that did not say its page size: resident memory is unknown, never guessed here. */
+const PROC_NO_PAGE: Handshake = { version: 1, mode: 'proc', btimeSec: 1_700_000_000, clkTck: 100, remoteNowSec: 1_700_000_500 };
 
 describe('parseHandshake', () => {
   it.each([
-    ['ghostwatch-probe 1 proc btime=1700000000 clk=100 now=1700000500', PROC],
+    ['ghostwatch-probe 1 proc btime=1700000000 clk=100 page=4096 now=1700000500', PROC],
+    ['ghostwatch-probe 1 proc btime=1700000000 clk=100 now=1700000500', PROC_NO_PAGE],
+    ['ghostwatch-probe 1 proc btime=1700000000 clk=100 page= now=1700000500', PROC_NO_PAGE],
+    ['ghostwatch-probe 1 proc btime=1700000000 clk=100 page=0 now=1700000500', undefined],
     ['ghostwatch-probe 1 ps now=1700000500', PS],
+    ['ghostwatch-probe 1 ps page=4096 now=1700000500', PS],
     ['ghostwatch-probe 2 ps now=1700000500', undefined],
     ['ghostwatch-probe 1 proc btime= clk=100 now=1700000500', undefined],
     ['ghostwatch-probe 1 proc btime=1700000000 clk=0 now=1700000500', undefined],
@@ -233,22 +279,22 @@ describe('parseHandshake', () => {
 
 describe('parseAnswer', () => {
   it.each<[string, Handshake, unknown]>([
-    ['P 42 ok S 12345', PROC, { kind: 'pid', pid: 42, kill: 'ok', state: 'S', startedAt: 1_700_000_000_000 + 123_450, startText: 'tick 12345' }],
-    ['P 42 EPERM Z 100', PROC, { kind: 'pid', pid: 42, kill: 'EPERM', state: 'Z', startedAt: 1_700_000_001_000, startText: 'tick 100' }],
+    ['P 42 ok S 150 20 12345', PROC, { kind: 'pid', pid: 42, kill: 'ok', state: 'S', startedAt: 1_700_000_000_000 + 123_450, startText: 'tick 12345', cpuMs: 1_500, rssBytes: 20 * 4096 }],
+    ['P 42 EPERM Z 0 0 100', PROC, { kind: 'pid', pid: 42, kill: 'EPERM', state: 'Z', startedAt: 1_700_000_001_000, startText: 'tick 100', cpuMs: 0, rssBytes: 0 }],
     ['P 42 ESRCH', PROC, { kind: 'pid', pid: 42, kill: 'ESRCH' }],
     ['P 42 ok - -', PROC, { kind: 'pid', pid: 42, kill: 'ok', detailsHidden: true }],
     ['P 42 error kill: illegal\u001b[31m pid', PROC, { kind: 'pid', pid: 42, kill: 'error', error: 'kill: illegal^[[31m pid' }],
     // macOS / BSD `ps -o stat=,lstart=` read in UTC, spaces collapsed by the loop.
-    ['P 42 ok Ss Mon Jan 1 10:00:00 2024', PS, { kind: 'pid', pid: 42, kill: 'ok', state: 'S', startedAt: Date.UTC(2024, 0, 1, 10, 0, 0), startText: 'Mon Jan 1 10:00:00 2024' }],
-    ['P 7 ok Z+ Tue Feb 29 23:59:59 2028', PS, { kind: 'pid', pid: 7, kill: 'ok', state: 'Z', startedAt: Date.UTC(2028, 1, 29, 23, 59, 59), startText: 'Tue Feb 29 23:59:59 2028' }],
-    ['P 7 ok R+ Tue Foo 29 23:59:59 2028', PS, 'invalid'],
-    ['P 7 ok S 12345', PS, 'invalid'],
-    ['P 7 ok S Mon Jan 1 10:00:00 2024', PROC, 'invalid'],
+    ['P 42 ok Ss 1:02.50 2048 Mon Jan 1 10:00:00 2024', PS, { kind: 'pid', pid: 42, kill: 'ok', state: 'S', startedAt: Date.UTC(2024, 0, 1, 10, 0, 0), startText: 'Mon Jan 1 10:00:00 2024', cpuMs: 62_500, rssBytes: 2048 * 1024 }],
+    ['P 7 ok Z+ 0:00.00 0 Tue Feb 29 23:59:59 2028', PS, { kind: 'pid', pid: 7, kill: 'ok', state: 'Z', startedAt: Date.UTC(2028, 1, 29, 23, 59, 59), startText: 'Tue Feb 29 23:59:59 2028', cpuMs: 0, rssBytes: 0 }],
+    ['P 7 ok R+ 0:00.00 0 Tue Foo 29 23:59:59 2028', PS, 'invalid'],
+    ['P 7 ok S 1 1 12345', PS, 'invalid'],
+    ['P 7 ok S 1 1 Mon Jan 1 10:00:00 2024', PROC, 'invalid'],
     ['P 42 ESRCH S 1', PROC, 'invalid'],
-    ['P 42 alive S 1', PROC, 'invalid'],
-    ['P 0 ok S 1', PROC, 'invalid'],
+    ['P 42 alive S 1 1 1', PROC, 'invalid'],
+    ['P 0 ok S 1 1 1', PROC, 'invalid'],
     ['P -1 ESRCH', PROC, 'invalid'],
-    ['P 42 ok S 1e5', PROC, 'invalid'],
+    ['P 42 ok S 1 1 1e5', PROC, 'invalid'],
     ['L 8080 yes', PROC, { kind: 'port', port: 8080, listening: 'yes' }],
     ['L 8080 no', PROC, { kind: 'port', port: 8080, listening: 'no' }],
     ['L 8080 unknown', PROC, { kind: 'port', port: 8080, listening: 'unknown' }],
@@ -278,10 +324,68 @@ describe('parseAnswer', () => {
   });
 });
 
+describe('parseAnswer: what a process costs (CPU time so far, resident memory)', () => {
+  const LIVE = { kind: 'pid', pid: 42, kill: 'ok', state: 'S' };
+  it.each<[string, string, Handshake, { cpuMs: number | undefined; rssBytes: number | undefined } | 'invalid']>([
+    // Linux: utime + stime in clock ticks (100 a second here), rss in pages (4096 bytes here).
+    ['ticks and pages', 'P 42 ok S 150 20 12345', PROC, { cpuMs: 1_500, rssBytes: 81_920 }],
+    ['a clock of 250 ticks a second', 'P 42 ok S 250 1 12345', { ...PROC, clkTck: 250 }, { cpuMs: 1_000, rssBytes: 4096 }],
+    ['16 KiB pages', 'P 42 ok S 0 3 12345', { ...PROC, pageBytes: 16_384 }, { cpuMs: 0, rssBytes: 49_152 }],
+    ['both unreadable', 'P 42 ok S - - 12345', PROC, { cpuMs: undefined, rssBytes: undefined }],
+    ['the memory unreadable', 'P 42 ok S 150 - 12345', PROC, { cpuMs: 1_500, rssBytes: undefined }],
+    ['no page size in the handshake: memory unknown', 'P 42 ok S 150 20 12345', PROC_NO_PAGE, { cpuMs: 1_500, rssBytes: undefined }],
+    // Of the right shape but past 2^53: no reading, the rest of the line stands.
+    ['a hostile CPU time and memory', 'P 42 ok S 9999999999999999 9999999999999999 12345', PROC, { cpuMs: undefined, rssBytes: undefined }],
+    // macOS / BSD: ps's time ("[[dd-]hh:]mm:ss.cc") and rss in KiB.
+    ['ps minutes and hundredths', 'P 42 ok S 1:02.50 2048 Mon Jan 1 10:00:00 2024', PS, { cpuMs: 62_500, rssBytes: 2_097_152 }],
+    ['ps hours', 'P 42 ok S 123:45.67 1 Mon Jan 1 10:00:00 2024', PS, { cpuMs: 7_425_670, rssBytes: 1024 }],
+    ['ps days', 'P 42 ok S 2-03:04:05 0 Mon Jan 1 10:00:00 2024', PS, { cpuMs: 183_845_000, rssBytes: 0 }],
+    ['ps unreadable', 'P 42 ok S - - Mon Jan 1 10:00:00 2024', PS, { cpuMs: undefined, rssBytes: undefined }],
+    ['a hostile ps time', 'P 42 ok S 99999999999999999999:00 1 Mon Jan 1 10:00:00 2024', PS, { cpuMs: undefined, rssBytes: 1024 }],
+    // Malformed: the line is not one of ours.
+    ['the line before the figures', 'P 42 ok S 12345', PROC, 'invalid'],
+    ['one figure only', 'P 42 ok S 150 12345', PROC, 'invalid'],
+    ['a word past the start', 'P 42 ok S 150 20 12345 7', PROC, 'invalid'],
+    ['a fraction of a tick', 'P 42 ok S 1.5 20 12345', PROC, 'invalid'],
+    ['a ps time on Linux', 'P 42 ok S 1:02.50 20 12345', PROC, 'invalid'],
+    ['a negative memory', 'P 42 ok S 150 -20 12345', PROC, 'invalid'],
+    ['a leading zero', 'P 42 ok S 0150 20 12345', PROC, 'invalid'],
+    ['an exponent', 'P 42 ok S 150 2e3 12345', PROC, 'invalid'],
+    ['17 digits', 'P 42 ok S 12345678901234567 20 12345', PROC, 'invalid'],
+    ['a hex memory', 'P 42 ok S 150 0x10 12345', PROC, 'invalid'],
+    ['an escape in a figure', 'P 42 ok S 150\u001b[2J 20 12345', PROC, 'invalid'],
+    ['the ps line before the figures', 'P 42 ok Ss Mon Jan 1 10:00:00 2024', PS, 'invalid'],
+    ['ps time of four fields', 'P 42 ok S 1:02:03:04 2048 Mon Jan 1 10:00:00 2024', PS, 'invalid'],
+    ['ps time with a letter', 'P 42 ok S 1:02.5x 2048 Mon Jan 1 10:00:00 2024', PS, 'invalid'],
+    ['ps time past 24 characters', `P 42 ok S ${'1'.repeat(30)}:00 2048 Mon Jan 1 10:00:00 2024`, PS, 'invalid'],
+    ['ps memory with a fraction', 'P 42 ok S 1:02.50 2048.5 Mon Jan 1 10:00:00 2024', PS, 'invalid'],
+    ['ps memory with a unit', 'P 42 ok S 1:02.50 2M Mon Jan 1 10:00:00 2024', PS, 'invalid'],
+  ])('%s: %j', (_what, line, hs, expected) => {
+    const answer = parseAnswer(line, hs);
+    if (expected === 'invalid') {
+      expect(answer.kind).toBe('invalid');
+      expect(answer.kind === 'invalid' && /[\u0000-\u001f\u007f]/.test(answer.text)).toBe(false);
+    } else {
+      expect(answer).toMatchObject(LIVE);
+      expect(answer).toMatchObject({ startedAt: expect.any(Number) });
+      const { cpuMs, rssBytes } = answer as { cpuMs?: number; rssBytes?: number };
+      expect({ cpuMs, rssBytes }).toEqual(expected);
+    }
+  });
+
+  it('a pushed line carries the figures too', () => {
+    expect(parsePush('+P 42 ok T 150 20 12345', PROC)).toMatchObject({ kind: 'pid', pid: 42, state: 'T', cpuMs: 1_500, rssBytes: 81_920 });
+    expect(parsePush('+P 42 ok T 12345', PROC).kind).toBe('invalid');
+  });
+});
+
 describe('parsePush', () => {
   it.each<[string, unknown]>([
     ['+P 42 ESRCH', { kind: 'pid', pid: 42, kill: 'ESRCH' }],
-    ['+P 42 ok Z 100', { kind: 'pid', pid: 42, kill: 'ok', state: 'Z', startedAt: 1_700_000_001_000, startText: 'tick 100' }],
+    ['+P 42 ok Z 0 0 100', { kind: 'pid', pid: 42, kill: 'ok', state: 'Z', startedAt: 1_700_000_001_000, startText: 'tick 100', cpuMs: 0, rssBytes: 0 }],
+    ['+P 42 ok R 250 3 100', { kind: 'pid', pid: 42, kill: 'ok', state: 'R', startedAt: 1_700_000_001_000, startText: 'tick 100', cpuMs: 2_500, rssBytes: 3 * 4096 }],
+    ['+P 42 ok Z 100', 'invalid'],
+    ['+P 42 ok R 250 x 100', 'invalid'],
     ['+L 8080 no', { kind: 'port', port: 8080, listening: 'no' }],
     ['P 42 ESRCH', 'invalid'],
     ['+K o', 'invalid'],
@@ -316,7 +420,7 @@ describe('the loop on a macOS/BSD host (uname, ps and netstat stand-ins)', () =>
       'while [ $# -gt 0 ]; do case $1 in -o) o=$2; shift;; -p) p=$2; shift;; esac; shift; done',
       '[ -d /proc/$p ] || exit 1',
       'case $o in',
-      '  stat=,lstart=) echo "Ss   Mon Jan  1 10:00:00 2024";;',
+      '  stat=,time=,rss=,lstart=) echo "Ss     1:02.50   2048 Mon Jan  1 10:00:00 2024";;',
       '  ppid=) echo " $(cut -d")" -f2- /proc/$p/stat | cut -d" " -f3)";;',
       '  *) echo "  PID TTY TIME CMD"; echo "$p ?? 0:00.01 x";;',
       'esac',
@@ -346,14 +450,16 @@ describe('the loop on a macOS/BSD host (uname, ps and netstat stand-ins)', () =>
       const hs = parseHandshake(lines[0]!);
       expect(hs).toEqual({ version: 1, mode: 'ps', remoteNowSec: expect.any(Number) });
       const started = Date.UTC(2024, 0, 1, 10, 0, 0);
+      // Its CPU time (1 min 2.5 s) and resident memory (2048 KiB) from the same ps line.
+      expect(lines[1]).toBe(`P ${alive.pid} ok Ss 1:02.50 2048 Mon Jan 1 10:00:00 2024`);
       expect(lines.slice(1, 5).map((l) => parseAnswer(l, hs!))).toEqual([
-        { kind: 'pid', pid: alive.pid, kill: 'ok', state: 'S', startedAt: started, startText: 'Mon Jan 1 10:00:00 2024' },
+        { kind: 'pid', pid: alive.pid, kill: 'ok', state: 'S', startedAt: started, startText: 'Mon Jan 1 10:00:00 2024', cpuMs: 62_500, rssBytes: 2048 * 1024 },
         { kind: 'pid', pid: gone.pid, kill: 'ESRCH' },
         { kind: 'port', port, listening: 'yes' },
         { kind: 'port', port: 1, listening: 'no' },
       ]);
       const push = lines.find((l) => l.startsWith('+P'))!;
-      expect(parsePush(push, hs!)).toEqual({ kind: 'pid', pid: alive.pid, kill: 'ok', state: 'S', startedAt: started, startText: 'Mon Jan 1 10:00:00 2024' });
+      expect(parsePush(push, hs!)).toEqual({ kind: 'pid', pid: alive.pid, kill: 'ok', state: 'S', startedAt: started, startText: 'Mon Jan 1 10:00:00 2024', cpuMs: 62_500, rssBytes: 2048 * 1024 });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

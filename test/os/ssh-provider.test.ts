@@ -36,7 +36,7 @@ beforeAll(() => {
   // A remote that answers every pid as alive, started at tick 999999999999999999 (some 300 million years after boot).
   writeFileSync(
     join(dir, 'far-start-ssh'),
-    `#!/bin/sh\nnow=$(date +%s)\necho "ghostwatch-probe 1 proc btime=$((now - 1000)) clk=100 now=$now"\nwhile read v a; do case $v in\nH) echo "H $(hostname)";;\nP) for p in $a; do echo "P $p ok S 999999999999999999"; done;;\nW) echo "W ok";;\nV) echo "V ok";;\n*) echo "! refused";;\nesac; done\n`,
+    `#!/bin/sh\nnow=$(date +%s)\necho "ghostwatch-probe 1 proc btime=$((now - 1000)) clk=100 now=$now"\nwhile read v a; do case $v in\nH) echo "H $(hostname)";;\nP) for p in $a; do echo "P $p ok S - - 999999999999999999"; done;;\nW) echo "W ok";;\nV) echo "V ok";;\n*) echo "! refused";;\nesac; done\n`,
   );
   writeFileSync(join(dir, 'auth-ssh'), `#!/bin/sh\necho call >> "${dir}/auth-calls"\necho 'me@build-42.internal: Permission denied (publickey,password).' >&2\nexit 255\n`);
   for (const f of ['ok-ssh', 'gated-ssh', 'auth-ssh', 'bad-push-ssh', 'flood-first-ssh', 'far-start-ssh']) chmodSync(join(dir, f), 0o755);
@@ -62,7 +62,11 @@ describe('SshHost over a fake ssh running the real loop', () => {
     const first = await h.probePids([live.pid, dead.pid, 0], { full: true });
     expect(first.get(live.pid)).toMatchObject({ kill: 'ok', state: 'S' });
     expect(first.get(live.pid)?.startedAt).toBeTypeOf('number');
+    // What it costs, as read with its state: CPU time so far and resident memory (the engine's meter of this host turns them into CPU %).
+    expect(first.get(live.pid)).toMatchObject({ cpuMs: expect.any(Number), rssBytes: expect.any(Number) });
+    expect(first.get(live.pid)!.rssBytes).toBeGreaterThan(0);
     expect(first.get(dead.pid)).toMatchObject({ kill: 'ESRCH' });
+    expect(first.get(dead.pid)?.cpuMs).toBeUndefined();
     expect(first.has(0)).toBe(false);
     const ports = await h.probePortFacts([1], {});
     expect(ports.get(1)).toMatchObject({ result: 'refused' });
