@@ -83,6 +83,16 @@ describe('eventText and eventTone', () => {
     ['a claim', e({ rowKind: 'claim', id: '/repo', verdict: 'held' }), 'claim /repo joined hypivisor', 'info'],
     ['a source reading', e({ kind: 'source', status: 'connected', reading: true, rows: 10_000 }), 'hypivisor: connected, 10,000 rows', 'ok'],
     ['a source lost', e({ kind: 'source', status: 'unreachable', reading: false, detail: 'connection refused' }), 'hypivisor: unreachable (connection refused)', 'warning'],
+    ['leftovers first seen: one process, which', e({ kind: 'leftovers', verdict: 'ghost', rows: 1, detail: 'pid 4242 node :3000' }), 'a (hypivisor) is dead and left 1 process running: pid 4242 node :3000', 'warning'],
+    [
+      'leftovers first seen: two, their ports',
+      e({ kind: 'leftovers', verdict: 'zombie', rows: 2, detail: 'pid 4242 node :3000,:3001, pid 4243 vite' }),
+      'a (hypivisor) is dead and left 2 processes running: pid 4242 node :3000,:3001, pid 4243 vite',
+      'warning',
+    ],
+    ['leftovers first seen: many, the count grouped', e({ kind: 'leftovers', verdict: 'ghost', rows: 1_234, detail: 'pid 1 a, pid 2 b, pid 3 c, pid 4 d, ...' }), 'a (hypivisor) is dead and left 1,234 processes running: pid 1 a, pid 2 b, pid 3 c, pid 4 d, ...', 'warning'],
+    ['leftovers without a list', e({ kind: 'leftovers', verdict: 'ghost', rows: 3 }), 'a (hypivisor) is dead and left 3 processes running', 'warning'],
+    ['leftovers of an agent gone from its registry (a departed row)', e({ kind: 'leftovers', source: 'claude', id: 'sess-1', verdict: 'ghost', rows: 1, detail: 'pid 9 sleep' }), 'sess-1 (claude) is dead and left 1 process running: pid 9 sleep', 'warning'],
   ])('%s', (_, event, text, tone) => {
     expect(eventText(event)).toBe(text);
     expect(eventTone(event)).toBe(tone);
@@ -92,6 +102,12 @@ describe('eventText and eventTone', () => {
     const text = eventText(e({ id: 'x\u001b]52;c;cHduZWQ=\u0007', source: 'h\u202Eivisor', kind: 'judged', verdict: 'ghost', from: 'live', detail: 'bad\u001b[2J' }));
     expect(text).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
     expect(text).toContain('^[');
+  });
+
+  it('makes a leftover\'s name inert too (a process names itself: /proc/<pid>/comm)', () => {
+    const text = eventText(e({ kind: 'leftovers', id: 'a\u001b[2J', verdict: 'ghost', rows: 1, detail: 'pid 7 \u001b]0;pwned\u0007x :80' }));
+    expect(text).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    expect(text).toMatch(/^a\^\[\[2J \(hypivisor\) is dead and left 1 process running: pid 7 \^\[\]0;pwned\^Gx :80$/);
   });
 });
 

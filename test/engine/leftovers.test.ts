@@ -3,99 +3,18 @@
 // are reparented (to init, or to a subreaper) and are its leftovers; K ends them (SIGTERM, then
 // SIGKILL for the one that ignores it), each re-verified and audited. A leftover that a live agent
 // also started is never listed; another user's process only as root.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import type { Leftover } from '../../src/core/leftovers.js';
-import type { SessionEntry } from '../../src/core/types.js';
 import { leftoverTargets } from '../../src/engine/leftover-rows.js';
-import { leftoversOf, type EngineSnapshot } from '../../src/engine/types.js';
-import type { LiveEngine } from '../../src/engine/index.js';
+import { leftoversOf } from '../../src/engine/types.js';
 import { leftoverConfirmLines } from '../../src/ui/leftover-dialog.js';
 import { describeOn } from '../support/platform.js';
 import { alive } from '../support/processes.js';
-import { FakeClock } from './fake-clock.js';
-import { FakeSource } from './fake-source.js';
-import { engineFor, HOST, killAndReap, onCleanup, tempDir, until } from './helpers.js';
-
-const AGENT = join(import.meta.dirname, '../support/leftover-agent.mjs');
-/** A subreaper (prctl PR_SET_CHILD_SUBREAPER = 36) that starts its arguments, prints that child's pid, and reaps every orphan. */
-const SUBREAPER = [
-  'import ctypes, os, subprocess, sys, time',
-  'assert ctypes.CDLL(None).prctl(36, 1, 0, 0, 0) == 0',
-  'child = subprocess.Popen(sys.argv[1:])',
-  'print(child.pid, flush=True)',
-  'while True:',
-  '    try: os.wait()',
-  '    except ChildProcessError: time.sleep(0.05)',
-].join('\n');
-
-interface Started {
-  readonly agent: number;
-  readonly listener: number;
-  readonly port: number;
-  readonly burner: number;
-  readonly nobody?: number;
-  readonly holder: ChildProcess;
-}
-
-/** Every pid the test started is killed at the end, whatever happened. */
-function killLater(...pids: (number | undefined)[]): void {
-  onCleanup(() => {
-    for (const pid of pids) {
-      if (pid === undefined) continue;
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    }
-  });
-}
-
-/**
- * The agent as a child of this process; or (`subreaper`) of a subreaper that is a child of this
- * process; or (`shell`) of a plain `sh` (no subreaper) that is a child of this process.
- */
-async function startAgent(opts: { subreaper?: boolean; shell?: boolean; nobody?: boolean } = {}): Promise<Started> {
-  const args = [AGENT, ...(opts.nobody ? ['--nobody'] : [])];
-  const io = { stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[] };
-  const holder = opts.subreaper
-    ? spawn('/usr/bin/python3', ['-c', SUBREAPER, process.execPath, ...args], io)
-    : opts.shell
-      ? spawn('sh', ['-c', `"${process.execPath}" "${AGENT}" & echo $!; wait; exec sleep 600`], io)
-      : spawn(process.execPath, args, io);
-  onCleanup(() => killAndReap(holder));
-  const lines = createInterface({ input: holder.stdout! })[Symbol.asyncIterator]();
-  const agent = opts.subreaper || opts.shell ? Number((await lines.next()).value) : holder.pid!;
-  const report = JSON.parse(String((await lines.next()).value)) as { listener: number; port: number; burner: number; nobody?: number };
-  killLater(agent, report.listener, report.burner, report.nobody);
-  return { agent, ...report, holder };
-}
-
-function ppidOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-}
-
-function watch(entries: SessionEntry[], opts: Parameters<typeof engineFor>[1] = {}): { engine: LiveEngine; source: FakeSource; audit: string } {
-  const source = new FakeSource(new FakeClock(Date.now()));
-  const audit = join(tempDir(), 'evictions.jsonl');
-  // A fast cadence: the tree is walked every 0.5 s (the default is 5 s), so the test waits less.
-  const engine = engineFor([source], { intervalScale: 0.1, auditLogPath: audit, ...opts });
-  source.set(entries);
-  return { engine, source, audit };
-}
-
-const session = (id: string, pid: number): SessionEntry => FakeSource.session(id, { machine: HOST, pid, cwd: '/repo' });
-const rowOf = (snap: EngineSnapshot, id: string) => [...snap.findings, ...(snap.departed ?? [])].find((f) => f.id === id);
-const leftoverPids = (snap: EngineSnapshot, id: string): number[] => (leftoversOf(rowOf(snap, id)!) ?? []).map((l) => l.pid).sort((a, b) => a - b);
-
-async function learned(engine: LiveEngine, n: number): Promise<void> {
-  await until(() => (engine.stats().leftovers?.remembered ?? 0) >= n, 10_000, () => `the engine to learn ${n} processes (has ${engine.stats().leftovers?.remembered})`);
-}
+import { killAndReap, onCleanup, tempDir, until } from './helpers.js';
+import { learned, leftoverPids, ppidOf, rowOf, session, startAgent, watch } from './leftover-trees.js';
 
 describeOn(['linux'], 'leftovers are read from Linux /proc')('what a dead agent leaves behind', () => {
   it('an agent SIGKILLed leaves its listener (reparented to init) and burner: listed under its ghost row with the port, CPU and memory; nothing while it lived', async () => {
