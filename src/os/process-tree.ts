@@ -78,13 +78,19 @@ interface Seen {
   readonly zombie: boolean;
 }
 
+function seenOf(s: NonNullable<ReturnType<typeof readStat>>): Seen {
+  return { ppid: s.ppid, startTicks: s.startTicks, name: s.comm, zombie: s.state === 'Z' || s.state === 'X' };
+}
+
 /**
  * Every process of this host by its parent, kept between walks: each walk lists /proc (one
  * readdir) and reads the stat of only the processes not seen before, so an idle machine costs a
  * listing every slow cadence, whatever the number of agents and their threads (a child forked from
  * any thread has the process as its parent). The first walk reads every process once. A process
- * keeps the parent it had when first seen (a pid's start never changes, its parent may): the
- * engine remembers what a walk found, so one reparented since is still the agent's.
+ * whose parent has ended since (its recorded parent is gone, or is another process now) is read
+ * again: it has been reparented, to init or to a subreaper, and a live agent that is that
+ * subreaper has it in its tree now. (What a dead agent started stays its own in the engine, which
+ * remembers what the walks found while it lived.)
  */
 export class ProcessIndex {
   private seen = new Map<number, Seen>();
@@ -108,12 +114,22 @@ export class ProcessIndex {
         throwIfAborted(signal);
       }
       const s = readStat(pid);
-      if (s) next.set(pid, { ppid: s.ppid, startTicks: s.startTicks, name: s.comm, zombie: s.state === 'Z' || s.state === 'X' });
+      if (s) next.set(pid, seenOf(s));
+    }
+    // Orphans since the last walk: their parent is gone, or its pid is another process now (started
+    // after them). A parent never listed (another user's, under hidepid) is not a reason to read again.
+    for (const [pid, known] of next) {
+      const parent = next.get(known.ppid);
+      const orphaned = parent === undefined ? this.seen.has(known.ppid) : parent.startTicks > known.startTicks;
+      if (!orphaned) continue;
+      const s = readStat(pid);
+      if (s && s.startTicks === known.startTicks) next.set(pid, seenOf(s));
+      else next.delete(pid);
     }
     this.seen = next;
   }
 
-  /** The descendants of `root` (as first seen), if `root` is the process that started at `rootStart`; zombies left out. */
+  /** The descendants of `root`, if `root` is the process that started at `rootStart`; zombies left out. */
   descendants(root: number, rootStart: number, children: ReadonlyMap<number, readonly number[]>): TreeProcess[] | undefined {
     if (this.seen.get(root)?.startTicks !== rootStart) return undefined;
     const clock = linuxClock();
@@ -133,7 +149,7 @@ export class ProcessIndex {
     return found;
   }
 
-  /** Parent → children, as first seen. */
+  /** Parent → children. */
   childrenIndex(): Map<number, number[]> {
     const index = new Map<number, number[]>();
     for (const [pid, s] of this.seen) {

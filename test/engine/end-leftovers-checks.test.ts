@@ -75,6 +75,8 @@ describeOn(['linux'], 'leftovers are read from Linux /proc')('K re-checks each l
     expect(auditLines(audit).filter((l) => l.kind === 'intent')).toEqual([]);
     await sleepMs(700);
     expect([running(a.listener), running(a.burner), await answers(a.port)]).toEqual([true, true, true]);
+    // And the list drops them: the live agent's walk finds them under it now (reparented since first seen).
+    await until(() => leftoverPids(engine.getSnapshot(), 'inner').length === 0, 15_000, () => `no longer listed under the dead agent: ${leftoverPids(engine.getSnapshot(), 'inner').join(', ')}`);
   }, 40_000);
 
   it('one a live agent learned after the dialog listed it (through the zombie agent it was started by), not its descendant, is not signalled: "started by a live agent too"', async () => {

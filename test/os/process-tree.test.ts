@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leftoverMemoryFile } from '../../src/os/leftover-memory.js';
-import { ancestorsOf, checkSame, listeningPortsOf, readProcess, signalIfSame, walkDescendants } from '../../src/os/process-tree.js';
+import { ancestorsOf, checkSame, listeningPortsOf, ProcessIndex, readProcess, signalIfSame, walkDescendants, type TreeProcess } from '../../src/os/process-tree.js';
 import { OTHER_UID, ownFile, PLANTINGS, plantingRequirement } from '../support/planted-files.js';
 import { describeOn } from '../support/platform.js';
 import { alive, killAndReap, sleeper, zombie } from '../support/processes.js';
@@ -51,6 +51,41 @@ describeOn(['linux'], 'the tree and the processes are read from Linux /proc')('a
       for (const p of found) process.kill(p.pid, 'SIGKILL');
     } finally {
       await killAndReap(agent);
+    }
+  }, 20_000);
+
+  it('a process reparented since it was first seen (its parent ended) is found under its new parent, a subreaper, by the same index', async () => {
+    // python3 as a subreaper (prctl PR_SET_CHILD_SUBREAPER = 36) starts sh, which starts sleep and waits.
+    const reaper = [
+      'import ctypes, os, subprocess, time',
+      'assert ctypes.CDLL(None).prctl(36, 1, 0, 0, 0) == 0',
+      "sh = subprocess.Popen(['sh', '-c', 'sleep 300 & echo $!; wait'], stdout=subprocess.PIPE, text=True)",
+      'print(sh.pid, sh.stdout.readline().strip(), flush=True)',
+      'while True:',
+      '    try: os.wait()',
+      '    except ChildProcessError: time.sleep(0.05)',
+    ].join('\n');
+    const subreaper = spawn('python3', ['-c', reaper], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const [sh, sleep] = (await new Promise<string>((r) => createInterface({ input: subreaper.stdout! }).once('line', r))).split(' ').map(Number) as [number, number];
+    try {
+      const index = new ProcessIndex();
+      const roots = new Map([[subreaper.pid!, startOf(subreaper.pid!)]]);
+      const sleepIn = async (): Promise<TreeProcess | undefined> => {
+        const w = await walkDescendants(roots, { index });
+        return w.ok ? w.trees.get(subreaper.pid!)?.find((p) => p.pid === sleep) : undefined;
+      };
+      expect(await until(sleepIn, 5_000, 'sleep under sh')).toMatchObject({ ppid: sh, name: 'sleep' });
+      process.kill(sh, 'SIGKILL');
+      await until(() => !alive(sh), 5_000, 'sh reaped by the subreaper');
+      // The index knew sleep under sh: the walk after sh ended finds it under the subreaper.
+      expect(await until(async () => ((await sleepIn())?.ppid === subreaper.pid ? sleepIn() : undefined), 5_000, 'sleep under the subreaper')).toMatchObject({ ppid: subreaper.pid, startTicks: startOf(sleep) });
+    } finally {
+      try {
+        process.kill(sleep, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+      await killAndReap(subreaper);
     }
   }, 20_000);
 
