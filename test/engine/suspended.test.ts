@@ -1,6 +1,7 @@
 // A stopped agent (Ctrl-Z in its pane, SIGSTOP) on real /proc: the engine calls it suspended
 // (not a problem, not evictable) with since when and the way out, live again once continued, and
 // never a ghost, whether the registry keeps its row active or drops its connection.
+import { spawn } from 'node:child_process';
 import { expect, it } from 'vitest';
 import { startRegistryServer } from '../../src/server/index.js';
 import { startPiAgent } from '../support/pi-agent.js';
@@ -96,5 +97,39 @@ describeOn(['linux'], 'the process state is read from /proc')('a stopped agent',
     expect(f.evidence.state).toBe('T');
     expect(f.problem).toBe(false);
     expect(seen).not.toContain('ghost');
+  });
+  it('held by a tracer (ptrace: state t) is suspended, the way out is the tracer\'s, and live again once the tracer lets go (needs ptrace: root here)', async (ctx) => {
+    if (process.getuid?.() !== 0 && process.env.CI !== 'true') return ctx.skip('needs root to ptrace a process that is not its child');
+    const s = await serve();
+    const child = sleeper();
+    await agent(s.url, 'traced', { pid: child.pid });
+    const engine = engineFor([source(s.url)], { intervalScale: 0.25 });
+    await until(() => verdictOf(engine, 'traced') === 'live', 10_000, 'live');
+    const seen = verdictsSeen(engine, 'traced');
+    // A debugger's attach (PTRACE_ATTACH = 16) stops the process in state t until the tracer detaches (PTRACE_DETACH = 17) or ends.
+    const tracer = spawn('python3', ['-c', [
+      'import ctypes, sys',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'pid = int(sys.argv[1])',
+      'assert libc.ptrace(16, pid, None, None) == 0, ctypes.get_errno()',
+      'print("attached", flush=True)',
+      'sys.stdin.readline()',
+      'libc.ptrace(17, pid, None, None)',
+    ].join('\n'), String(child.pid)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    onCleanup(() => killAndReap(tracer));
+    await new Promise<void>((resolve, reject) => {
+      tracer.stdout!.once('data', () => resolve());
+      tracer.once('exit', (code) => reject(new Error(`the tracer exited with ${code}`)));
+    });
+    await until(() => verdictOf(engine, 'traced') === 'suspended', 10_000, () => `suspended, not ${verdictOf(engine, 'traced')}`);
+    const f = finding(engine.getSnapshot(), 'traced')!;
+    expect(f).toMatchObject({ problem: false, evictable: false, evidence: { kill: 'ok', state: 't' } });
+    expect(f.reason).toMatch(new RegExp(`^pid ${child.pid} is stopped \\(state t, by a tracer\\) since \\d\\d:\\d\\d:\\d\\d: it cannot answer until continued; its tracer \\(a debugger\\) holds it`));
+    // The tracer ends; the kernel continues what it held (it was stopped by the attach's own SIGSTOP: SIGCONT for that).
+    tracer.stdin!.end('\n');
+    await killAndReap(tracer);
+    process.kill(child.pid, 'SIGCONT');
+    await until(() => verdictOf(engine, 'traced') === 'live', 10_000, () => `live again, not ${verdictOf(engine, 'traced')}`);
+    expect([...seen].sort()).toEqual(['live', 'suspended']);
   });
 });
