@@ -281,6 +281,7 @@ export function App({ engine, readOnly = false, home, now = Date.now, size: fixe
   const footerNeed: FooterNeed = {
     evict: (mode === 'table' && state.marks.size > 0) || (underCursor?.problem === true && underCursor.evictable),
     leftovers: underCursor !== undefined && (leftoversOf(underCursor)?.length ?? 0) > 0,
+    noRows: mode === 'table' && rows.length === 0,
   };
 
   // Each part behind its own boundary: a part that throws is one error line, tried again at the

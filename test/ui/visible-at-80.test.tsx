@@ -8,7 +8,7 @@ import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { App } from '../../src/ui/app.js';
 import { wrapText } from '../../src/ui/text.js';
-import { FIXED_NOW, fleetEngine, StaticEngine } from '../support/ui-fixtures.js';
+import { downEngine, FIXED_NOW, fleetEngine, StaticEngine } from '../support/ui-fixtures.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const unmounts: (() => void)[] = [];
@@ -79,6 +79,17 @@ describe('the footer offers what the row needs first', () => {
     await a.send('\r');
     await expect.poll(() => footer(a.frame())).toMatch(/^ Enter\s+details/);
     await a.send(' ');
+    await expect.poll(() => footer(a.frame())).toMatch(/^ d\s+evict/);
+  });
+  it('an empty table (the registry not connected, or a filter that matches nothing) offers no key that acts on a row', async () => {
+    const down = await app(downEngine({ cause: 'connection refused', status: 'unreachable', kept: false }), { columns: 100, rows: 16 });
+    await expect.poll(() => down.frame()).toMatch(/not connected \(hypivisor: connection refused\)/);
+    expect(footer(down.frame()).trim()).toMatch(/^Tab\s+claims\s+e\s+events\s+\/\s+filter\s+p\s+problems\s+\?\s+help\s+q\s+quit$/);
+    const a = await app(new StaticEngine(), { columns: 80, rows: 24 });
+    await a.send('/no-such-row');
+    await a.send('\r');
+    await expect.poll(() => footer(a.frame())).not.toMatch(/evict|details|mark/);
+    await a.send('\u001b'); // Esc clears the filter: the rows and their keys are back
     await expect.poll(() => footer(a.frame())).toMatch(/^ d\s+evict/);
   });
   it('--read-only never puts evicting first', async () => {

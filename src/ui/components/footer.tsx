@@ -22,10 +22,15 @@ const BY_NEED: readonly Command[] = ['view.details', 'mark.toggle', 'view.tab', 
 export interface FooterNeed {
   readonly evict?: boolean | undefined;
   readonly leftovers?: boolean | undefined;
+  /** The table shows no row (nothing read yet, a filter or problems-only hiding all): no key that acts on a row is offered. */
+  readonly noRows?: boolean | undefined;
 }
 
+/** The keys that act on rows: nothing to do in a table without any. */
+const ON_ROWS: ReadonlySet<Command> = new Set(['view.details', 'mark.toggle', 'evict.selected', 'sort.next', 'nav.down', 'leftovers.end']);
+
 export function footerOrder(mode: Mode, need: FooterNeed = {}): ReturnType<typeof footerFor> {
-  const entries = footerFor(mode).filter((e) => e.command !== 'leftovers.end' || need.leftovers === true);
+  const entries = footerFor(mode).filter((e) => (e.command !== 'leftovers.end' || need.leftovers === true) && !(need.noRows === true && ON_ROWS.has(e.command)));
   const rank = (c: Command): number => {
     if (need.leftovers === true && c === 'leftovers.end') return -2;
     if (need.evict === true && c === 'evict.selected') return -1;
