@@ -3,7 +3,7 @@
 // event with its arrival time, the built `ghostwatch check --json`, and pi itself in a tmux pane
 // of a private tmux server, with our registering extension and a trace file it writes.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from '../support/ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -359,6 +359,36 @@ export async function startSpawningServeDetached(piBin: string, env: NodeJS.Proc
   return {
     url,
     log: () => err,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await Promise.race([exited, sleep(5000).then(() => child.kill('SIGKILL'))]);
+    },
+  };
+}
+
+/**
+ * `ghostwatch serve --allow-spawn --spawn-command <pi>` in a terminal of its own outside tmux, as a
+ * person starts it in a plain terminal: util-linux `script` gives it a pty (its stdin and stdout);
+ * what is written to that terminal (serve's log, pi's screen) is kept.
+ */
+export async function startSpawningServeInTerminal(piBin: string, env: NodeJS.ProcessEnv): Promise<Serve & { screen(): string; pty(): string }> {
+  const port = await freePort();
+  const command = [process.execPath, BIN, 'serve', '--port', String(port), '--allow-spawn', '--spawn-command', piBin].map((w) => `'${w.replaceAll("'", `'\\''`)}'`).join(' ');
+  const child: ChildProcess = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...env, COLUMNS: '120', LINES: '40' } });
+  let screen = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (screen += chunk));
+  const url = `ws://127.0.0.1:${port}/ws`;
+  await waitFor('serve in its terminal to listen', () => observe(url).then((o) => (o.close(), true), () => undefined), 15_000);
+  const exited = new Promise((r) => child.once('exit', r));
+  return {
+    url,
+    screen: () => screen,
+    /** The terminal serve runs on (its stdin), e.g. /dev/pts/3. */
+    pty: () => {
+      const serve = execFileSync('pgrep', ['-f', '--', `serve --port ${port} --allow-spawn`], { encoding: 'utf8' }).trim().split('\n')[0]!;
+      return readlinkSync(`/proc/${serve}/fd/0`);
+    },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');

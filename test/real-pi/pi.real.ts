@@ -6,10 +6,11 @@
 // registry did from an observer's events, and what ghostwatch says from `check --json`. The
 // timings and exit codes it saw are printed at the end (and kept in last-run.json beside the pi
 // install). Not part of `npm test`: it installs pi from the npm registry on its first run.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stripVTControlCharacters } from 'node:util';
 import { WebSocket } from 'ws';
 import { createTmux } from '../../src/os/tmux.js';
 import { alive } from '../support/processes.js';
@@ -25,6 +26,7 @@ import {
   SpawnHome,
   startServe,
   startSpawningServeDetached,
+  startSpawningServeInTerminal,
   startSpawningServeInTmux,
   waitFor,
   type Observer,
@@ -184,7 +186,10 @@ describe.runIf(HAS_TMUX || IN_CI)(`real pi ${PI_VERSION} against ghostwatch serv
 
   it('(f) Ctrl-D: pi quits cleanly, deregisters first, and no row is left', async () => {
     const pi = await launch();
-    const t = Date.now();
+    // The observer's own node_joined can come after launch() returns (it answers on pi's trace), or
+    // in the same millisecond: the events counted are those after it.
+    const joined = await waitFor('the observer to see it join', () => observer!.events.find((e) => e.id === pi.nodeId && e.event === 'node_joined'), 5000);
+    const t = Math.max(Date.now(), joined.at + 1);
     pi.tmux('send-keys', '-t', 'pi', 'C-d');
     const goneMs = await pi.waitGone(t);
     const shStatus = await waitFor('sh to write the exit status', () => pi.exitStatus(), 5000);
@@ -237,6 +242,29 @@ describe.runIf(HAS_TMUX || IN_CI)(`real pi ${PI_VERSION} started by serve --allo
     await waitFor('the pi header in its window', () => (served.tmux('capture-pane', '-p', '-t', window![1]!).includes(`pi v${PI_VERSION}`) ? true : undefined), 15_000);
     const lookup = await createTmux({ serverArgs: ['-L', served.socket] }).findPanes([piPid]);
     expect(lookup.available && lookup.byPid.get(piPid)?.id).toBe(window![1]);
+    const finding = (await check(served.url)).findings.find((f) => f.entry.pid === piPid);
+    expect(finding?.verdict).toBe('live');
+  });
+
+  it("(i) serve in a terminal, outside tmux: pi shares serve's terminal (as hypivisor starts it), registers, and is live", async () => {
+    const home = new SpawnHome();
+    homes.push(home);
+    const cwd = home.folder('terminal-project');
+    const served = await startSpawningServeInTerminal(bin, await home.env());
+    serves.push(served);
+    const { reply, replyMs, joined } = await spawnAsPiDe(served.url, cwd);
+    report.i_spawn_in_terminal = { replyMs, reply, joinedMs: joined.map((j) => j.at), steps: home.trace().map((l) => l.step) };
+    expect(reply).toEqual({ result: { status: 'spawning', path: cwd } });
+    expect(joined.map((j) => j.node.cwd)).toEqual([cwd]);
+    const piPid = Number(joined[0]!.node.pid);
+    expect(alive(piPid)).toBe(true);
+    // Its terminal is serve's own.
+    expect(readlinkSync(`/proc/${piPid}/fd/0`)).toBe(served.pty());
+    expect(served.pty()).toMatch(/^\/dev\/pts\/\d+$/);
+    // pi draws on serve's terminal (what `script` copies out of the pty): its version is on it.
+    await waitFor("pi's screen on serve's terminal", () => (stripVTControlCharacters(served.screen()).includes(PI_VERSION) ? true : undefined), 15_000).catch(() => {
+      throw new Error(`pi ${PI_VERSION} not on serve's terminal; it shows:\n${stripVTControlCharacters(served.screen()).slice(-2000)}`);
+    });
     const finding = (await check(served.url)).findings.find((f) => f.entry.pid === piPid);
     expect(finding?.verdict).toBe('live');
   });
