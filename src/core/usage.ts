@@ -36,22 +36,24 @@ const UNITS = [
   { suffix: 'M', size: MIB, tenths: false },
   { suffix: 'G', size: GIB, tenths: true },
   { suffix: 'G', size: GIB, tenths: false },
+  { suffix: 'T', size: GIB * 1024, tenths: false },
 ] as const;
 const UNIT_STEP = 1_000_000;
 
 /**
  * Which text a byte count is shown as, as a number: the unit's index times a million plus the
  * figure (in tenths where one decimal is shown); -1 unknown. Under 1 MiB in KiB, under 10 MiB and
- * 10 GiB with one decimal, at most 5 characters.
+ * 10 GiB with one decimal, from 10,000 GiB in TiB: at most 5 characters. Past 2^53 bytes (no
+ * machine's memory; a broken or hostile host's figure) it is unknown.
  */
 export function bytesShown(bytes: number | undefined): number {
-  if (bytes === undefined || !Number.isFinite(bytes) || bytes < 0) return -1;
-  const unit = bytes < MIB ? 0 : bytes < 10 * MIB ? 1 : bytes < GIB ? 2 : bytes < 10 * GIB ? 3 : 4;
+  if (bytes === undefined || !Number.isFinite(bytes) || bytes < 0 || bytes > Number.MAX_SAFE_INTEGER) return -1;
+  const unit = bytes < MIB ? 0 : bytes < 10 * MIB ? 1 : bytes < GIB ? 2 : bytes < 10 * GIB ? 3 : bytes < 10_000 * GIB ? 4 : 5;
   const u = UNITS[unit]!;
   return unit * UNIT_STEP + Math.round((bytes / u.size) * (u.tenths ? 10 : 1));
 }
 
-/** Bytes as the table shows them, binary units, at most 5 characters: "512K", "3.4M", "123M", "1.2G", "12G"; "-" unknown. */
+/** Bytes as the table shows them, binary units, at most 5 characters: "512K", "3.4M", "123M", "1.2G", "12G", "10T"; "-" unknown. */
 export function bytesText(bytes: number | undefined): string {
   const shown = bytesShown(bytes);
   if (shown < 0) return '-';

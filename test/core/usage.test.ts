@@ -39,6 +39,14 @@ describe('what a process costs, as text', () => {
     [1.25 * GIB, '1.3G'],
     [12 * GIB, '12G'],
     [1024 * GIB, '1024G'],
+    [9_999 * GIB, '9999G'],
+    [10_000 * GIB, '10T'],
+    // A remote host's figure of the right shape, as large as the probe's parser lets through: never a throw, at most 5 characters.
+    [300_000_000_000 * 4096, '1118T'], // 'P 42 ok S 100 300000000000 5000' from a host whose page is 4 KiB: was a throw that blanked the table
+    [Number.MAX_SAFE_INTEGER, '8192T'],
+    [Number.MAX_SAFE_INTEGER + 2, '-'],
+    [1e300, '-'],
+    [Infinity, '-'],
   ])('%s bytes are %s', (bytes, text) => {
     expect(bytesText(bytes)).toBe(text);
     expect(bytesText(bytes).length).toBeLessThanOrEqual(5);
