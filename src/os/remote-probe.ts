@@ -36,7 +36,9 @@
 // 15, user + system time in clock ticks; rss = field 24, in pages; `getconf` says the tick and the
 // page, else 100 and 4096 as the local probe takes them), `ghostwatch-probe 1 ps now=<s>` elsewhere
 // (from one `ps -o stat=,time=,rss=,lstart=`: cpu = ps's time, "[[dd-]hh:]mm:ss[.cc]"; rss in KiB;
-// start = lstart read in UTC). cpu and rss are each `-` when unreadable. They are what the process
+// start = lstart read in UTC). cpu and rss are each `-` when unreadable. (Linux cpu is added in the shell
+// only when each field has at most 9 digits: the sum then fits a 32-bit shell's arithmetic, as
+// busybox sh may have; a process past ~115 days of CPU at 100 ticks a second reads `-`.) They are what the process
 // costs, read at each full read: a watcher never pushes for them alone (its CPU time moves at every
 // reading). Everything the remote prints is untrusted: the parser accepts only these shapes, and
 // any other text comes back sanitized; a figure of the right shape past 2^53 is no reading.
@@ -82,8 +84,8 @@ set -- $1 $r
 if [ $# -ge 21 ]; then
 case $2 in Z*) y=Z;; [Tt]*) y=T;; *) y=-;; esac
 d='- -'
-if [ $# -ge 23 ]; then case @{13}:@{14} in *[!0-9:]*|0[0-9]*|*:0[0-9]*) ;; *)
-[ @{#13} -le 15 ] && [ @{#14} -le 15 ] && d="$((@{13}+@{14})) @{23}";; esac; fi
+if [ $# -ge 23 ]; then cu=-; case @{13}:@{14} in *[!0-9:]*|0[0-9]*|*:0[0-9]*) ;; *)
+[ @{#13} -le 9 ] && [ @{#14} -le 9 ] && cu=$((@{13}+@{14}));; esac; d="$cu @{23}"; fi
 o="P $1 $k $2 $d @{21}"; z="$k $y @{21}"
 else o="P $1 $k - -"; z="$k -"; fi
 else

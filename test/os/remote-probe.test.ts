@@ -189,6 +189,36 @@ describe('the remote probe loop under the local sh', () => {
     await until(() => loop.lines.filter((l) => l.startsWith(`+P ${agent.pid} ok S `)).length === 2, 15_000, 'a second S push after SIGCONT');
   });
 
+  itOn(['linux'], 'the loop reads /proc on Linux')('CPU time is added in the shell only from fields of at most 9 digits (a 32-bit shell\'s arithmetic holds the sum); past that it is unknown and the line stays valid (root: a stat line bound over /proc in a mount namespace)', async (ctx) => {
+    if (process.getuid?.() !== 0 && process.env.CI !== 'true') return ctx.skip('needs root to bind-mount over /proc/<pid>/stat in a mount namespace');
+    const live = spawnSleep();
+    spawned.push(live);
+    const dir = mkdtempSync(join(tmpdir(), 'gw-stat-'));
+    try {
+      const real = readFileSync(`/proc/${live.pid}/stat`, 'utf8');
+      const asked = async (utime: string, stime: string): Promise<string> => {
+        // Fields 14 and 15 (utime, stime) of the process's own stat line, as a host whose process has run that long would show.
+        const head = real.slice(0, real.lastIndexOf(')') + 2);
+        const fields = real.slice(real.lastIndexOf(')') + 2).trim().split(' ');
+        fields[11] = utime;
+        fields[12] = stime;
+        const fake = join(dir, `stat-${utime}-${stime}`);
+        writeFileSync(fake, `${head}${fields.join(' ')}\n`);
+        const lines = await ask([`P ${live.pid}`], ['unshare', '--mount', 'sh', '-c', `mount --bind '${fake}' /proc/${live.pid}/stat && exec sh -c "$1"`, 'probe']);
+        return lines[1]!;
+      };
+      const hs = parseHandshake((await ask([], ['sh', '-c'], 0))[0] ?? '') as Handshake;
+      const nine = parseAnswer(await asked('999999999', '999999999'), hs);
+      expect(nine).toMatchObject({ kind: 'pid', pid: live.pid, kill: 'ok', cpuMs: (1_999_999_998 * 1000) / hs.clkTck!, rssBytes: expect.any(Number) });
+      const ten = parseAnswer(await asked('1234567890', '0'), hs);
+      // The memory is still read: only the CPU time is unknown.
+      expect(ten).toMatchObject({ kind: 'pid', pid: live.pid, kill: 'ok', rssBytes: expect.any(Number) });
+      expect((ten as { cpuMs?: number }).cpuMs).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   itOn(['linux'], 'the loop reads /proc on Linux')('a CPU burner: two P reads a second apart show more than half a core and its memory; its watcher pushes it once all the same', async () => {
     const hot = burner();
     const loop = openLoop();

@@ -1,6 +1,6 @@
 // Tests that can only run on some platforms say so, in the words the summary reporter allows
 // under CI: "not on this platform: <why>". Anything else that skips under CI fails the run.
-import { describe, it } from 'vitest';
+import { describe, it, type TestContext } from 'vitest';
 import { PLATFORM_SKIP } from './summary-reporter.js';
 
 export { PLATFORM_SKIP };
@@ -34,7 +34,7 @@ export function describeOn(platforms: readonly NodeJS.Platform[], why: string, w
 /** `it`, on the given platforms only; elsewhere skipped with the platform note. */
 export function itOn(platforms: readonly NodeJS.Platform[], why: string) {
   const here = platforms.includes(process.platform);
-  return (name: string, body: () => Promise<void> | void, timeout?: number): void => {
+  return (name: string, body: (ctx: TestContext) => Promise<void> | void, timeout?: number): void => {
     if (here) it(name, body, timeout);
     else it(name, (ctx) => ctx.skip(`${PLATFORM_SKIP} ${why}`));
   };
