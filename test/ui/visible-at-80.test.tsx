@@ -91,6 +91,12 @@ describe('the footer offers what the row needs first', () => {
     await expect.poll(() => footer(a.frame())).not.toMatch(/evict|details|mark/);
     await a.send('\u001b'); // Esc clears the filter: the rows and their keys are back
     await expect.poll(() => footer(a.frame())).toMatch(/^ d\s+evict/);
+    // A marked row hidden by the filter: d still evicts it, so it is still offered (first).
+    await a.send(' ');
+    await a.send('/no-such-row');
+    await a.send('\r');
+    await expect.poll(() => footer(a.frame())).toMatch(/^ d\s+evict/);
+    expect(footer(a.frame())).not.toMatch(/details|mark/);
   });
   it('--read-only never puts evicting first', async () => {
     const r = render(<App engine={new StaticEngine()} now={() => FIXED_NOW} home="/home/ana" size={{ columns: 80, rows: 24 }} readOnly onQuit={() => {}} />);

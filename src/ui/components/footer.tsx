@@ -30,7 +30,9 @@ export interface FooterNeed {
 const ON_ROWS: ReadonlySet<Command> = new Set(['view.details', 'mark.toggle', 'evict.selected', 'sort.next', 'nav.down', 'leftovers.end']);
 
 export function footerOrder(mode: Mode, need: FooterNeed = {}): ReturnType<typeof footerFor> {
-  const entries = footerFor(mode).filter((e) => (e.command !== 'leftovers.end' || need.leftovers === true) && !(need.noRows === true && ON_ROWS.has(e.command)));
+  // With no row shown, d stays while rows are marked: it evicts the marked rows, shown or not.
+  const offRows = (c: Command): boolean => need.noRows === true && ON_ROWS.has(c) && !(c === 'evict.selected' && need.evict === true);
+  const entries = footerFor(mode).filter((e) => (e.command !== 'leftovers.end' || need.leftovers === true) && !offRows(e.command));
   const rank = (c: Command): number => {
     if (need.leftovers === true && c === 'leftovers.end') return -2;
     if (need.evict === true && c === 'evict.selected') return -1;
