@@ -26,8 +26,8 @@ export interface FooterNeed {
   readonly noRows?: boolean | undefined;
 }
 
-/** The keys that act on rows: nothing to do in a table without any. */
-const ON_ROWS: ReadonlySet<Command> = new Set(['view.details', 'mark.toggle', 'evict.selected', 'sort.next', 'nav.down', 'leftovers.end']);
+/** The keys that act on rows: nothing to do in a table without any. (K needs a row with leftovers: it is never offered without one.) */
+const ON_ROWS: ReadonlySet<Command> = new Set(['view.details', 'mark.toggle', 'evict.selected', 'sort.next', 'nav.down']);
 
 export function footerOrder(mode: Mode, need: FooterNeed = {}): ReturnType<typeof footerFor> {
   // With no row shown, d stays while rows are marked: it evicts the marked rows, shown or not.
