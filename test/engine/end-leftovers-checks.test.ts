@@ -18,7 +18,7 @@ import { ancestorsOf } from '../../src/os/process-tree.js';
 import { describeOn } from '../support/platform.js';
 import { alive } from '../support/processes.js';
 import { onCleanup, sleepMs, tempDir, until } from './helpers.js';
-import { learned, leftoverPids, ppidOf, rowOf, session, startAgent, stateOf, watch } from './leftover-trees.js';
+import { bothLeftoversUnder, learned, leftoverPids, ppidOf, rowOf, session, startAgent, stateOf, watch } from './leftover-trees.js';
 
 type AuditLine = Record<string, any>;
 
@@ -57,7 +57,7 @@ describeOn(['linux'], 'leftovers are read from Linux /proc')('K re-checks each l
     await learned(engine, 2);
     process.kill(a.agent, 'SIGKILL');
     await until(() => ppidOf(a.listener) === outer && ppidOf(a.burner) === outer, 5_000, 'both reparented to the subreaper');
-    await until(() => leftoverPids(engine.getSnapshot(), 'inner').length === 2, 10_000, 'the leftovers under the ghost');
+    await bothLeftoversUnder(engine, 'inner');
     // The list as the K dialog showed it.
     const targets = leftoverTargets([rowOf(engine.getSnapshot(), 'inner')!]);
     expect(targets.map((t) => t.leftover.pid).sort((x, y) => x - y)).toEqual([a.listener, a.burner].sort((x, y) => x - y));
@@ -89,7 +89,7 @@ describeOn(['linux'], 'leftovers are read from Linux /proc')('K re-checks each l
     // processes the agent started are still found below it, as they were first seen.
     process.kill(a.agent, 'SIGKILL');
     await until(() => stateOf(a.agent) === 'Z' && ppidOf(a.listener) !== a.agent && ppidOf(a.burner) !== a.agent, 5_000, 'the agent a zombie, its children reparented');
-    await until(() => leftoverPids(engine.getSnapshot(), 'inner').length === 2, 10_000, 'the leftovers under the zombie');
+    await bothLeftoversUnder(engine, 'inner', 'the leftovers under the zombie');
     const targets = leftoverTargets([rowOf(engine.getSnapshot(), 'inner')!]);
     expect(targets).toHaveLength(2);
 
@@ -112,7 +112,7 @@ describeOn(['linux'], 'leftovers are read from Linux /proc')('K re-checks each l
     const { engine } = watch([session('agent-a', a.agent)], { auditLogPath: auditPath, killGraceMs: 500 });
     await learned(engine, 2);
     process.kill(a.agent, 'SIGKILL');
-    await until(() => leftoverPids(engine.getSnapshot(), 'agent-a').length === 2, 10_000, 'the leftovers under the ghost');
+    await bothLeftoversUnder(engine, 'agent-a');
     const targets = leftoverTargets([rowOf(engine.getSnapshot(), 'agent-a')!]);
 
     const summary = await engine.endLeftovers({ selection: targets });
@@ -136,7 +136,7 @@ describeOn(['linux'], 'leftovers are read from Linux /proc')('K re-checks each l
     const { engine, audit } = watch([session('agent-b', a.agent)]);
     await learned(engine, 2);
     process.kill(a.agent, 'SIGKILL');
-    await until(() => leftoverPids(engine.getSnapshot(), 'agent-b').length === 2, 10_000, 'the leftovers under the ghost');
+    await bothLeftoversUnder(engine, 'agent-b');
     const targets = leftoverTargets([rowOf(engine.getSnapshot(), 'agent-b')!]);
     const burner = targets.filter((t) => t.leftover.pid === a.burner);
     const listener = targets.filter((t) => t.leftover.pid === a.listener);
@@ -180,7 +180,7 @@ describeOn(['linux'], 'leftovers are read from Linux /proc')('K re-checks each l
     const { engine, audit } = watch([session('agent-c', a.agent)]);
     await learned(engine, 2);
     process.kill(a.agent, 'SIGKILL');
-    await until(() => leftoverPids(engine.getSnapshot(), 'agent-c').length === 2, 10_000, 'the leftovers under the ghost');
+    await bothLeftoversUnder(engine, 'agent-c');
     const burner = leftoverTargets([rowOf(engine.getSnapshot(), 'agent-c')!]).filter((t) => t.leftover.pid === a.burner);
     const thaw = freeze(a.burner);
 
@@ -282,7 +282,7 @@ describeOn(['linux'], 'leftovers are read from Linux /proc')('an agent that is a
     process.kill(a.agent, 'SIGKILL');
     await until(() => stateOf(a.agent) === 'Z', 5_000, 'the agent a zombie');
     expect(ppidOf(a.agent)).toBe(a.holder.pid);
-    const snap = await until(() => (leftoverPids(engine.getSnapshot(), 'agent-z').length === 2 ? engine.getSnapshot() : undefined), 10_000, 'the leftovers under the zombie');
+    const snap = await bothLeftoversUnder(engine, 'agent-z', 'the leftovers under the zombie');
     const row = rowOf(snap, 'agent-z')!;
     expect(row.verdict).toBe('zombie');
     expect(stateOf(a.agent)).toBe('Z');

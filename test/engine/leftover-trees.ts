@@ -125,6 +125,11 @@ export const leftoverPids = (snap: EngineSnapshot, id: string): number[] => {
   return row ? (leftoversOf(row) ?? []).map((l) => l.pid).sort((a, b) => a - b) : [];
 };
 
+/** The snapshot once the row of `id` shows both of the stand-in agent's processes (its listener and burner) as leftovers. */
+export async function bothLeftoversUnder(engine: LiveEngine, id: string, what = 'the leftovers under the ghost'): Promise<EngineSnapshot> {
+  return until(() => (leftoverPids(engine.getSnapshot(), id).length === 2 ? engine.getSnapshot() : undefined), 10_000, what);
+}
+
 export async function learned(engine: LiveEngine, n: number): Promise<void> {
   await until(() => (engine.stats().leftovers?.remembered ?? 0) >= n, 10_000, () => `the engine to learn ${n} processes (has ${engine.stats().leftovers?.remembered})`);
 }

@@ -14,7 +14,7 @@ import { leftoverConfirmLines } from '../../src/ui/leftover-dialog.js';
 import { describeOn } from '../support/platform.js';
 import { alive } from '../support/processes.js';
 import { killAndReap, onCleanup, tempDir, until } from './helpers.js';
-import { learned, leftoverPids, ppidOf, rowOf, session, startAgent, watch } from './leftover-trees.js';
+import { bothLeftoversUnder, learned, leftoverPids, ppidOf, rowOf, session, startAgent, watch } from './leftover-trees.js';
 
 describeOn(['linux'], 'leftovers are read from Linux /proc')('what a dead agent leaves behind', () => {
   it('an agent SIGKILLed leaves its listener (reparented to init) and burner: listed under its ghost row with the port, CPU and memory; nothing while it lived', async () => {
@@ -25,7 +25,7 @@ describeOn(['linux'], 'leftovers are read from Linux /proc')('what a dead agent 
 
     process.kill(a.agent, 'SIGKILL');
     await until(() => ppidOf(a.listener) !== a.agent, 5_000, 'the listener reparented');
-    const snap = await until(() => (leftoverPids(engine.getSnapshot(), 'agent-1').length === 2 ? engine.getSnapshot() : undefined), 10_000, 'the leftovers under the ghost');
+    const snap = await bothLeftoversUnder(engine, 'agent-1');
     const row = rowOf(snap, 'agent-1')!;
     expect(row.verdict).toBe('ghost');
     const byPid = new Map((leftoversOf(row) ?? []).map((l) => [l.pid, l]));
@@ -50,7 +50,7 @@ describeOn(['linux'], 'leftovers are read from Linux /proc')('what a dead agent 
     await learned(engine, 2);
     process.kill(a.agent, 'SIGKILL');
     await until(() => ppidOf(a.listener) === a.holder.pid, 5_000, 'the listener reparented to the subreaper');
-    await until(() => leftoverPids(engine.getSnapshot(), 'agent-2').length === 2, 10_000, 'the leftovers under the ghost');
+    await bothLeftoversUnder(engine, 'agent-2');
 
     const targets = leftoverTargets([rowOf(engine.getSnapshot(), 'agent-2')!]);
     const summary = await engine.endLeftovers({ selection: targets });
@@ -117,7 +117,7 @@ describeOn(['linux'], 'leftovers are read from Linux /proc')('what a dead agent 
     const { engine, source } = watch([session('agent-4', a.agent)]);
     await learned(engine, 2);
     process.kill(a.agent, 'SIGKILL');
-    await until(() => leftoverPids(engine.getSnapshot(), 'agent-4').length === 2, 10_000, 'the leftovers under the ghost');
+    await bothLeftoversUnder(engine, 'agent-4');
     source.set([]);
     const snap = await until(() => (engine.getSnapshot().departed?.length ? engine.getSnapshot() : undefined), 10_000, 'the departed row');
     expect(snap.findings.find((f) => f.id === 'agent-4')).toBeUndefined();
