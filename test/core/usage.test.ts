@@ -37,6 +37,7 @@ describe('what a process costs, as text', () => {
     [GIB - 1, '1024M'],
     [GIB, '1.0G'],
     [1.25 * GIB, '1.3G'],
+    [10 * GIB, '10G'],
     [12 * GIB, '12G'],
     [1024 * GIB, '1024G'],
     [9_999 * GIB, '9999G'],
