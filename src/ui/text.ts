@@ -10,10 +10,11 @@ export { ELLIPSIS } from '../core/sanitize.js';
 /** The ellipsis' width now: the locale may make it "..." (useAsciiEllipsis) after this module loaded. */
 const ellipsisWidth = (): number => cellWidth(ELLIPSIS);
 /**
- * Printable ASCII (most ids, paths, names) and the ellipsis a cut leaves: one cell a UTF-16 unit,
- * so measuring it is its length and cutting it is slicing it.
+ * Printable ASCII (most ids, paths, names), the ellipsis a cut leaves and the "≥" of an age that
+ * is a lower bound: one cell a UTF-16 unit, so measuring it is its length and cutting it is
+ * slicing it.
  */
-const ONE_CELL_EACH = /^[\x20-\x7e\u2026]*$/;
+const ONE_CELL_EACH = /^[\x20-\x7e\u2026\u2265]*$/;
 
 /**
  * The cells `text` takes, as string-width counts them. Most of what a table shows is ASCII with at

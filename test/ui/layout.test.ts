@@ -5,6 +5,7 @@ import { helpLines } from '../../src/ui/help.js';
 import { visibleRows } from '../../src/ui/rows.js';
 import { defaultPolicy, reconcile, type PidFacts } from '../../src/core/index.js';
 import { bindingKeys, footerFor, keyCommand, KEYMAP } from '../../src/ui/keymap.js';
+import { asciiPieces } from '../../src/ui/components/table.js';
 import { cellWidth, fit, formatAge, headCells, shortenPath, tailCells, truncate } from '../../src/ui/text.js';
 
 describe('columns', () => {
@@ -118,9 +119,21 @@ describe('text', () => {
     expect([truncate('abcdef', 1), headCells('abcdef', 4), tailCells('abcdef', 4), tailCells('abc', 10)]).toEqual(['…', 'abcd', 'cdef', 'abc']);
   });
   it('counts cells as string-width does: ASCII and the ellipsis one each, the rest by string-width', () => {
-    const texts = ['', 'abc', 'abc…', '~/work/…/gateway', '\u2026\u2026', '東京…', 'e\u0301', '\u{1F600}x', 'tab\there', '\u00a0nbsp', '~/work/<U+202E>evil', '…' + 'x'.repeat(200)];
+    const texts = ['', 'abc', 'abc…', '~/work/…/gateway', '\u2026\u2026', '東京…', 'e\u0301', '\u{1F600}x', 'tab\there', '\u00a0nbsp', '~/work/<U+202E>evil', '…' + 'x'.repeat(200), '≥0m', '≥12h', '≥東'];
     expect(texts.map(cellWidth)).toEqual(texts.map((t) => stringWidth(t)));
-    expect(texts.map(cellWidth)).toEqual([0, 3, 4, 16, 2, 5, 1, 3, 7, 5, 19, 201]);
+    expect(texts.map(cellWidth)).toEqual([0, 3, 4, 16, 2, 5, 1, 3, 7, 5, 19, 201, 3, 4, 3]);
+    expect([truncate('≥12h', 3), fit('≥6m', 5, 'right')]).toEqual(['≥1…', '  ≥6m']);
+  });
+  it('cuts a row in pieces each all printable ASCII or all not, which make the row again', () => {
+    const rows = ['', 'plain ascii row', ' !ghost      019c1c68-b4b0-7123-8d55-5fdc15da7…    4317  ≥0m ~/work', '東京…x', '…', 'tab\there', 'a\u00a0b'];
+    for (const row of rows) {
+      const pieces = asciiPieces(row);
+      expect(pieces.join('')).toBe(row);
+      for (const p of pieces) expect(/^[\x20-\x7e]+$/.test(p) || /^[^\x20-\x7e]+$/.test(p)).toBe(true);
+    }
+    expect(asciiPieces(rows[2]!)).toEqual([' !ghost      019c1c68-b4b0-7123-8d55-5fdc15da7', '…', '    4317  ', '≥', '0m ~/work']);
+    expect(asciiPieces('東京…x')).toEqual(['東京…', 'x']);
+    expect(asciiPieces('')).toEqual([]);
   });
   it('shortens paths with ~ and a middle ellipsis, keeping the last part', () => {
     expect(shortenPath('/home/ana/work/ghostwatch', '/home/ana', 40)).toBe('~/work/ghostwatch');
