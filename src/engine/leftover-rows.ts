@@ -22,9 +22,15 @@ export function agentsOf(findings: readonly Finding[]): AgentTarget[] {
   return out;
 }
 
+/**
+ * One literal per shape, not a spread of optional parts: spreads cost ~2 µs a row, and agentsOf
+ * runs over every row of every recompute (77 ms for 37,000 local sessions, in one step; 7 ms so).
+ */
 function refOf(f: SessionFinding): AgentRef {
-  const ref: AgentRef = { source: f.source, id: f.id };
-  return { ...ref, ...(f.entry.machine !== undefined ? { machine: f.entry.machine } : {}), ...(f.entry.cwd !== undefined ? { cwd: f.entry.cwd } : {}) };
+  const { source, id } = f;
+  const { machine, cwd } = f.entry;
+  if (machine === undefined) return cwd === undefined ? { source, id } : { source, id, cwd };
+  return cwd === undefined ? { source, id, machine } : { source, id, machine, cwd };
 }
 
 /** The row's own process is gone or is another process now: a group of its pid is its agent's. */
