@@ -94,7 +94,7 @@ describe('Coalescer on a fake clock', () => {
     c.cancel();
   });
 
-  it('a run that cost more than the gap is followed by twice its cost of rest; one within the gap by the gap alone', async () => {
+  it('a run that cost more than the gap is followed by four times its cost of rest; one within the gap by the gap alone', async () => {
     const clock = new FakeClock();
     const runs: number[] = [];
     let cost = 50;
@@ -117,13 +117,13 @@ describe('Coalescer on a fake clock', () => {
     c.request();
     await clock.advanceTo(200);
     expect(runs).toEqual([0, 100, 200]);
-    // It ended at 500 after 300 ms of work: nothing before 500 + 600.
+    // It ended at 500 after 300 ms of work: nothing before 500 + 1,200.
     c.request();
-    expect(clock.timeouts()).toEqual([1_100]);
-    await clock.advanceTo(1_099);
+    expect(clock.timeouts()).toEqual([1_700]);
+    await clock.advanceTo(1_699);
     expect(runs).toHaveLength(3);
-    await clock.advanceTo(1_100);
-    expect(runs).toEqual([0, 100, 200, 1_100]);
+    await clock.advanceTo(1_700);
+    expect(runs).toEqual([0, 100, 200, 1_700]);
   });
 
   it('cancel drops the pending run and its timer; cancelling nothing is harmless', async () => {
