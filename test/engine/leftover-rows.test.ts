@@ -147,10 +147,21 @@ describe('departedRow', () => {
 describe('agentsOf and leftoverTargets', () => {
   it('names each local session row by its pid, with where it ran; remote rows and rows without a pid are not agents here', () => {
     const claim = { kind: 'claim', source: 'hypivisor', id: 'lock', holder: 'a', verdict: 'held', problem: false, evictable: false, reason: '', evidence: { host: { machine: HOST, local: true } }, entry: { pid: 100 } } as unknown as EngineFinding;
-    const rows = [row('a', 100), claim, row('r', 200, { evidence: { host: { machine: 'far', local: false } } }), row('n', 0, { entry: { pid: undefined } }), row('m', 300, { entry: { machine: undefined, cwd: undefined } })];
-    expect(agentsOf(rows)).toEqual([
+    const rows = [
+      row('a', 100),
+      claim,
+      row('r', 200, { evidence: { host: { machine: 'far', local: false } } }),
+      row('n', 0, { entry: { pid: undefined } }),
+      row('m', 300, { entry: { machine: undefined, cwd: undefined } }),
+      row('c', 400, { entry: { machine: undefined } }),
+      row('d', 500, { entry: { cwd: undefined } }),
+    ];
+    // Strictly: what the entry does not say is left out, not written as undefined.
+    expect(agentsOf(rows)).toStrictEqual([
       { pid: 100, refs: [{ source: 'hypivisor', id: 'a', machine: HOST, cwd: '/work/a' }] },
       { pid: 300, refs: [{ source: 'hypivisor', id: 'm' }] },
+      { pid: 400, refs: [{ source: 'hypivisor', id: 'c', cwd: '/work/c' }] },
+      { pid: 500, refs: [{ source: 'hypivisor', id: 'd', machine: HOST }] },
     ]);
   });
 
