@@ -43,7 +43,7 @@ export function sortArrow(reverse: boolean): string {
  * `text` in pieces, each all printable ASCII or all not: one text node each in a row. Ink measures
  * every text node it draws with string-width, whose fast path takes printable ASCII only; a row
  * of 120 cells with one "…" or "≥" went through its grapheme segmenter whole (~65 µs and ~50
- * objects a row) in every frame. In pieces, only the "…" is. Empty text: no piece.
+ * objects a row) in every frame. In pieces, only the "…" and the "≥" are. Empty text: no piece.
  */
 export function asciiPieces(text: string): string[] {
   return text.match(ASCII_OR_NOT) ?? [];
