@@ -217,12 +217,18 @@ describe.runIf(HAS_TMUX || IN_CI)(`real pi ${PI_VERSION} started by serve --allo
     for (const h of homes) h.remove();
   });
 
-  it('(g) serve inside tmux: pi gets a window named after its folder, registers before the reply, and its pane is its PANE', async () => {
+  /** A fresh home with one folder, and serve started by `start` on the home's environment; both are cleaned up after the tests. */
+  async function homeAndServe<S extends Serve>(folder: string, start: (piBin: string, env: NodeJS.ProcessEnv) => Promise<S>): Promise<{ home: SpawnHome; cwd: string; served: S }> {
     const home = new SpawnHome();
     homes.push(home);
-    const cwd = home.folder('spawned-project');
-    const served = await startSpawningServeInTmux(bin, await home.env());
+    const cwd = home.folder(folder);
+    const served = await start(bin, await home.env());
     serves.push(served);
+    return { home, cwd, served };
+  }
+
+  it('(g) serve inside tmux: pi gets a window named after its folder, registers before the reply, and its pane is its PANE', async () => {
+    const { home, cwd, served } = await homeAndServe('spawned-project', startSpawningServeInTmux);
     const t = Date.now();
     const { reply, replyMs, joined } = await spawnAsPiDe(served.url, cwd);
     const windows = served.tmux('list-windows', '-t', 'serve', '-F', '#{window_name}|#{pane_id}|#{pane_pid}').trim().split('\n');
@@ -247,11 +253,7 @@ describe.runIf(HAS_TMUX || IN_CI)(`real pi ${PI_VERSION} started by serve --allo
   });
 
   it("(i) serve in a terminal, outside tmux: pi shares serve's terminal (as hypivisor starts it), registers, and is live", async () => {
-    const home = new SpawnHome();
-    homes.push(home);
-    const cwd = home.folder('terminal-project');
-    const served = await startSpawningServeInTerminal(bin, await home.env());
-    serves.push(served);
+    const { home, cwd, served } = await homeAndServe('terminal-project', startSpawningServeInTerminal);
     const { reply, replyMs, joined } = await spawnAsPiDe(served.url, cwd);
     report.i_spawn_in_terminal = { replyMs, reply, joinedMs: joined.map((j) => j.at), steps: home.trace().map((l) => l.step) };
     expect(reply).toEqual({ result: { status: 'spawning', path: cwd } });
@@ -270,11 +272,7 @@ describe.runIf(HAS_TMUX || IN_CI)(`real pi ${PI_VERSION} started by serve --allo
   });
 
   it('(h) serve with no terminal and no tmux: pi exits 0 before registering, and the reply says so', async () => {
-    const home = new SpawnHome();
-    homes.push(home);
-    const cwd = home.folder('headless-project');
-    const served = await startSpawningServeDetached(bin, await home.env());
-    serves.push(served);
+    const { home, cwd, served } = await homeAndServe('headless-project', startSpawningServeDetached);
     const { reply, replyMs, joined } = await spawnAsPiDe(served.url, cwd);
     const exit = home.trace().find((l) => l.step === 'exit');
     report.h_spawn_without_terminal = { replyMs, reply, joined: joined.length, piExit: exit?.code ?? 'none', steps: home.trace().map((l) => l.step), serveLog: served.log().trim().split('\n') };
