@@ -126,6 +126,38 @@ describe('Coalescer on a fake clock', () => {
     expect(runs).toEqual([0, 100, 200, 1_700]);
   });
 
+  it('a run of exactly the gap rests no more than the gap; a request made during a costly run waits for its rest once it ends', async () => {
+    const clock = new FakeClock();
+    const runs: number[] = [];
+    let cost = 100;
+    const c: Coalescer = new Coalescer(
+      () => {
+        runs.push(clock.t);
+        clock.spend(cost);
+        // New input while it runs (the engine's sources and probes request then).
+        if (cost > 100) c.request();
+        c.ended(cost);
+      },
+      100,
+      clock,
+    );
+    c.request();
+    await clock.advance(0);
+    // It cost exactly the gap: within it, paced by the gap alone (the next at 0 + 100).
+    c.request();
+    expect(clock.timeouts()).toEqual([100]);
+    cost = 300;
+    await clock.advanceTo(100);
+    expect(runs).toEqual([0, 100]);
+    // The request made at 400 during the run was armed before its cost was known: once it ended
+    // (at 400, after 300 ms), it waits until 400 + 4 x 300.
+    expect(clock.timeouts()).toEqual([1_600]);
+    await clock.advanceTo(1_599);
+    expect(runs).toHaveLength(2);
+    await clock.advanceTo(1_600);
+    expect(runs).toEqual([0, 100, 1_600]);
+  });
+
   it('cancel drops the pending run and its timer; cancelling nothing is harmless', async () => {
     const clock = new FakeClock();
     let n = 0;
