@@ -14,9 +14,10 @@ import { realClock, type Clock, type TimerHandle } from '../plumbing/clock.js';
 /**
  * After a run, the loop is left to keys, reads and probes for this many times the run's cost.
  * 4, not 2: a recompute of 37,000 rows under ~6,000 registry events a second then runs about
- * every 1.4 s instead of 0.8, and keys stay fast: each recompute makes every row again, and
+ * every 1.6 s instead of every 1 s, and keys stay fast: each recompute makes every row again, and
  * their copies, promoted and dropped, brought the major collections that made the slowest keys
- * (key_flood_p99_ms, five runs each: 43-86 ms, median 66, with 2; 28-60, median 40, with 4).
+ * (key_flood_p99_ms, four alternating runs each on one build: 52-104 ms, median 61, with 2;
+ * 29-49, median 39, with 4).
  */
 export const REST_FACTOR = 4;
 

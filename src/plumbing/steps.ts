@@ -10,8 +10,8 @@ export type Steps<T> = Generator<void, T, void>;
 /**
  * A slice of work runs this long at most (plus the step it is in) before the event loop gets its
  * turn (keys, reads, probes). 3 ms rather than 8: under the 37,000-node flood a key waits for the
- * slice under way, and that wait was a third of the slow keys' time (key_flood_p99_ms, five runs
- * each: 74-93 ms with 8, 47-79 with 3; the same work, in more slices).
+ * slice under way, and that wait was a third of the slow keys' time (key_flood_p99_ms: 74-93 ms
+ * in five runs with 8, 47-79 in four with 3; the same work, in more slices).
  */
 export const SLICE_MS = 3;
 
