@@ -94,26 +94,34 @@ describe('Coalescer on a fake clock', () => {
     c.cancel();
   });
 
-  it('a run that cost more than the gap is followed by four times its cost of rest; one within the gap by the gap alone', async () => {
-    const clock = new FakeClock();
+  /** A coalescer on `clock` whose run takes `cost` ms of it and says so; `during` is what else happens inside the run, before it ends. */
+  function spendingCoalescer(clock: FakeClock, gapMs: number) {
     const runs: number[] = [];
-    let cost = 50;
+    const run = { cost: 0, during: (): void => {} };
     const c: Coalescer = new Coalescer(
       () => {
         runs.push(clock.t);
-        clock.spend(cost);
-        c.ended(cost);
+        clock.spend(run.cost);
+        run.during();
+        c.ended(run.cost);
       },
-      100,
+      gapMs,
       clock,
     );
+    return { c, runs, run };
+  }
+
+  it('a run that cost more than the gap is followed by four times its cost of rest; one within the gap by the gap alone', async () => {
+    const clock = new FakeClock();
+    const { c, runs, run } = spendingCoalescer(clock, 100);
+    run.cost = 50;
     c.request();
     await clock.advance(0);
     c.request();
     // 50 ms is within the gap: the next run is 100 ms after this one began.
     expect(clock.timeouts()).toEqual([100]);
     await clock.advanceTo(100);
-    cost = 300;
+    run.cost = 300;
     c.request();
     await clock.advanceTo(200);
     expect(runs).toEqual([0, 100, 200]);
@@ -128,25 +136,16 @@ describe('Coalescer on a fake clock', () => {
 
   it('a run of exactly the gap rests no more than the gap; a request made during a costly run waits for its rest once it ends', async () => {
     const clock = new FakeClock();
-    const runs: number[] = [];
-    let cost = 100;
-    const c: Coalescer = new Coalescer(
-      () => {
-        runs.push(clock.t);
-        clock.spend(cost);
-        // New input while it runs (the engine's sources and probes request then).
-        if (cost > 100) c.request();
-        c.ended(cost);
-      },
-      100,
-      clock,
-    );
+    const { c, runs, run } = spendingCoalescer(clock, 100);
+    run.cost = 100;
     c.request();
     await clock.advance(0);
     // It cost exactly the gap: within it, paced by the gap alone (the next at 0 + 100).
     c.request();
     expect(clock.timeouts()).toEqual([100]);
-    cost = 300;
+    run.cost = 300;
+    // New input while it runs (the engine's sources and probes request then).
+    run.during = () => c.request();
     await clock.advanceTo(100);
     expect(runs).toEqual([0, 100]);
     // The request made at 400 during the run was armed before its cost was known: once it ended
